@@ -1,0 +1,36 @@
+# Two commands do all the set-up: `make grade` and `make test` create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUBMISSION ?= exercises
+ASSIGNMENT ?= all
+ARGS ?=
+
+.PHONY: grade test bench stubs lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch==2.13.0 resolves to the CPU build on this machine's disk; users may skip it.
+	$(PY) -m pip install -q -e '.[dev]' 'torch==2.13.0'
+	touch $(STAMP)
+
+grade: $(STAMP)
+	$(PY) -m grader grade --submission $(SUBMISSION) --assignment $(ASSIGNMENT) $(foreach item,$(ONLY),--only $(item)) $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest $(ARGS)
+
+bench: $(STAMP)
+	$(PY) -m grader.bench
+
+stubs: $(STAMP)
+	$(PY) -m grader.stubs
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+clean:
+	rm -rf $(VENV) dist build *.egg-info
