@@ -1,0 +1,1 @@
+"""The only place student code runs: a sandboxed subprocess that answers requests."""

@@ -1,0 +1,53 @@
+"""Length-prefixed JSON frames on dedicated file descriptors.
+
+Both sides use these two functions; the parent never trusts what it reads: a frame that is
+too large, truncated or not JSON raises ``FrameError`` and the worker is treated as broken.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_HEADER = struct.Struct(">I")
+
+
+class FrameError(Exception):
+    """The peer sent something that is not a well-formed frame."""
+
+
+def write_frame(fd: int, message: object) -> None:
+    """Serialise ``message`` as JSON and write it with a 4-byte length prefix."""
+    body = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
+    data = _HEADER.pack(len(body)) + body
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks = []
+    remaining = size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise FrameError("channel closed mid-frame" if chunks or size != _HEADER.size
+                             else "channel closed")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int) -> object:
+    """Read one frame; any malformation becomes ``FrameError``, never another exception."""
+    (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    if size > MAX_FRAME_BYTES:
+        raise FrameError(f"frame of {size} bytes exceeds the {MAX_FRAME_BYTES} byte cap")
+    body = _read_exactly(fd, size)
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise FrameError(f"frame is not valid JSON: {type(exc).__name__}") from None
