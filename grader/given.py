@@ -1,0 +1,106 @@
+"""Grader-made graphs: known-correct local gradients, to grade the walk apart from the ops.
+
+A ``Dag`` has leaves and nodes; each node lists ``(operand, weight)`` pairs and its backward adds
+``weight * out.grad`` into each operand. The expected result of any walk over it is computed here,
+in plain Python, so ``backward()``, ``build_topo``, ``zero_grad`` and ``Tensor.backward`` are
+graded without trusting a single student op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+WEIGHTS = (2.0, -1.0, 0.5, 3.0, -0.25)
+
+
+@dataclass(frozen=True)
+class Dag:
+    leaves: int
+    nodes: tuple[tuple[tuple[int, float], ...], ...]
+
+    @property
+    def size(self) -> int:
+        return self.leaves + len(self.nodes)
+
+    def operands(self, index: int) -> list[int]:
+        return [] if index < self.leaves else [i for i, _ in self.nodes[index - self.leaves]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leaves": self.leaves, "nodes": [[list(p) for p in pairs] for pairs in self.nodes]}
+
+    def reachable(self) -> set[int]:
+        seen = {self.size - 1}
+        for index in range(self.size - 1, -1, -1):
+            if index in seen:
+                seen.update(self.operands(index))
+        return seen
+
+    def backward(self, passes: int = 1) -> list[list[float]]:
+        """Gradients of every node after each ``backward()`` call, as the contract defines it:
+        the root's grad is set to 1.0, nothing is ever reset, closures accumulate with +=.
+
+        Nodes the root does not reach keep 0.0. Any valid order gives the same numbers, since a
+        node's closure runs only after every consumer has added into it.
+        """
+        grads = [0.0] * self.size
+        history = []
+        live = self.reachable()
+        for _ in range(passes):
+            grads[-1] = 1.0
+            for index in range(self.size - 1, self.leaves - 1, -1):
+                if index in live:
+                    for operand, weight in self.nodes[index - self.leaves]:
+                        grads[operand] += weight * grads[index]
+            history.append(list(grads))
+        return history
+
+    def topo_problems(self, order: list[int]) -> list[str]:
+        """Why ``order`` is not a valid topological order of the nodes the root reaches."""
+        live = self.reachable()
+        problems = []
+        counts: dict[int, int] = {}
+        for index in order:
+            counts[index] = counts.get(index, 0) + 1
+        if -1 in counts:
+            problems.append("it contains objects that are not nodes of the graph")
+        repeated = sorted(i for i, c in counts.items() if c > 1 and i >= 0)
+        if repeated:
+            problems.append(f"node(s) {repeated} appear more than once")
+        missing = sorted(live - set(counts))
+        if missing:
+            problems.append(f"node(s) {missing} are missing")
+        position = {index: p for p, index in enumerate(order)}
+        for index in sorted(live & set(position)):
+            late = [o for o in self.operands(index) if position.get(o, -1) > position[index]]
+            if late:
+                problems.append(f"node {index} comes before its operand(s) {sorted(set(late))}")
+                break
+        if order and order[-1] != self.size - 1:
+            problems.append("the root is not last")
+        return problems
+
+
+@st.composite
+def dags(draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 2) -> Dag:
+    """Random DAGs whose root reaches every node: reuse, diamonds and fan-out come free."""
+    leaves = draw(st.integers(1, max_leaves))
+    count = draw(st.integers(1, max_nodes))
+    nodes = []
+    for k in range(count):
+        size = leaves + k
+        pairs = tuple((draw(st.integers(0, size - 1)), WEIGHTS[draw(st.integers(0, 4))])
+                      for _ in range(arity))
+        nodes.append(pairs)
+    dag = Dag(leaves, tuple(nodes))
+    unused = sorted(set(range(dag.size - 1)) - {i for n in nodes for i, _ in n})
+    if unused:
+        nodes.append(tuple((i, 1.0) for i in [dag.size - 1, *unused]))
+    return Dag(leaves, tuple(nodes))
+
+
+def shallow(leaves: int, weights: tuple[float, ...]) -> Dag:
+    """A root whose operands are all leaves: a second backward exactly doubles their grads."""
+    return Dag(leaves, (tuple((i, weights[i % len(weights)]) for i in range(leaves)),))

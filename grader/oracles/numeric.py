@@ -1,0 +1,34 @@
+"""Central finite differences over the grader's own float64 forward evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.graphs import Graph, evaluate
+from grader.oracles import Evaluation
+
+EPS = 1e-6
+
+name = "finite differences"
+
+
+def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
+    """Values by direct evaluation; leaf gradients of ``sum(out_grad * output)`` by central
+    differences with step ``EPS`` (median relative error ~1e-10 on domain-safe graphs)."""
+    values = evaluate(graph)
+    weight = np.ones_like(values[-1]) if out_grad is None else np.asarray(out_grad, np.float64)
+    leaves = [v.copy() for v in graph.leaves]
+    grads = []
+    for leaf_index, leaf in enumerate(leaves):
+        grad = np.zeros_like(leaf)
+        for flat in range(leaf.size):
+            original = leaf.flat[flat]
+            leaf.flat[flat] = original + EPS
+            up = float(np.sum(weight * evaluate(graph, leaves)[-1]))
+            leaf.flat[flat] = original - EPS
+            down = float(np.sum(weight * evaluate(graph, leaves)[-1]))
+            leaf.flat[flat] = original
+            grad.flat[flat] = (up - down) / (2 * EPS)
+        grads.append(grad)
+        leaves[leaf_index] = leaf
+    return Evaluation(tuple(values), tuple(grads))

@@ -1,0 +1,251 @@
+"""Probes: the experiments run against an engine, answered with plain numbers only.
+
+This module runs inside the sandboxed worker (on the student's engine) and in the trusted
+parent (on the reference engine): it imports nothing but numpy and the graph language. It never
+judges; it reports what the engine did. Student nodes are tracked by identity (``id``), never by
+``==`` or hashing, which real engines override.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from grader.graphs import OPS, Graph, Node, build_source, expression, names, param_from_json
+
+Encoded = dict[str, Any]
+
+
+class ProbeError(Exception):
+    """The engine's answer cannot be reported (e.g. a value that is not a number)."""
+
+
+def encode(value: Any, what: str) -> Encoded:
+    """An engine value as ``{"shape", "data"}`` with non-finite numbers spelled as strings."""
+    try:
+        array = np.array(value, dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001 - any failure to convert is the engine's
+        raise ProbeError(f"{what} is not a number: {type(value).__name__}") from exc
+    flat = [x if math.isfinite(x) else repr(x) for x in array.ravel().tolist()]
+    return {"shape": list(array.shape), "data": flat}
+
+
+def data_of(node: Any, kind: str, what: str) -> Encoded:
+    if kind == "scalar":
+        try:
+            return encode(float(node.data), what)
+        except (TypeError, ValueError) as exc:
+            raise ProbeError(f"{what} is not a number: {type(node.data).__name__}") from exc
+    return encode(node.data, what)
+
+
+def grad_of(node: Any, kind: str, what: str) -> Encoded | None:
+    grad = node.grad
+    if kind == "tensor":
+        if grad is None:
+            return None
+        grad = getattr(grad, "data", grad)
+        return encode(grad, what)
+    try:
+        return encode(float(grad), what)
+    except (TypeError, ValueError) as exc:
+        raise ProbeError(f"{what} is not a number: {type(grad).__name__}") from exc
+
+
+def graph_from_json(message: dict[str, Any]) -> Graph:
+    leaves = tuple(np.asarray(leaf["data"], dtype=np.float64).reshape(leaf["shape"])
+                   for leaf in message["leaves"])
+    nodes = tuple(Node(n["op"], tuple(n["args"]), param_from_json(n["param"]))
+                  for n in message["nodes"])
+    return Graph(message["kind"], leaves, nodes)
+
+
+def api_namespace(engine: ModuleType, kind: str) -> dict[str, Any]:
+    if kind == "scalar":
+        return {"Value": engine.Value}
+    return {"Tensor": engine.Tensor, "ops": engine.ops}
+
+
+def _build(engine: ModuleType, graph: Graph, api: str) -> list[Any]:
+    """Build the graph with exactly the source a student would see in a snippet."""
+    namespace = api_namespace(engine, graph.kind)
+    exec(compile(build_source(graph, api), "<graph>", "exec"), namespace)  # noqa: S102
+    return [namespace[v] for v in names(graph)]
+
+
+def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Build with operators and methods, call ``backward()`` on the output, report everything."""
+    graph = graph_from_json(case["graph"])
+    var = names(graph)
+    nodes = _build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
+    nodes[-1].backward()
+    return {
+        "values": [data_of(n, graph.kind, f"the value of {v}") for n, v in zip(nodes, var)],
+        "grads": [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, var)],
+    }
+
+
+def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """One op alone: forward, then its own backward with a given output gradient.
+
+    micrograd: set ``out.grad`` and call ``out._backward()``; babygrad: call the op's
+    ``backward(out_grad, node)``. Nothing else of the student's engine is involved.
+    """
+    graph = graph_from_json(case["graph"])
+    var = names(graph)
+    out_grad = np.asarray(case["out_grad"], dtype=np.float64)
+    if graph.kind == "scalar":
+        leaves = [engine.Value(float(v)) for v in graph.leaves]
+        out = eval(expression(graph, len(leaves), "micrograd", var),  # noqa: S307
+                   {f"{v}": leaf for v, leaf in zip(var, leaves)})
+        value = data_of(out, "scalar", "the result")
+        out.grad = float(out_grad)
+        out._backward()
+        return {"values": [value], "grads": [grad_of(x, "scalar", f"{v}.grad")
+                                              for x, v in zip(leaves, var)]}
+    namespace = api_namespace(engine, "tensor")
+    leaves = [engine.Tensor(v) for v in graph.leaves]
+    node = graph.nodes[0]
+    op = eval(graph_function(node), namespace)  # noqa: S307
+    out = op(*leaves)
+    value = data_of(out, "tensor", "the result")
+    grads = op.backward(engine.Tensor(out_grad), out)
+    if not isinstance(grads, tuple | list):
+        grads = (grads,)
+    if len(grads) != len(leaves):
+        raise ProbeError(f"backward returned {len(grads)} gradients for {len(leaves)} inputs")
+    return {"values": [value],
+            "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)]}
+
+
+def graph_function(node: Node) -> str:
+    return OPS[node.op].function.format(p=repr(node.param))
+
+
+def _given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
+    """A micrograd graph whose ``_backward`` closures are the grader's: each adds a known
+    weight times ``out.grad`` into its operands and counts its calls."""
+    nodes = [engine.Value(1.0 + i) for i in range(dag["leaves"])]
+    calls = [0] * (dag["leaves"] + len(dag["nodes"]))
+
+    def closure(out: Any, pairs: list[tuple[Any, float]], index: int) -> Callable[[], None]:
+        def _backward() -> None:
+            calls[index] += 1
+            for operand, weight in pairs:
+                operand.grad += weight * out.grad
+        return _backward
+
+    for pairs in dag["nodes"]:
+        operands = [(nodes[i], float(w)) for i, w in pairs]
+        out = engine.Value(0.0, tuple(o for o, _ in operands), "given")
+        out._backward = closure(out, operands, len(nodes))
+        nodes.append(out)
+    return nodes, calls
+
+
+def _grader_topo(root: Any) -> list[Any]:
+    """A known-correct, iterative, identity-based topological order (children first)."""
+    order: list[Any] = []
+    visited: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in node._prev if id(child) not in visited)
+    return order
+
+
+def _scalar_grads(nodes: list[Any]) -> list[Encoded | None]:
+    return [grad_of(n, "scalar", f"node {i} grad") for i, n in enumerate(nodes)]
+
+
+def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``build_topo`` on a grader-made graph, reported as node indices."""
+    nodes, _ = _given_scalar(engine, case["dag"])
+    index = {id(n): i for i, n in enumerate(nodes)}
+    order = engine.build_topo(nodes[-1])
+    return {"order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]]}
+
+
+def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``backward()`` over grader closures, with a known-correct ``build_topo``
+    substituted, so only the walk itself (seed, order, each closure once) is observed."""
+    nodes, calls = _given_scalar(engine, case["dag"])
+    original = getattr(engine, "build_topo", None)
+    engine.build_topo = _grader_topo
+    try:
+        passes = []
+        for _ in range(case.get("passes", 1)):
+            nodes[-1].backward()
+            passes.append({"grads": _scalar_grads(nodes), "calls": list(calls)})
+    finally:
+        engine.build_topo = original
+    return {"passes": passes}
+
+
+def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Every node's grad made non-zero, then the student's ``zero_grad(root)``."""
+    nodes, _ = _given_scalar(engine, case["dag"])
+    for i, node in enumerate(nodes):
+        node.grad = 0.5 + i
+    engine.zero_grad(nodes[-1])
+    return {"grads": _scalar_grads(nodes)}
+
+
+def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """A long chain of grader nodes through the student's own ``backward()``."""
+    dag = {"leaves": 1, "nodes": [[[i, 1.0]] for i in range(case["length"])]}
+    nodes, _ = _given_scalar(engine, dag)
+    nodes[-1].backward()
+    return {"grads": [grad_of(nodes[0], "scalar", "the first node's grad")]}
+
+
+def _given_tensor(engine: ModuleType, case: dict[str, Any]) -> list[Any]:
+    """A babygrad graph made of the grader's own weighted-sum ``Function``s."""
+
+    class GivenSum(engine.ops.Function):
+        def __init__(self, weights: list[float]) -> None:
+            self.weights = weights
+
+        def forward(self, *arrays: np.ndarray) -> np.ndarray:
+            return sum(w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays))
+
+        def backward(self, out_grad: Any, node: Any) -> tuple[Any, ...]:
+            grad = np.asarray(getattr(out_grad, "data", out_grad), np.float64)
+            return tuple(engine.Tensor(w * grad) for w in self.weights)
+
+    dag = case["dag"]
+    shape = tuple(case["shape"])
+    nodes = [engine.Tensor(np.full(shape, 1.0 + i)) for i in range(dag["leaves"])]
+    for pairs in dag["nodes"]:
+        nodes.append(GivenSum([float(w) for _, w in pairs])(*(nodes[i] for i, _ in pairs)))
+    return nodes
+
+
+def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``Tensor.backward`` over grader-made ops: the walk and the ledger."""
+    nodes = _given_tensor(engine, case)
+    nodes[-1].backward()
+    return {"grads": [grad_of(n, "tensor", f"node {i} grad") for i, n in enumerate(nodes)]}
+
+
+PROBES: dict[str, Callable[[ModuleType, dict[str, Any]], dict[str, Any]]] = {
+    "load": lambda engine, case: {},
+    "graph": probe_graph,
+    "op": probe_op,
+    "topo": probe_topo,
+    "backward": probe_backward,
+    "zero_grad": probe_zero_grad,
+    "deep": probe_deep,
+    "tensor_backward": probe_tensor_backward,
+}

@@ -1,0 +1,100 @@
+"""Requests to the worker and strict validation of its answers (the trust boundary).
+
+Everything read from the worker passes through here before the judge sees it: exact keys,
+types, lengths and shapes; every number converted to a real float64. A malformed answer is an
+``InvalidAnswer``, never a crash and never a pass.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+STATUSES = {"missing", "error", "invalid"}
+MAX_TEXT = 300
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_UNPRINTABLE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[^\x20-\x7e\n\t]")
+
+
+class InvalidAnswer(Exception):
+    """The worker's answer does not have the form the request asked for."""
+
+
+def sanitize(text: Any, limit: int = MAX_TEXT) -> str:
+    """Printable ASCII only, escape sequences stripped, bounded: safe to show to a student."""
+    clean = _UNPRINTABLE.sub("", str(text))
+    return clean if len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+def decode_array(obj: Any, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """``{"shape": [...], "data": [...]}`` to a float64 array; NaN/inf survive to be judged."""
+    if not isinstance(obj, dict) or set(obj) != {"shape", "data"}:
+        raise InvalidAnswer(f"{what}: not an array")
+    dims, data = obj["shape"], obj["data"]
+    if (not isinstance(dims, list) or len(dims) > 8
+            or not all(type(d) is int and 0 <= d <= 1 << 20 for d in dims)):
+        raise InvalidAnswer(f"{what}: bad shape")
+    if not isinstance(data, list) or len(data) != math.prod(dims):
+        raise InvalidAnswer(f"{what}: {len(data) if isinstance(data, list) else '?'} numbers "
+                            f"for shape {tuple(dims)}")
+    numbers = []
+    for x in data:
+        if type(x) in (int, float):
+            numbers.append(float(x))
+        elif type(x) is str and x in _NON_FINITE:
+            numbers.append(_NON_FINITE[x])
+        else:
+            raise InvalidAnswer(f"{what}: {sanitize(repr(x), 40)} is not a number")
+    array = np.asarray(numbers, dtype=np.float64).reshape(dims)
+    if shape is not None and array.shape != shape:
+        raise InvalidAnswer(f"{what} has shape {array.shape}, expected {shape}")
+    return array
+
+
+def request(request_id: int, assignment: str, probe: str, cases: list[dict[str, Any]]
+            ) -> dict[str, Any]:
+    return {"id": request_id, "assignment": assignment, "probe": probe, "cases": cases}
+
+
+def results(reply: Any, sent: dict[str, Any]) -> list[dict[str, Any]]:
+    """Check the envelope of a reply: its id, one result per case, each ok or a known error."""
+    if not isinstance(reply, dict) or set(reply) != {"id", "results"}:
+        raise InvalidAnswer("the worker's reply is not an answer")
+    if reply["id"] != sent["id"]:
+        raise InvalidAnswer("the worker answered a different request")
+    items = reply["results"]
+    if not isinstance(items, list) or len(items) != len(sent["cases"]):
+        raise InvalidAnswer("the worker's reply has the wrong number of results")
+    checked = []
+    for item in items:
+        if isinstance(item, dict) and set(item) == {"ok"} and isinstance(item["ok"], dict):
+            checked.append(item)
+        elif isinstance(item, dict) and set(item) == {"error"}:
+            checked.append({"error": _error(item["error"])})
+        else:
+            raise InvalidAnswer("a result is neither an answer nor an error")
+    return checked
+
+
+def _error(error: Any) -> dict[str, Any]:
+    if not isinstance(error, dict) or error.get("status") not in STATUSES:
+        raise InvalidAnswer("malformed error report")
+    frames = error.get("frames", [])
+    if not isinstance(frames, list):
+        raise InvalidAnswer("malformed error report")
+    return {
+        "status": error["status"],
+        "message": sanitize(error.get("message", "")),
+        "frames": [sanitize(f, 200) for f in frames[:5]],
+    }
+
+
+def field(result: dict[str, Any], key: str, kind: type) -> Any:
+    """A required field of an ok result, of the given JSON type."""
+    value = result.get(key)
+    if not isinstance(value, kind):
+        raise InvalidAnswer(f"the answer has no valid {key!r}")
+    return value

@@ -1,0 +1,134 @@
+"""The worker's main loop: import the submission, answer probe requests with plain numbers.
+
+Runs inside the sandbox (``python -I -m grader.worker.runner``). Requests arrive on fd 3 and
+answers leave on fd 4, so whatever the student prints on stdout/stderr cannot be mistaken for
+an answer. Nothing here decides a grade: the trusted parent validates and judges every answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import numpy as np  # noqa: F401 - imported before the submission can shadow it
+
+from grader.worker import framing, probes
+
+REQUESTS_FD = 3
+ANSWERS_FD = 4
+BLOCKED_MODULES = ("torch", "reference", "grader.suites", "grader.oracles", "hypothesis")
+MAX_MESSAGE = 300
+MODULES = {"micrograd": "micrograd/engine.py", "babygrad": "babygrad/__init__.py"}
+
+
+class ImportBlocker(importlib.abc.MetaPathFinder):
+    """Refuses modules a student engine must not reach (an oracle it could copy answers from).
+
+    Without bubblewrap this is the only barrier, and student code can remove it: the README says
+    so. With bubblewrap the files are not even mounted.
+    """
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if any(fullname == m or fullname.startswith(m + ".") for m in BLOCKED_MODULES):
+            raise ImportError(f"{fullname} is not available while grading")
+        return None
+
+
+def student_frames(tb: Any, root: Path) -> list[str]:
+    """The traceback lines that are in the student's own files, oldest first."""
+    lines = []
+    for frame in traceback.extract_tb(tb):
+        try:
+            relative = Path(frame.filename).resolve().relative_to(root)
+        except ValueError:
+            continue
+        lines.append(f"{relative}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}")
+    return lines[-5:]
+
+
+def describe(exc: BaseException, root: Path) -> dict[str, Any]:
+    """A bounded, plain description of an exception raised while probing the engine."""
+    frames = student_frames(exc.__traceback__, root)
+    message = f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE]
+    if isinstance(exc, NotImplementedError):
+        status, message = "missing", f"not implemented: {exc}"[:MAX_MESSAGE]
+    elif isinstance(exc, AttributeError) and not frames and getattr(exc, "name", None):
+        status, message = "missing", f"not implemented: {exc.name}"
+    elif isinstance(exc, probes.ProbeError):
+        status = "invalid"
+    else:
+        status = "error"
+    return {"status": status, "message": message, "frames": frames}
+
+
+class Submission:
+    """Imports each assignment of the submission once, remembering a failure to import."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.loaded: dict[str, ModuleType | SimpleNamespace | BaseException] = {}
+
+    def engine(self, assignment: str) -> ModuleType | SimpleNamespace:
+        if assignment not in self.loaded:
+            self.loaded[assignment] = self._load(assignment)
+        engine = self.loaded[assignment]
+        if isinstance(engine, BaseException):
+            raise engine
+        return engine
+
+    def _load(self, assignment: str) -> ModuleType | SimpleNamespace | BaseException:
+        if not (self.root / MODULES[assignment]).is_file():
+            return FileNotFoundError(f"the submission has no {MODULES[assignment]}")
+        try:
+            if assignment == "micrograd":
+                return importlib.import_module("micrograd.engine")
+            package = importlib.import_module("babygrad")
+            ops = importlib.import_module("babygrad.ops")
+            return SimpleNamespace(Tensor=package.Tensor, ops=ops)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the student's
+            return exc
+
+
+def answer(submission: Submission, request: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    try:
+        engine = submission.engine(request["assignment"])
+    except BaseException as exc:  # noqa: BLE001
+        error = describe(exc, submission.root)
+        if isinstance(exc, FileNotFoundError):
+            error["status"] = "missing"
+        return {"id": request["id"], "results": [{"error": error}] * len(request["cases"])}
+    probe = probes.PROBES.get(request["probe"])
+    for case in request["cases"]:
+        try:
+            if probe is None:
+                raise probes.ProbeError(f"unknown probe {request['probe']!r}")
+            results.append({"ok": probe(engine, case)})
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, all of it
+            results.append({"error": describe(exc, submission.root)})
+    return {"id": request["id"], "results": results}
+
+
+def main() -> None:
+    root = Path(os.environ["GRADER_SUBMISSION"]).resolve()
+    sys.meta_path.insert(0, ImportBlocker())
+    hidden = [h for h in os.environ.get("GRADER_HIDDEN", "").split(os.pathsep) if h]
+    sys.path[:] = [p for p in sys.path if p and not any(p.startswith(h) for h in hidden)]
+    sys.path.insert(0, str(root))
+    submission = Submission(root)
+    while True:
+        try:
+            request = framing.read_frame(REQUESTS_FD)
+        except framing.FrameError:
+            return
+        framing.write_frame(ANSWERS_FD, answer(submission, request))
+
+
+if __name__ == "__main__":
+    main()
