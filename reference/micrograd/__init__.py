@@ -1,0 +1,1 @@
+"""micrograd: a scalar-valued reverse-mode autograd engine (see engine.py)."""
