@@ -13,7 +13,6 @@ the snippet shown to the student are the same text.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -239,10 +238,12 @@ def names(graph: Graph) -> list[str]:
     return [letters[i] if i < len(letters) else f"v{i}" for i in range(graph.size)]
 
 
-def format_param(param: Any) -> str:
-    if isinstance(param, float):
-        return repr(param)
-    return repr(param)
+def function_source(node: Node) -> str:
+    """The babygrad ``Function`` that applies ``node``'s op, e.g. ``ops.Transpose((1, 0))``."""
+    template = OPS[node.op].function
+    if template is None:
+        raise ValueError(f"op {node.op!r} has no babygrad Function")
+    return template.format(p=repr(node.param))
 
 
 def expression(graph: Graph, index: int, api: str, var: list[str]) -> str:
@@ -251,7 +252,7 @@ def expression(graph: Graph, index: int, api: str, var: list[str]) -> str:
     template = getattr(OPS[node.op], api)
     if template is None:
         raise ValueError(f"op {node.op!r} has no {api} spelling")
-    return template.format(*(var[a] for a in node.args), p=format_param(node.param))
+    return template.format(*(var[a] for a in node.args), p=repr(node.param))
 
 
 def format_leaf(value: np.ndarray, kind: str) -> str:
@@ -283,6 +284,19 @@ def admissible(op: Op, operands: Sequence[np.ndarray], param: Any) -> bool:
     return is_finite_and_capped(result)
 
 
-def exact_float(x: float) -> bool:
-    """True when ``x`` is exactly representable in float32 (leaf values are chosen so)."""
-    return math.isfinite(x) and float(np.float32(x)) == x
+# Which ops each assignment's graded graphs use.
+MICROGRAD_SUGAR = ("neg", "sub", "div", "radd", "rsub", "rmul", "rdiv", "add_scalar",
+                   "sub_scalar", "mul_scalar", "div_scalar")
+MICROGRAD_OPS = ("add", "mul", "powk", "tanh", "exp", "relu", *MICROGRAD_SUGAR)
+BABYGRAD_OP_ITEMS = {
+    "add": "add", "mul": "mul", "sub": "sub", "div": "div", "pow": "pow", "negate": "neg",
+    "log": "log", "exp": "exp", "sqrt": "sqrt", "abs": "abs", "relu": "relu",
+    "sigmoid": "sigmoid", "tanh": "tanh", "reshape": "reshape", "transpose": "transpose",
+    "summation": "sum", "broadcast_to": "broadcast_to", "matmul": "matmul",
+    "add_scalar": "add_scalar", "mul_scalar": "mul_scalar", "divide_scalar": "div_scalar",
+    "power_scalar": "powk",
+}
+"""babygrad rubric item suffix -> op of the graph language."""
+BABYGRAD_REFLECTED = ("radd", "rsub", "rmul", "rdiv")
+BABYGRAD_GRAPH_OPS = (*BABYGRAD_OP_ITEMS.values(), "sub_scalar")
+BABYGRAD_OPERATOR_FORMS = (*BABYGRAD_GRAPH_OPS, *BABYGRAD_REFLECTED)

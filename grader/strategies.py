@@ -182,10 +182,11 @@ def _graphs(draw: st.DrawFn, kind: str, ops: Sequence[str], shapes: st.SearchStr
 def _combine_sinks(graph: Graph, combine: Sequence[str]) -> Graph:
     """Make every node that nothing consumes count: reduce each sink, then add them up.
 
-    With "the last node" as the output about half the leaf gradients would be exactly zero.
+    With "the last node" as the output about half the leaf gradients would be exactly zero;
+    an unused leaf is a sink too, so every leaf gets a gradient.
     """
     used = {a for node in graph.nodes for a in node.args}
-    sinks = [i for i in range(len(graph.leaves), graph.size) if i not in used]
+    sinks = [i for i in range(graph.size) if i not in used]
     nodes = list(graph.nodes)
     total = None
     for sink in sinks:
@@ -216,3 +217,73 @@ def tensor_graphs(ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 5
                   ) -> st.SearchStrategy[Graph]:
     """Random babygrad graphs; every sink is summed to a scalar, then the sums are added."""
     return _graphs("tensor", tuple(ops), tensor_shapes(), max_leaves, max_nodes, ("sum",))
+
+
+def _repairs(x: np.ndarray) -> list[np.ndarray]:
+    """Ways to move drawn values into an op's domain, tried in order (identity first)."""
+    away = np.where(np.abs(x) < 0.25, 0.5, x)
+    return [x, away, np.abs(x) + 0.25]
+
+
+def _admissible_leaves(op: str, leaves: list[np.ndarray], param: Any) -> list[np.ndarray]:
+    for repaired in zip(*(_repairs(x) for x in leaves), strict=True):
+        if admissible(OPS[op], list(repaired), param):
+            return list(repaired)
+    raise AssertionError(f"no repair puts {op} operands in its domain")
+
+
+MATMUL_BATCHES = (((), ()), ((2,), ()), ((), (2,)), ((2,), (2,)), ((2, 1), (3, 1, 1)),
+                  ((1,), (2,)))
+
+
+def _operand_shapes(draw: st.DrawFn, kind: str, op: str) -> list[tuple[int, ...]]:
+    if kind == "scalar":
+        return [()] * OPS[op].arity
+    if op == "matmul":
+        batch_a, batch_b = draw(st.sampled_from(MATMUL_BATCHES))
+        m, k, n = (draw(st.integers(1, 3)) for _ in range(3))
+        return [batch_a + (m, k), batch_b + (k, n)]
+    if op == "broadcast_to":  # small sides: size-1 axes to stretch, room to prepend one
+        return [draw(tensor_shapes(max_side=2))]
+    min_dims = 2 if op == "transpose" else 1
+    shape = draw(tensor_shapes(min_dims=min_dims))
+    return [shape] * OPS[op].arity
+
+
+@st.composite
+def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
+    """One op on fresh leaves, in its domain, with a drawn output gradient."""
+    shapes = _operand_shapes(draw, kind, op)
+    params = _params_for(op, shapes[0])
+    param = params[draw(st.integers(0, len(params) - 1))]
+    leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
+    graph = Graph(kind, tuple(leaves), (Node(op, tuple(range(len(leaves))), param),))
+    out_shape = np.shape(OPS[op].forward(*leaves, param))
+    return graph, draw(leaf_values(out_shape))
+
+
+@st.composite
+def single_op_graphs(draw: st.DrawFn, kind: str, ops: Sequence[str]) -> Graph:
+    """A graph of one op (operator or method spelling) on fresh leaves; tensors are summed."""
+    op = draw(st.sampled_from(list(ops)))
+    graph, _ = draw(op_cases(kind, op))
+    return _combine_sinks(graph, ("sum",) if kind == "tensor" else ())
+
+
+def _broadcast_partner(shape: tuple[int, ...], choice: int) -> tuple[int, ...]:
+    """A shape that broadcasts against ``shape``: fewer leading axes, or size-1 axes."""
+    partners = [shape[1:] or (1,), tuple(1 if i % 2 == 0 else d for i, d in enumerate(shape)),
+                (1,) * len(shape)]
+    return partners[choice % len(partners)]
+
+
+@st.composite
+def broadcasting_graphs(draw: st.DrawFn, ops: Sequence[str]) -> Graph:
+    """An elementwise binary op on operands of different (broadcastable) shapes."""
+    op = draw(st.sampled_from(list(ops)))
+    shape = draw(tensor_shapes(min_dims=2))
+    other = _broadcast_partner(shape, draw(st.integers(0, 2)))
+    shapes = [shape, other] if draw(st.booleans()) else [other, shape]
+    leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], None)
+    graph = Graph("tensor", tuple(leaves), (Node(op, (0, 1), None),))
+    return _combine_sinks(graph, ("sum",))

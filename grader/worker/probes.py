@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from grader.graphs import OPS, Graph, Node, build_source, expression, names, param_from_json
+from grader.graphs import (
+    Graph,
+    Node,
+    build_source,
+    expression,
+    function_source,
+    names,
+    param_from_json,
+)
 
 Encoded = dict[str, Any]
 
@@ -110,7 +118,7 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     namespace = api_namespace(engine, "tensor")
     leaves = [engine.Tensor(v) for v in graph.leaves]
     node = graph.nodes[0]
-    op = eval(graph_function(node), namespace)  # noqa: S307
+    op = eval(function_source(node), namespace)  # noqa: S307
     out = op(*leaves)
     value = data_of(out, "tensor", "the result")
     grads = op.backward(engine.Tensor(out_grad), out)
@@ -120,10 +128,6 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
         raise ProbeError(f"backward returned {len(grads)} gradients for {len(leaves)} inputs")
     return {"values": [value],
             "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)]}
-
-
-def graph_function(node: Node) -> str:
-    return OPS[node.op].function.format(p=repr(node.param))
 
 
 def _given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:

@@ -1,0 +1,189 @@
+"""Classic student bugs, recognised by predicting what the buggy engine would answer.
+
+Each diagnosis replays the failing example under a model of one bug, in plain numpy, and names
+the bug when the student's numbers match that model. A name is a hint attached to a failure
+the judge already found; it never changes a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.given import Dag
+from grader.graphs import OPS, Graph, evaluate
+from grader.judge import Tolerance
+
+
+@dataclass(frozen=True)
+class Bug:
+    id: str
+    title: str
+    fix: str
+
+    def describe(self) -> str:
+        return f"{self.id}: {self.title}. Fix: {self.fix}"
+
+
+BUGS = {bug.id: bug for bug in [
+    Bug("overwrite-grad", "gradient overwritten with = instead of accumulated with +=",
+        "in every _backward closure (and the grads ledger) add into the gradient with +=, "
+        "so a node used twice receives both contributions"),
+    Bug("topo-not-reversed", "backward walks the topological order forwards",
+        "iterate over reversed(topo): the output's gradient must be known before its "
+        "operands'"),
+    Bug("no-seed", "the output gradient is not seeded with 1",
+        "set self.grad = 1.0 on the node backward() is called on, before the walk"),
+    Bug("no-visited-set", "build_topo visits shared nodes more than once",
+        "keep a visited set (by identity) and skip nodes already in it"),
+    Bug("tanh-derivative", "tanh derivative written as 1 - t instead of 1 - t**2",
+        "d tanh(x)/dx = 1 - tanh(x)**2"),
+    Bug("broadcast-no-sum", "broadcast backward does not sum over stretched or prepended axes",
+        "sum out_grad over the axes broadcasting added or stretched, then reshape to the "
+        "input's shape"),
+    Bug("transpose-same-axes", "transpose backward reuses the forward permutation",
+        "transpose out_grad by the inverse permutation (np.argsort(axes))"),
+    Bug("summation-shape", "summation backward loses the reduced axes' shape",
+        "reshape out_grad so the summed axes have size 1, then broadcast to the input shape"),
+    Bug("matmul-no-transpose", "matmul backward without transposes",
+        "grad_a = out_grad @ b^T and grad_b = a^T @ out_grad (swap the last two axes)"),
+]}
+
+
+def _matches(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray],
+             tol: Tolerance) -> bool:
+    return all(g is not None and tol.close(np.asarray(g), np.asarray(p))
+               for g, p in zip(got, predicted, strict=True))
+
+
+def _local_partials(graph: Graph, values: list[np.ndarray], index: int) -> list[float]:
+    """d node / d operand for a scalar node, by central differences on the op alone."""
+    node = graph.nodes[index - len(graph.leaves)]
+    op = OPS[node.op]
+    operands = [float(values[a]) for a in node.args]
+    partials = []
+    for k in range(len(operands)):
+        eps = 1e-6
+        up, down = list(operands), list(operands)
+        up[k] += eps
+        down[k] -= eps
+        partials.append(float(op.forward(*up, node.param) - op.forward(*down, node.param))
+                        / (2 * eps))
+    return partials
+
+
+def _scalar_walk(graph: Graph, overwrite: bool) -> list[float]:
+    values = evaluate(graph)
+    grads = [0.0] * graph.size
+    grads[-1] = 1.0
+    for index in range(graph.size - 1, len(graph.leaves) - 1, -1):
+        node = graph.nodes[index - len(graph.leaves)]
+        for arg, partial in zip(node.args, _local_partials(graph, values, index), strict=True):
+            contribution = partial * grads[index]
+            grads[arg] = contribution if overwrite else grads[arg] + contribution
+    return grads
+
+
+def diagnose_graph(graph: Graph, leaf_grads: Sequence[np.ndarray | None],
+                   tol: Tolerance) -> list[str]:
+    if graph.kind != "scalar":
+        return []
+    predicted = _scalar_walk(graph, overwrite=True)[: len(graph.leaves)]
+    return [BUGS["overwrite-grad"].describe()] if _matches(leaf_grads, predicted, tol) else []
+
+
+def diagnose_op(graph: Graph, out_grad: np.ndarray, grads: Sequence[np.ndarray | None],
+                tol: Tolerance) -> list[str]:
+    """Name a classic mistake in one op's backward from its inputs and the student's grads."""
+    node = graph.nodes[0]
+    inputs = graph.leaves
+    g = np.asarray(out_grad, dtype=np.float64)
+    candidates: dict[str, list[np.ndarray]] = {}
+    if node.op == "tanh":
+        t = np.tanh(inputs[0])
+        candidates["tanh-derivative"] = [(1 - t) * g]
+    elif node.op == "broadcast_to":
+        candidates["broadcast-no-sum"] = [g]
+    elif node.op == "transpose" and node.param is not None:
+        candidates["transpose-same-axes"] = [np.transpose(g, node.param)]
+    elif node.op == "sum" and node.param is not None and g.ndim > 0:
+        try:
+            candidates["summation-shape"] = [np.broadcast_to(g, inputs[0].shape)]
+        except ValueError:
+            candidates["summation-shape"] = [g]
+    elif node.op == "matmul":
+        a, b = inputs
+        try:
+            candidates["matmul-no-transpose"] = [g @ b, a @ g]
+        except ValueError:
+            return [BUGS["matmul-no-transpose"].describe()] if any(
+                x is not None and x.shape not in (a.shape,) for x in grads[:1]) else []
+    found = []
+    for bug, predicted in candidates.items():
+        if len(predicted) == 1 and grads[0] is not None:
+            if np.asarray(grads[0]).shape == predicted[0].shape and tol.close(
+                    np.asarray(grads[0]), predicted[0]):
+                found.append(BUGS[bug].describe())
+            elif bug in ("broadcast-no-sum", "summation-shape") and \
+                    np.asarray(grads[0]).shape != inputs[0].shape:
+                found.append(BUGS[bug].describe())
+        elif _shape_match(grads, predicted) and _matches(grads, predicted, tol):
+            found.append(BUGS[bug].describe())
+    return found
+
+
+def _shape_match(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray]) -> bool:
+    return all(g is not None and np.asarray(g).shape == p.shape
+               for g, p in zip(got, predicted, strict=True))
+
+
+def diagnose_topo(dag: Dag, order: list[int]) -> list[str]:
+    counts = [order.count(i) for i in set(order)]
+    return [BUGS["no-visited-set"].describe()] if any(c > 1 for c in counts) else []
+
+
+def diagnose_calls(calls: list[int], expected: int) -> list[str]:
+    return [BUGS["no-visited-set"].describe()] if any(c > expected for c in calls) else []
+
+
+def _dag_walk(dag: Dag, reverse: bool, seed: float, overwrite: bool) -> list[float]:
+    grads = [0.0] * dag.size
+    grads[-1] = seed
+    live = dag.reachable()
+    order = range(dag.size - 1, dag.leaves - 1, -1) if reverse else range(dag.leaves, dag.size)
+    for index in order:
+        if index not in live:
+            continue
+        for operand, weight in dag.nodes[index - dag.leaves]:
+            contribution = weight * grads[index]
+            grads[operand] = contribution if overwrite else grads[operand] + contribution
+    return grads
+
+
+def _dag_models(dag: Dag) -> dict[str, list[float]]:
+    return {
+        "topo-not-reversed": _dag_walk(dag, reverse=False, seed=1.0, overwrite=False),
+        "no-seed": _dag_walk(dag, reverse=True, seed=0.0, overwrite=False),
+        "overwrite-grad": _dag_walk(dag, reverse=True, seed=1.0, overwrite=True),
+    }
+
+
+def diagnose_backward(dag: Dag, grads: Sequence[np.ndarray | None], passes: int) -> list[str]:
+    if passes != 1:
+        return []
+    tol = Tolerance(1e-9, 1e-9)
+    return [BUGS[bug].describe() for bug, predicted in _dag_models(dag).items()
+            if bug != "overwrite-grad"
+            and _matches(grads, [np.float64(p) for p in predicted], tol)]
+
+
+def diagnose_tensor_backward(dag: Dag, grads: Sequence[np.ndarray | None]) -> list[str]:
+    tol = Tolerance(1e-4, 1e-4)
+    found = []
+    for bug, predicted in _dag_models(dag).items():
+        if all(g is not None and tol.close(np.asarray(g), np.full(np.shape(g), p))
+               for g, p in zip(grads, predicted, strict=True)):
+            found.append(BUGS[bug].describe())
+    return found

@@ -1,0 +1,170 @@
+"""``python -m grader grade``: grade one submission and report.
+
+Each assignment is graded by its own trusted pytest process (so both cores work), started with
+plugin autoloading off, our own ini and rootdir, isolated mode (no current directory or user
+site on ``sys.path``), in a private directory. The submission folder is never on its path.
+
+Exit codes: 0 graded (whatever the score); 1 graded but below ``--fail-under``; 2 usage or
+configuration error; 3 the grader itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from grader import rubric as rubric_module
+from grader.atomic import write_atomically
+from grader.report import GradeReport, render
+
+PACKAGE = Path(__file__).resolve().parent
+SUITES = PACKAGE / "suites"
+DEFAULT_RUBRIC = PACKAGE.parent / "rubric.yaml"
+DEFAULT_REFERENCE = PACKAGE.parent / "reference"
+ASSIGNMENTS = ("micrograd", "babygrad")
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
+
+
+class GraderFailure(Exception):
+    """The grader could not produce a grade (exit code 3)."""
+
+
+class UsageFailure(Exception):
+    """The command line or the configuration is wrong (exit code 2)."""
+
+
+def pytest_command(assignment: str, options: argparse.Namespace, results: Path,
+                   slot: int) -> list[str]:
+    command = [
+        sys.executable, "-I", "-m", "pytest", str(SUITES / f"test_{assignment}.py"),
+        "-p", "grader.plugin", "-p", "hypothesis.extra.pytestplugin",
+        "-p", "no:cacheprovider", "-c", str(SUITES / "grading.ini"),
+        "--rootdir", str(SUITES), "--confcutdir", str(SUITES), "-q", "--no-header",
+        "-o", "console_output_style=classic",
+        "--grader-submission", str(Path(options.submission).resolve()),
+        "--grader-rubric", str(Path(options.rubric).resolve()),
+        "--grader-assignment", assignment, "--grader-results", str(results),
+        "--grader-sandbox", options.sandbox, "--grader-slot", str(slot),
+    ]
+    if options.seed is not None:
+        command += ["--grader-seed", str(options.seed)]
+    if options.reference and Path(options.reference).is_dir():
+        command += ["--grader-reference", str(Path(options.reference).resolve())]
+    for only in options.only:
+        command += ["--grader-only", only]
+    return command
+
+
+def run_assignment(assignment: str, options: argparse.Namespace, workdir: Path, slot: int
+                   ) -> dict[str, Any]:
+    results = workdir / f"{assignment}.json"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONHASHSEED="0")
+    env.pop("CI", None)  # Hypothesis would load its own CI profile
+    proc = subprocess.run(pytest_command(assignment, options, results, slot), cwd=workdir,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if proc.returncode == 4:
+        raise UsageFailure(_last_error(proc.stderr + proc.stdout))
+    if proc.returncode not in (0, 1) or not results.is_file():
+        raise GraderFailure(f"grading {assignment} failed (pytest exit {proc.returncode}): "
+                            f"{_last_error(proc.stdout + proc.stderr)}")
+    payload = json.loads(results.read_text())
+    if payload["internal_errors"]:
+        raise GraderFailure(f"grading {assignment} hit an internal error: "
+                            f"{payload['internal_errors'][0]}")
+    return payload
+
+
+def _last_error(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "error" in line]
+    return (errors or lines or ["no output"])[-1][:500]
+
+
+def grade(options: argparse.Namespace) -> GradeReport:
+    """Grade the selected assignments in parallel; the results files are ours alone."""
+    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
+    rubric = rubric_module.load(Path(options.rubric))
+    selected = [a for a in assignments if any(
+        i.assignment == a and _selected(i.id, options.only) for i in rubric.items)]
+    if not selected:
+        raise UsageFailure(f"--only {' '.join(options.only)} selects no rubric item")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(run_assignment, a, options, Path(tmp), options.slot + n)
+                   for n, a in enumerate(selected)]
+        payloads = [f.result() for f in futures]
+    oracles = payloads[0]["oracles"]
+    notices = []
+    if "pytorch" not in oracles:
+        notices.append("PyTorch is not installed: checking against "
+                       f"{' and '.join(oracles)} only.")
+    return GradeReport(
+        assignment=options.assignment,
+        seed="secret" if options.seed is not None else rubric.seed,
+        items=[item for payload in payloads for item in payload["items"]],
+        oracles=oracles,
+        protections=payloads[0]["protections"],
+        duration_s=time.monotonic() - started,
+        notices=notices,
+    )
+
+
+def _selected(item_id: str, only: list[str]) -> bool:
+    return not only or any(item_id == o or item_id.startswith(o.rstrip(".") + ".")
+                           for o in only)
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n")[0])
+    commands = main.add_subparsers(dest="command", required=True)
+    g = commands.add_parser("grade", help="grade one submission")
+    g.add_argument("--submission", required=True, help="folder with micrograd/ and/or babygrad/")
+    g.add_argument("--assignment", choices=[*ASSIGNMENTS, "all"], default="all")
+    g.add_argument("--seed", type=int, help="secret grading seed (never shown to students)")
+    g.add_argument("--json", help="write the result as JSON here")
+    g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
+    g.add_argument("--only", action="append", default=[],
+                   help="grade only this item or id prefix (repeatable)")
+    g.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
+    g.add_argument("--reference", default=str(DEFAULT_REFERENCE),
+                   help="reference solutions, used as an oracle when present")
+    g.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
+    g.add_argument("--slot", type=int, default=0, help=argparse.SUPPRESS)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parser().parse_args(argv)
+    console = Console(stderr=False, highlight=False)
+    if not Path(options.submission).is_dir():
+        console.print(f"[red]usage error:[/red] no submission folder {options.submission}")
+        return EXIT_USAGE
+    try:
+        report = grade(options)
+        titles = rubric_module.load(Path(options.rubric)).titles
+    except (UsageFailure, rubric_module.RubricError) as exc:
+        console.print(f"[red]configuration error:[/red] {exc}")
+        return EXIT_USAGE
+    except GraderFailure as exc:
+        console.print(f"[red]grader failure (not your fault):[/red] {exc}")
+        return EXIT_GRADER
+    render(report, titles, console)
+    if options.json:
+        write_atomically(Path(options.json), json.dumps(report.to_json(), indent=2))
+    if options.fail_under is not None and report.score < options.fail_under / 100 * (
+            report.max_score or 1):
+        console.print(f"score below --fail-under {options.fail_under}%")
+        return EXIT_BELOW
+    return EXIT_OK

@@ -1,0 +1,62 @@
+"""Comparisons, made only in the trusted parent on validated float64 arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|got - expected| <= atol + rtol * |expected|`` elementwise, as ``np.isclose``.
+
+    Both bounds matter: a relative bound alone fails an honest float32 engine near zero, an
+    absolute bound alone fails large values.
+    """
+
+    atol: float
+    rtol: float
+
+    def close(self, got: np.ndarray, expected: np.ndarray) -> bool:
+        if got.shape != expected.shape:
+            return False
+        with np.errstate(invalid="ignore"):
+            return bool(np.all(np.abs(got - expected) <= self.atol + self.rtol * np.abs(expected)))
+
+
+@dataclass
+class GradeFailure(Exception):
+    """A verdict against the student, with everything the feedback needs."""
+
+    status: str
+    """``failed`` (wrong numbers), ``error`` (their code raised), ``invalid`` (not numbers)."""
+    reason: str
+    """One line for the score table."""
+    details: list[str] = field(default_factory=list)
+    snippet: str = ""
+    bugs: list[str] = field(default_factory=list)
+    graph: object = None
+
+    def __str__(self) -> str:
+        return "\n".join([self.reason, *self.details, self.snippet])
+
+
+def show(array: np.ndarray) -> str:
+    """A number or a small array, short enough for a feedback line."""
+    if array.ndim == 0:
+        return f"{float(array):.6g}"
+    return np.array2string(array, precision=4, suppress_small=True, separator=", ",
+                           max_line_width=80, threshold=30)
+
+
+def mismatch(label: str, got: np.ndarray | None, expected: np.ndarray, tol: Tolerance
+             ) -> str | None:
+    """A feedback line when ``got`` is not ``expected`` within tolerance, else None."""
+    if got is None:
+        return f"{label}: expected {show(expected)}, got None (never set)"
+    if got.shape != expected.shape:
+        return f"{label}: expected shape {expected.shape}, got shape {got.shape}"
+    if tol.close(got, expected):
+        return None
+    return f"{label}: expected {show(expected)}, got {show(got)}"

@@ -1,0 +1,83 @@
+"""What a grading run tells people: the terminal report and the ``--json`` document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+STATUS_STYLE = {"passed": "green", "partial": "yellow", "failed": "red", "error": "red",
+                "timeout": "magenta", "missing": "dim"}
+
+
+@dataclass
+class GradeReport:
+    """The merged result of one grading run (every selected item of every assignment)."""
+
+    assignment: str
+    seed: int | str
+    items: list[dict[str, Any]]
+    oracles: list[str]
+    protections: list[str]
+    duration_s: float
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return round(sum(i["score"] for i in self.items), 4)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(i["max_score"] for i in self.items if not i["extra_credit"]), 4)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "assignment": self.assignment,
+            "seed": self.seed,
+            "score": self.score,
+            "max_score": self.max_score,
+            "duration_s": round(self.duration_s, 3),
+            "oracles": self.oracles,
+            "protections": self.protections,
+            "items": [{key: item[key] for key in (
+                "id", "assignment", "title", "score", "max_score", "extra_credit",
+                "visibility", "status", "bugs", "feedback")} for item in self.items],
+        }
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def render(report: GradeReport, titles: dict[str, str], console: Console) -> None:
+    for notice in report.notices:
+        console.print(f"[yellow]note:[/yellow] {escape(notice)}")
+    console.print(f"Checked against: {', '.join(report.oracles)}")
+    for assignment in sorted({i["assignment"] for i in report.items}):
+        mine = [i for i in report.items if i["assignment"] == assignment]
+        table = Table(title=escape(titles.get(assignment, assignment)), title_justify="left")
+        table.add_column("item")
+        table.add_column("points", justify="right")
+        table.add_column("status")
+        table.add_column("reason", overflow="fold")
+        for item in mine:
+            extra = " (extra)" if item["extra_credit"] else ""
+            style = STATUS_STYLE.get(item["status"], "")
+            table.add_row(item["id"], f"{_points(item['score'])}/{_points(item['max_score'])}"
+                          f"{extra}", f"[{style}]{item['status']}[/{style}]",
+                          escape(item.get("reason", "")))
+        console.print(table)
+        score = sum(i["score"] for i in mine)
+        maximum = sum(i["max_score"] for i in mine if not i["extra_credit"])
+        console.print(f"[bold]{assignment}: {_points(round(score, 4))}/{_points(maximum)}[/bold]")
+    failures = [i for i in report.items if i["status"] != "passed" and i["feedback"]]
+    for item in failures:
+        console.rule(f"{item['id']} ({item['status']})")
+        console.print(escape(item["feedback"]), highlight=False)
+    console.rule()
+    console.print(f"[bold]Total: {_points(report.score)}/{_points(report.max_score)}[/bold]"
+                  f"  ({report.duration_s:.1f} s)")

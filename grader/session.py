@@ -1,0 +1,334 @@
+"""A grading session: one submission, one worker, the oracles, and the checks tests call.
+
+The checks are the only place where answers meet expectations. A check that finds the student
+wrong raises ``GradeFailure`` (Hypothesis then shrinks the input). When the worker times out,
+crashes, or a function is missing, the check instead records that on the running test and
+returns: re-running a hang on every shrink step would be ruinous, and a missing function needs
+no smaller example. The plugin turns the record into the test's failure.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader import bugs
+from grader.given import Dag
+from grader.graphs import Graph, names
+from grader.judge import GradeFailure, Tolerance, mismatch
+from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
+from grader.oracles.reference import ReferenceOracle
+from grader.snippets import dag_snippet, graph_snippet, op_snippet
+from grader.worker import protocol
+from grader.worker.launch import Limits, Worker, WorkerFailure
+
+ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
+AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
+
+
+@dataclass
+class Abort:
+    """Why a test stopped asking the worker: it scores as this status with this reason."""
+
+    status: str
+    reason: str
+
+
+class Oracles:
+    """The available oracles; the first answers, the second cross-checks it."""
+
+    def __init__(self, reference_dir: Path | None) -> None:
+        self.chain: list[Any] = []
+        if reference_dir is not None:
+            try:
+                self.chain.append(ReferenceOracle(reference_dir))
+            except OracleUnavailable:
+                pass
+        if torch_oracle.available():
+            self.chain.append(torch_oracle)
+        if len(self.chain) < 2:
+            self.chain.append(numeric)
+        self.disagreements = 0
+
+    @property
+    def names(self) -> list[str]:
+        return [oracle.name for oracle in self.chain]
+
+    def evaluate(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation | None:
+        """The expected answer, or None when two oracles disagree (a grader problem: the
+        example is skipped rather than risk a false fail)."""
+        first, second = (oracle.evaluate_graph(graph, out_grad) for oracle in self.chain[:2])
+        pairs = [*zip(first.values, second.values, strict=True),
+                 *zip(first.grads, second.grads, strict=True)]
+        if all(AGREEMENT.close(a, b) for a, b in pairs):
+            return first
+        self.disagreements += 1
+        return None
+
+
+@dataclass
+class GradingSession:
+    """Everything one grading run of one submission needs."""
+
+    submission: Path
+    tolerances: dict[str, Tolerance]
+    reference_dir: Path | None = None
+    sandbox: str = "auto"
+    slot: int = 0
+    limits: Limits = field(default_factory=Limits)
+    budgets: dict[str, float] = field(default_factory=dict)
+    current_item: str = ""
+    current_test: str = ""
+    aborts: dict[str, Abort] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.oracles = Oracles(self.reference_dir)
+        self._worker: Worker | None = None
+        self._next_id = 0
+
+    @property
+    def worker(self) -> Worker:
+        if self._worker is None:
+            package = Path(__file__).resolve().parent
+            hidden = [package / "suites", package / "oracles"]
+            if torch_oracle.torch is not None:
+                hidden.append(Path(torch_oracle.torch.__file__).parent)
+            if self.reference_dir is not None:
+                hidden.append(self.reference_dir.resolve())
+            self._worker = Worker(
+                [sys.executable, "-I", "-m", "grader.worker.runner"],
+                submission=self.submission, readable=[Path(sys.prefix), package.parent],
+                hidden=hidden, limits=self.limits, sandbox=self.sandbox, slot=self.slot)
+        return self._worker
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+    # -- talking to the worker ------------------------------------------------------------
+
+    def ask(self, assignment: str, probe: str, case: dict[str, Any],
+            snippet: Callable[[], str]) -> dict[str, Any] | None:
+        """One probe on the student's engine: the validated ok-result, or None after recording
+        an abort. A Python exception from the student's code is a ``GradeFailure``."""
+        if self.current_test in self.aborts:
+            return None
+        self._next_id += 1
+        message = protocol.request(self._next_id, assignment, probe, [case])
+        budget = self.budgets.get(self.current_item, 5.0)
+        try:
+            (result,) = protocol.results(self.worker.request(message, budget), message)
+        except WorkerFailure as failure:
+            self.aborts[self.current_test] = Abort(
+                "timeout" if failure.kind == "timeout" else "error", failure.detail)
+            return None
+        except protocol.InvalidAnswer as exc:
+            self.aborts[self.current_test] = Abort("error", f"invalid answer: {exc}")
+            return None
+        if "ok" in result:
+            return result["ok"]
+        error = result["error"]
+        if error["status"] == "missing":
+            self.aborts[self.current_test] = Abort("missing", error["message"])
+            return None
+        raise GradeFailure("error", error["message"], [f"  at {f}" for f in error["frames"]],
+                           snippet())
+
+    def arrays(self, answer: dict[str, Any], key: str, labels: list[str],
+               shapes: list[tuple[int, ...]]) -> list[np.ndarray | None]:
+        """Decode a list of arrays from an answer; a missing gradient decodes to None."""
+        items = protocol.field(answer, key, list)
+        if len(items) != len(labels):
+            raise protocol.InvalidAnswer(f"{len(items)} {key} for {len(labels)} nodes")
+        return [None if item is None else protocol.decode_array(item, label)
+                for item, label, _ in zip(items, labels, shapes, strict=True)]
+
+    def _decoded(self, answer: dict[str, Any], key: str, labels: list[str],
+                 shapes: list[tuple[int, ...]], snippet: str) -> list[np.ndarray | None]:
+        try:
+            return self.arrays(answer, key, labels, shapes)
+        except protocol.InvalidAnswer as exc:
+            raise GradeFailure("error", f"invalid answer: {exc}", [], snippet) from None
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def check_graph(self, graph: Graph) -> None:
+        """The whole engine on a graph: build with operators, ``backward()``, compare all."""
+        expected = self.oracles.evaluate(graph)
+        if expected is None:
+            return
+        assignment = ASSIGNMENT_OF_KIND[graph.kind]
+        answer = self.ask(assignment, "graph", {"graph": graph.to_json()},
+                          lambda: graph_snippet(graph))
+        if answer is None:
+            return
+        var = names(graph)
+        snippet = graph_snippet(graph)
+        values = self._decoded(answer, "values", [f"value of {v}" for v in var],
+                               [v.shape for v in expected.values], snippet)
+        grads = self._decoded(answer, "grads", [f"{v}.grad" for v in var],
+                              [v.shape for v in expected.values], snippet)
+        tol = self.tolerances[assignment]
+        wrong_values = [m for v, got, exp in zip(var, values, expected.values, strict=True)
+                        if (m := mismatch(f"value of {v}", got, exp, tol))]
+        wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=False)
+                       if (m := mismatch(f"{v}.grad", got, exp, tol))]
+        if wrong_values:
+            raise GradeFailure("failed", "wrong forward value", wrong_values[:4], snippet,
+                               graph=graph)
+        if wrong_grads:
+            found = bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
+            raise GradeFailure("failed", "wrong gradient", wrong_grads[:4], snippet, found,
+                               graph=graph)
+
+    def check_op(self, graph: Graph, out_grad: np.ndarray) -> None:
+        """One op alone: its forward value, then its own backward for ``out_grad``."""
+        expected = self.oracles.evaluate(graph, out_grad)
+        if expected is None:
+            return
+        assignment = ASSIGNMENT_OF_KIND[graph.kind]
+        snippet = op_snippet(graph, out_grad)
+        answer = self.ask(assignment, "op", {"graph": graph.to_json(),
+                                             "out_grad": out_grad.tolist()}, lambda: snippet)
+        if answer is None:
+            return
+        var = names(graph)[: len(graph.leaves)]
+        (value,) = self._decoded(answer, "values", ["out.data"], [expected.values[-1].shape],
+                                 snippet)
+        grads = self._decoded(answer, "grads", [f"gradient for {v}" for v in var],
+                              [g.shape for g in expected.grads], snippet)
+        tol = self.tolerances[assignment]
+        wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
+        if wrong:
+            raise GradeFailure("failed", "wrong forward value", [wrong], snippet, graph=graph)
+        wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=True)
+                       if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))]
+        if wrong_grads:
+            found = bugs.diagnose_op(graph, out_grad, grads, tol)
+            raise GradeFailure("failed", "wrong gradient in backward", wrong_grads, snippet,
+                               found, graph=graph)
+
+    def check_topo(self, dag: Dag) -> None:
+        snippet = dag_snippet(dag, "print(build_topo({root}))")
+        answer = self.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet)
+        if answer is None:
+            return
+        order = protocol.field(answer, "order", list)
+        if not all(type(i) is int for i in order):
+            raise GradeFailure("error", "invalid answer: build_topo returned non-nodes", [],
+                               snippet)
+        problems = dag.topo_problems(order)
+        if problems:
+            found = bugs.diagnose_topo(dag, order)
+            raise GradeFailure("failed", "build_topo returned an invalid order",
+                               [f"order (as node numbers): {order}", *problems], snippet, found)
+
+    def check_backward(self, dag: Dag, passes: int = 1) -> None:
+        """``backward()`` over grader closures (and a correct ``build_topo``)."""
+        calls = "\n".join(["{root}.backward()"] * passes)
+        snippet = dag_snippet(dag, calls + "\nprint([n.grad for n in build_topo({root})])")
+        answer = self.ask("micrograd", "backward", {"dag": dag.to_json(), "passes": passes},
+                          lambda: snippet)
+        if answer is None:
+            return
+        results = protocol.field(answer, "passes", list)
+        if len(results) != passes or not all(isinstance(r, dict) for r in results):
+            raise GradeFailure("error", "invalid answer from backward()", [], snippet)
+        expected = dag.backward(passes)
+        tol = self.tolerances["micrograd"]
+        live = dag.reachable()
+        for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
+            label = f"after backward() call {number}: " if passes > 1 else ""
+            grads = self._decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)],
+                                  [()] * dag.size, snippet)
+            calls_made = protocol.field(result, "calls", list)
+            twice = [i for i, c in enumerate(calls_made)
+                     if i in live and i >= dag.leaves and c != number]
+            if twice:
+                found = bugs.diagnose_calls(calls_made, number)
+                raise GradeFailure("failed", "a node's _backward ran the wrong number of times",
+                                   [f"{label}node(s) {twice} ran {[calls_made[i] for i in twice]}"
+                                    f" times, expected {number}"], snippet, found)
+            wrong = [m for i, (got, exp) in enumerate(zip(grads, want, strict=True))
+                     if (m := mismatch(f"{label}n{i}.grad", got, np.float64(exp), tol))]
+            if wrong:
+                found = bugs.diagnose_backward(dag, grads, number)
+                raise GradeFailure("failed", "wrong gradients after backward()", wrong[:4],
+                                   snippet, found)
+
+    def check_zero_grad(self, dag: Dag) -> None:
+        snippet = dag_snippet(dag, "for n in build_topo({root}):\n    n.grad = 1.0\n"
+                                   "zero_grad({root})\nprint([n.grad for n in build_topo({root})])")
+        answer = self.ask("micrograd", "zero_grad", {"dag": dag.to_json()}, lambda: snippet)
+        if answer is None:
+            return
+        grads = self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
+                              [()] * dag.size, snippet)
+        live = dag.reachable()
+        left = [f"n{i}.grad is {float(g)}" for i, g in enumerate(grads)
+                if i in live and (g is None or float(g) != 0.0)]
+        if left:
+            raise GradeFailure("failed", "zero_grad left gradients behind", left[:4], snippet)
+
+    def check_deep(self, length: int) -> None:
+        snippet = (f"{IMPORT_VALUE}\nx = Value(1.0)\nnode = x\nfor _ in range({length}):\n"
+                   "    node = node + 0.0\nnode.backward()\nprint(x.grad)")
+        answer = self.ask("micrograd", "deep", {"length": length}, lambda: snippet)
+        if answer is None:
+            return
+        (grad,) = self._decoded(answer, "grads", ["x.grad"], [()], snippet)
+        wrong = mismatch("x.grad", grad, np.float64(1.0), self.tolerances["micrograd"])
+        if wrong:
+            raise GradeFailure("failed", "wrong gradient through a long chain", [wrong], snippet)
+
+    def check_tensor_backward(self, dag: Dag, shape: tuple[int, ...]) -> None:
+        """``Tensor.backward`` over grader-made weighted-sum ops: the walk and the ledger."""
+        snippet = _tensor_dag_snippet(dag, shape)
+        answer = self.ask("babygrad", "tensor_backward",
+                          {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet)
+        if answer is None:
+            return
+        grads = self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
+                              [shape] * dag.size, snippet)
+        (want,) = dag.backward(1)
+        tol = self.tolerances["babygrad"]
+        live = dag.reachable()
+        wrong = [m for i, got in enumerate(grads)
+                 if i in live and (m := mismatch(f"n{i}.grad", got, np.full(shape, want[i]), tol))]
+        if wrong:
+            found = bugs.diagnose_tensor_backward(dag, grads)
+            raise GradeFailure("failed", "wrong gradients from Tensor.backward()", wrong[:4],
+                               snippet, found)
+
+
+IMPORT_VALUE = "from micrograd.engine import Value"
+
+
+def _tensor_dag_snippet(dag: Dag, shape: tuple[int, ...]) -> str:
+    lines = [
+        "import numpy as np",
+        "from babygrad import Tensor",
+        "from babygrad.ops import Function",
+        "",
+        "class Given(Function):",
+        '    """The grader\'s op: out = sum of weight * input; backward is exact."""',
+        "    def __init__(self, *weights):",
+        "        self.weights = weights",
+        "    def forward(self, *arrays):",
+        "        return sum(w * a for w, a in zip(self.weights, arrays))",
+        "    def backward(self, out_grad, node):",
+        "        return tuple(Tensor(w * out_grad.data) for w in self.weights)",
+        "",
+    ]
+    lines += [f"n{i} = Tensor(np.full({shape}, {1.0 + i}))" for i in range(dag.leaves)]
+    for k, pairs in enumerate(dag.nodes):
+        weights = ", ".join(str(w) for _, w in pairs)
+        operands = ", ".join(f"n{i}" for i, _ in pairs)
+        lines.append(f"n{dag.leaves + k} = Given({weights})({operands})")
+    lines += [f"n{dag.size - 1}.backward()", f"print([n.grad for n in (n0, n{dag.size - 1})])"]
+    return "\n".join(lines)

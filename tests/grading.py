@@ -1,0 +1,41 @@
+"""Helpers for the project's own tests: plant bugs in copies of the reference, grade them."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from grader.cli import DEFAULT_REFERENCE, DEFAULT_RUBRIC, grade
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE = REPO / "reference"
+EXERCISES = REPO / "exercises"
+ENGINES = Path(__file__).resolve().parent / "engines"
+
+
+def planted(tmp_path: Path, replacements: dict[str, list[tuple[str, str]]]) -> Path:
+    """A copy of the reference with each ``(old, new)`` replacement applied to the given file
+    (relative to reference/); every ``old`` must occur, so a planted bug cannot silently
+    vanish when the reference is edited."""
+    target = tmp_path / "submission"
+    shutil.copytree(REFERENCE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    for relative, pairs in replacements.items():
+        path = target / relative
+        text = path.read_text()
+        for old, new in pairs:
+            assert old in text, f"planted bug: {old!r} not found in {relative}"
+            text = text.replace(old, new, 1)
+        path.write_text(text)
+    return target
+
+
+def grade_items(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
+                seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
+                sandbox: str = "auto") -> dict[str, dict]:
+    """Grade ``submission`` as the CLI does; the items by id."""
+    options = argparse.Namespace(
+        submission=str(submission), assignment=assignment, seed=seed, json=None,
+        fail_under=None, only=only or [], rubric=str(DEFAULT_RUBRIC),
+        reference=str(reference) if reference else "", sandbox=sandbox, slot=0)
+    return {item["id"]: item for item in grade(options).items}
