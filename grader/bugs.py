@@ -7,8 +7,9 @@ the judge already found; it never changes a verdict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -94,49 +95,49 @@ def diagnose_graph(graph: Graph, leaf_grads: Sequence[np.ndarray | None],
     return [BUGS["overwrite-grad"].describe()] if _matches(leaf_grads, predicted, tol) else []
 
 
+def _predict(compute: Callable[[], np.ndarray]) -> np.ndarray | None:
+    """A buggy engine's gradient for one input, or None where that bug would have raised."""
+    try:
+        return np.asarray(compute(), dtype=np.float64)
+    except ValueError:
+        return None
+
+
+def _op_models(op: str, param: Any, inputs: Sequence[np.ndarray], g: np.ndarray
+               ) -> dict[str, list[np.ndarray | None]]:
+    """What each classic mistake in this op's backward would return, per input."""
+    if op == "tanh":
+        return {"tanh-derivative": [_predict(lambda: (1 - np.tanh(inputs[0])) * g)]}
+    if op == "broadcast_to":
+        return {"broadcast-no-sum": [g]}
+    if op == "transpose" and param is not None:
+        return {"transpose-same-axes": [_predict(lambda: np.transpose(g, param))]}
+    if op == "sum" and param is not None:
+        return {"summation-shape": [_predict(lambda: np.broadcast_to(g, inputs[0].shape))]}
+    if op == "matmul":
+        a, b = inputs
+        return {"matmul-no-transpose": [_predict(lambda: g @ b), _predict(lambda: a @ g)]}
+    return {}
+
+
+def _agrees(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray | None],
+            tol: Tolerance) -> bool:
+    """Every input the model predicts matches (shape and values); at least one is predicted."""
+    pairs = [(g, p) for g, p in zip(got, predicted, strict=True) if p is not None]
+    return bool(pairs) and all(g is not None and tol.close(np.asarray(g), p) for g, p in pairs)
+
+
 def diagnose_op(graph: Graph, out_grad: np.ndarray, grads: Sequence[np.ndarray | None],
                 tol: Tolerance) -> list[str]:
     """Name a classic mistake in one op's backward from its inputs and the student's grads."""
     node = graph.nodes[0]
-    inputs = graph.leaves
     g = np.asarray(out_grad, dtype=np.float64)
-    candidates: dict[str, list[np.ndarray]] = {}
-    if node.op == "tanh":
-        t = np.tanh(inputs[0])
-        candidates["tanh-derivative"] = [(1 - t) * g]
-    elif node.op == "broadcast_to":
-        candidates["broadcast-no-sum"] = [g]
-    elif node.op == "transpose" and node.param is not None:
-        candidates["transpose-same-axes"] = [np.transpose(g, node.param)]
-    elif node.op == "sum" and node.param is not None and g.ndim > 0:
-        try:
-            candidates["summation-shape"] = [np.broadcast_to(g, inputs[0].shape)]
-        except ValueError:
-            candidates["summation-shape"] = [g]
-    elif node.op == "matmul":
-        a, b = inputs
-        try:
-            candidates["matmul-no-transpose"] = [g @ b, a @ g]
-        except ValueError:
-            return [BUGS["matmul-no-transpose"].describe()] if any(
-                x is not None and x.shape not in (a.shape,) for x in grads[:1]) else []
-    found = []
-    for bug, predicted in candidates.items():
-        if len(predicted) == 1 and grads[0] is not None:
-            if np.asarray(grads[0]).shape == predicted[0].shape and tol.close(
-                    np.asarray(grads[0]), predicted[0]):
-                found.append(BUGS[bug].describe())
-            elif bug in ("broadcast-no-sum", "summation-shape") and \
-                    np.asarray(grads[0]).shape != inputs[0].shape:
-                found.append(BUGS[bug].describe())
-        elif _shape_match(grads, predicted) and _matches(grads, predicted, tol):
-            found.append(BUGS[bug].describe())
-    return found
-
-
-def _shape_match(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray]) -> bool:
-    return all(g is not None and np.asarray(g).shape == p.shape
-               for g, p in zip(got, predicted, strict=True))
+    found = {bug for bug, predicted in _op_models(node.op, node.param, graph.leaves, g).items()
+             if _agrees(grads, predicted, tol)}
+    reduces = {"broadcast_to": "broadcast-no-sum", "sum": "summation-shape"}
+    if node.op in reduces and grads[0] is not None and grads[0].shape != graph.leaves[0].shape:
+        found.add(reduces[node.op])
+    return [BUGS[bug].describe() for bug in sorted(found)]
 
 
 def diagnose_topo(dag: Dag, order: list[int]) -> list[str]:

@@ -272,7 +272,8 @@ def build_source(graph: Graph, api: str) -> str:
 
 def is_finite_and_capped(value: np.ndarray) -> bool:
     arr = np.asarray(value)
-    return bool(np.all(np.isfinite(arr)) and (arr.size == 0 or np.max(np.abs(arr)) <= MAGNITUDE_CAP))
+    return bool(np.all(np.isfinite(arr))
+                and (arr.size == 0 or np.max(np.abs(arr)) <= MAGNITUDE_CAP))
 
 
 def admissible(op: Op, operands: Sequence[np.ndarray], param: Any) -> bool:

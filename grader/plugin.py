@@ -76,10 +76,11 @@ def graded(item_id: str, weight: float = 1.0) -> Any:
         item = rubric.by_id.get(item_id) if rubric else None
         examples = item.examples if item else 10
         run_seed = (_state.get("seed", 0) + zlib.crc32(test.__name__.encode())) % (1 << 32)
-        test = settings(max_examples=examples, derandomize=False, database=None,
-                        deadline=None, print_blob=False,
-                        suppress_health_check=list(HealthCheck))(test)
-        test = seed(run_seed)(test)
+        if getattr(test, "is_hypothesis_test", False):
+            test = settings(max_examples=examples, derandomize=False, database=None,
+                            deadline=None, print_blob=False,
+                            suppress_health_check=list(HealthCheck))(test)
+            test = seed(run_seed)(test)
         return pytest.mark.rubric(item_id, weight=weight)(test)
 
     return decorate

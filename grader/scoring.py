@@ -84,8 +84,8 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
         fraction = earned / total if item.partial_credit or status == "passed" else 0.0
         if not mine:
             status, fraction = "error", 0.0
-        failed_deps = [d for d in item.depends_on
-                       if statuses.get(d, "passed") not in ("passed",)] if status != "passed" else []
+        failed_deps = [] if status == "passed" else [
+            d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
         first = next((o for o in mine if not o.passed), None)
         results.append(ItemResult(
             id=item.id, assignment=item.assignment, title=item.title,

@@ -3,12 +3,14 @@
 The checks are the only place where answers meet expectations. A check that finds the student
 wrong raises ``GradeFailure`` (Hypothesis then shrinks the input). When the worker times out,
 crashes, or a function is missing, the check instead records that on the running test and
-returns: re-running a hang on every shrink step would be ruinous, and a missing function needs
-no smaller example. The plugin turns the record into the test's failure.
+raises ``Aborted``, a skip exception that Hypothesis re-raises at once without shrinking:
+re-running a hang on every shrink step would be ruinous, and a missing function needs no
+smaller example. The plugin turns the record into the test's failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from grader import bugs
 from grader.given import Dag
@@ -23,12 +26,16 @@ from grader.graphs import Graph, names
 from grader.judge import GradeFailure, Tolerance, mismatch
 from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
-from grader.snippets import dag_snippet, graph_snippet, op_snippet
+from grader.snippets import DAG_HELPER, IMPORTS, dag_snippet, graph_snippet, op_snippet
 from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
+
+
+class Aborted(pytest.skip.Exception):
+    """Stops the running property at once; the plugin reports the recorded ``Abort``."""
 
 
 @dataclass
@@ -45,10 +52,8 @@ class Oracles:
     def __init__(self, reference_dir: Path | None) -> None:
         self.chain: list[Any] = []
         if reference_dir is not None:
-            try:
+            with contextlib.suppress(OracleUnavailable):
                 self.chain.append(ReferenceOracle(reference_dir))
-            except OracleUnavailable:
-                pass
         if torch_oracle.available():
             self.chain.append(torch_oracle)
         if len(self.chain) < 2:
@@ -106,6 +111,10 @@ class GradingSession:
                 hidden=hidden, limits=self.limits, sandbox=self.sandbox, slot=self.slot)
         return self._worker
 
+    @property
+    def protections(self) -> list[str]:
+        return list(self._worker.protections) if self._worker is not None else []
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
@@ -113,31 +122,30 @@ class GradingSession:
     # -- talking to the worker ------------------------------------------------------------
 
     def ask(self, assignment: str, probe: str, case: dict[str, Any],
-            snippet: Callable[[], str]) -> dict[str, Any] | None:
-        """One probe on the student's engine: the validated ok-result, or None after recording
-        an abort. A Python exception from the student's code is a ``GradeFailure``."""
-        if self.current_test in self.aborts:
-            return None
+            snippet: Callable[[], str]) -> dict[str, Any]:
+        """One probe on the student's engine: the validated ok-result. A Python exception from
+        the student's code is a ``GradeFailure``; a hang, a crash or a missing function is
+        recorded and raises ``Aborted``."""
         self._next_id += 1
         message = protocol.request(self._next_id, assignment, probe, [case])
         budget = self.budgets.get(self.current_item, 5.0)
         try:
             (result,) = protocol.results(self.worker.request(message, budget), message)
         except WorkerFailure as failure:
-            self.aborts[self.current_test] = Abort(
-                "timeout" if failure.kind == "timeout" else "error", failure.detail)
-            return None
+            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
         except protocol.InvalidAnswer as exc:
-            self.aborts[self.current_test] = Abort("error", f"invalid answer: {exc}")
-            return None
+            self._abort("error", f"invalid answer: {exc}")
         if "ok" in result:
             return result["ok"]
         error = result["error"]
         if error["status"] == "missing":
-            self.aborts[self.current_test] = Abort("missing", error["message"])
-            return None
+            self._abort("missing", error["message"])
         raise GradeFailure("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
+
+    def _abort(self, status: str, reason: str) -> None:
+        self.aborts[self.current_test] = Abort(status, reason)
+        raise Aborted(reason)
 
     def arrays(self, answer: dict[str, Any], key: str, labels: list[str],
                shapes: list[tuple[int, ...]]) -> list[np.ndarray | None]:
@@ -165,8 +173,6 @@ class GradingSession:
         assignment = ASSIGNMENT_OF_KIND[graph.kind]
         answer = self.ask(assignment, "graph", {"graph": graph.to_json()},
                           lambda: graph_snippet(graph))
-        if answer is None:
-            return
         var = names(graph)
         snippet = graph_snippet(graph)
         values = self._decoded(answer, "values", [f"value of {v}" for v in var],
@@ -195,8 +201,6 @@ class GradingSession:
         snippet = op_snippet(graph, out_grad)
         answer = self.ask(assignment, "op", {"graph": graph.to_json(),
                                              "out_grad": out_grad.tolist()}, lambda: snippet)
-        if answer is None:
-            return
         var = names(graph)[: len(graph.leaves)]
         (value,) = self._decoded(answer, "values", ["out.data"], [expected.values[-1].shape],
                                  snippet)
@@ -216,8 +220,6 @@ class GradingSession:
     def check_topo(self, dag: Dag) -> None:
         snippet = dag_snippet(dag, "print(build_topo({root}))")
         answer = self.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet)
-        if answer is None:
-            return
         order = protocol.field(answer, "order", list)
         if not all(type(i) is int for i in order):
             raise GradeFailure("error", "invalid answer: build_topo returned non-nodes", [],
@@ -234,8 +236,6 @@ class GradingSession:
         snippet = dag_snippet(dag, calls + "\nprint([n.grad for n in build_topo({root})])")
         answer = self.ask("micrograd", "backward", {"dag": dag.to_json(), "passes": passes},
                           lambda: snippet)
-        if answer is None:
-            return
         results = protocol.field(answer, "passes", list)
         if len(results) != passes or not all(isinstance(r, dict) for r in results):
             raise GradeFailure("error", "invalid answer from backward()", [], snippet)
@@ -265,8 +265,6 @@ class GradingSession:
         snippet = dag_snippet(dag, "for n in build_topo({root}):\n    n.grad = 1.0\n"
                                    "zero_grad({root})\nprint([n.grad for n in build_topo({root})])")
         answer = self.ask("micrograd", "zero_grad", {"dag": dag.to_json()}, lambda: snippet)
-        if answer is None:
-            return
         grads = self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
                               [()] * dag.size, snippet)
         live = dag.reachable()
@@ -276,11 +274,11 @@ class GradingSession:
             raise GradeFailure("failed", "zero_grad left gradients behind", left[:4], snippet)
 
     def check_deep(self, length: int) -> None:
-        snippet = (f"{IMPORT_VALUE}\nx = Value(1.0)\nnode = x\nfor _ in range({length}):\n"
-                   "    node = node + 0.0\nnode.backward()\nprint(x.grad)")
+        snippet = "\n".join([IMPORTS["scalar"], DAG_HELPER, "x = Value(1.0)", "node = x",
+                             f"for _ in range({length}):",
+                             "    node = given(Value(0.0, (node,)), (node, 1.0))",
+                             "node.backward()", "print(x.grad)"])
         answer = self.ask("micrograd", "deep", {"length": length}, lambda: snippet)
-        if answer is None:
-            return
         (grad,) = self._decoded(answer, "grads", ["x.grad"], [()], snippet)
         wrong = mismatch("x.grad", grad, np.float64(1.0), self.tolerances["micrograd"])
         if wrong:
@@ -291,8 +289,6 @@ class GradingSession:
         snippet = _tensor_dag_snippet(dag, shape)
         answer = self.ask("babygrad", "tensor_backward",
                           {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet)
-        if answer is None:
-            return
         grads = self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
                               [shape] * dag.size, snippet)
         (want,) = dag.backward(1)
@@ -304,9 +300,6 @@ class GradingSession:
             found = bugs.diagnose_tensor_backward(dag, grads)
             raise GradeFailure("failed", "wrong gradients from Tensor.backward()", wrong[:4],
                                snippet, found)
-
-
-IMPORT_VALUE = "from micrograd.engine import Value"
 
 
 def _tensor_dag_snippet(dag: Dag, shape: tuple[int, ...]) -> str:

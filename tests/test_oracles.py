@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from grader.graphs import BABYGRAD_GRAPH_OPS, BABYGRAD_OP_ITEMS, MICROGRAD_OPS
 from grader.judge import Tolerance
 from grader.oracles import numeric
 from grader.oracles.reference import ReferenceOracle
 from grader.strategies import op_cases, scalar_graphs, tensor_graphs
-from grader.graphs import BABYGRAD_GRAPH_OPS, BABYGRAD_OP_ITEMS, MICROGRAD_OPS
 
 torch_oracle = pytest.importorskip("grader.oracles.torch_oracle")
 if not torch_oracle.available():

@@ -92,8 +92,9 @@ def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     nodes = _build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
     nodes[-1].backward()
     return {
-        "values": [data_of(n, graph.kind, f"the value of {v}") for n, v in zip(nodes, var)],
-        "grads": [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, var)],
+        "values": [data_of(n, graph.kind, f"the value of {v}")
+                   for n, v in zip(nodes, var, strict=True)],
+        "grads": [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, var, strict=True)],
     }
 
 
@@ -109,12 +110,12 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     if graph.kind == "scalar":
         leaves = [engine.Value(float(v)) for v in graph.leaves]
         out = eval(expression(graph, len(leaves), "micrograd", var),  # noqa: S307
-                   {f"{v}": leaf for v, leaf in zip(var, leaves)})
+                   {f"{v}": leaf for v, leaf in zip(var, leaves, strict=False)})
         value = data_of(out, "scalar", "the result")
         out.grad = float(out_grad)
         out._backward()
         return {"values": [value], "grads": [grad_of(x, "scalar", f"{v}.grad")
-                                              for x, v in zip(leaves, var)]}
+                                              for x, v in zip(leaves, var, strict=False)]}
     namespace = api_namespace(engine, "tensor")
     leaves = [engine.Tensor(v) for v in graph.leaves]
     node = graph.nodes[0]
@@ -222,7 +223,8 @@ def _given_tensor(engine: ModuleType, case: dict[str, Any]) -> list[Any]:
             self.weights = weights
 
         def forward(self, *arrays: np.ndarray) -> np.ndarray:
-            return sum(w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays))
+            return sum(w * np.asarray(a, np.float64)
+                       for w, a in zip(self.weights, arrays, strict=True))
 
         def backward(self, out_grad: Any, node: Any) -> tuple[Any, ...]:
             grad = np.asarray(getattr(out_grad, "data", out_grad), np.float64)

@@ -48,7 +48,9 @@ def student_frames(tb: Any, root: Path) -> list[str]:
             relative = Path(frame.filename).resolve().relative_to(root)
         except ValueError:
             continue
-        lines.append(f"{relative}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}")
+        line = f"{relative}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
+        if not lines or lines[-1] != line:  # a deep recursion repeats one frame
+            lines.append(line)
     return lines[-5:]
 
 

@@ -1,0 +1,111 @@
+"""End to end: the grading pipeline on the reference, the stubs and engines with planted bugs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.grading import ENGINES, EXERCISES, REFERENCE, grade_items, planted
+
+MICRO = "micrograd/engine.py"
+
+
+@pytest.fixture(scope="module")
+def reference_grade():
+    return grade_items(REFERENCE)
+
+
+def test_reference_gets_full_marks(reference_grade):
+    assert all(item["status"] == "passed" for item in reference_grade.values()), {
+        k: v["feedback"] for k, v in reference_grade.items() if v["status"] != "passed"}
+    assert all(item["score"] == item["max_score"] for item in reference_grade.values())
+
+
+def test_stubs_get_zero_with_not_implemented():
+    items = grade_items(EXERCISES)
+    assert {item["status"] for item in items.values()} == {"missing"}
+    assert sum(item["score"] for item in items.values()) == 0
+    assert all("not implemented" in item["reason"] for item in items.values())
+
+
+def test_an_engine_written_as_the_notes_write_it_gets_full_marks():
+    items = grade_items(ENGINES / "notes_style", assignment="micrograd")
+    regular = {k: v for k, v in items.items() if k != "micrograd.deep"}
+    assert all(v["status"] == "passed" for v in regular.values()), {
+        k: v["feedback"] for k, v in regular.items() if v["status"] != "passed"}
+    assert items["micrograd.deep"]["status"] == "error"
+    assert "RecursionError" in items["micrograd.deep"]["reason"]
+
+
+def test_overwrite_bug_loses_accumulate_with_the_smallest_counterexample(tmp_path):
+    submission = planted(tmp_path, {MICRO: [("self.grad += out.grad\n", "self.grad = out.grad\n"),
+                                            ("other.grad += out.grad", "other.grad = out.grad")]})
+    items = grade_items(submission, assignment="micrograd",
+                        only=["micrograd.accumulate", "micrograd.ops", "micrograd.backward"])
+    accumulate = items["micrograd.accumulate"]
+    assert accumulate["status"] == "failed"
+    assert "overwrite-grad" in accumulate["bugs"]
+    assert "a = Value(1.0)\nb = a + a\nb.backward()" in accumulate["feedback"]
+    assert "a.grad: expected 2, got 1" in accumulate["feedback"]
+    others = {k: v["status"] for k, v in items.items() if k != "micrograd.accumulate"}
+    assert set(others.values()) == {"passed"}, others
+
+
+def test_a_hang_costs_only_the_item_it_was_on(tmp_path):
+    submission = planted(tmp_path, {MICRO: [("t = math.tanh(self.data)\n",
+                                             "t = math.tanh(self.data)\n        while True:\n"
+                                             "            pass\n")]})
+    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops"])
+    assert items["micrograd.ops.tanh"]["status"] == "timeout"
+    assert "timed out" in items["micrograd.ops.tanh"]["feedback"]
+    assert {k: v["status"] for k, v in items.items() if k != "micrograd.ops.tanh"} == {
+        k: "passed" for k in items if k != "micrograd.ops.tanh"}
+
+
+def test_a_crash_costs_only_the_item_it_was_on(tmp_path):
+    submission = planted(tmp_path, {MICRO: [("out = Value(math.exp(self.data), (self,), \"exp\")",
+                                             "import os; os._exit(0)")]})
+    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops"])
+    assert items["micrograd.ops.exp"]["status"] == "error"
+    assert "exit" in items["micrograd.ops.exp"]["reason"]
+    assert all(v["status"] == "passed" for k, v in items.items() if k != "micrograd.ops.exp")
+
+
+def test_same_submission_same_result(tmp_path):
+    submission = planted(tmp_path, {MICRO: [("1.0 - t * t", "1.0 - t")]})
+    first = grade_items(submission, assignment="micrograd", only=["micrograd.ops.tanh"])
+    second = grade_items(submission, assignment="micrograd", only=["micrograd.ops.tanh"])
+    assert first == second
+    assert first["micrograd.ops.tanh"]["status"] == "failed"
+    assert "tanh-derivative" in first["micrograd.ops.tanh"]["bugs"]
+
+
+def test_cli_json_document_and_exit_codes(tmp_path):
+    out = tmp_path / "grade.json"
+    run = subprocess.run([sys.executable, "-m", "grader", "grade", "--submission",
+                          str(EXERCISES), "--assignment", "micrograd", "--only", "micrograd.topo",
+                          "--json", str(out), "--fail-under", "50", "--seed", "918273645"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    document = json.loads(out.read_text())
+    assert document["schema"] == 1 and document["seed"] == "secret"
+    assert document["assignment"] == "micrograd"
+    assert [i["id"] for i in document["items"]] == ["micrograd.topo"]
+    assert document["items"][0]["status"] == "missing"
+    assert "918273645" not in run.stdout + out.read_text()
+    usage = subprocess.run([sys.executable, "-m", "grader", "grade", "--submission",
+                            str(tmp_path / "nowhere")], capture_output=True, text=True)
+    assert usage.returncode == 2
+
+
+def test_a_bad_rubric_names_file_line_and_fix(tmp_path):
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text((REFERENCE.parent / "rubric.yaml").read_text().replace(
+        "points: 10", "points: ten", 1))
+    run = subprocess.run([sys.executable, "-m", "grader", "grade", "--submission",
+                          str(REFERENCE), "--rubric", str(rubric)], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert f"{rubric}:" in run.stdout and "points" in run.stdout and "README" in run.stdout
