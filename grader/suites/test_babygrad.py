@@ -13,6 +13,7 @@ from grader.strategies import (
     tensor_shapes,
 )
 
+
 def _op_test(item: str, op: str):
     """One op alone: ``Function.__call__`` then the op's own ``backward(out_grad, node)``."""
 

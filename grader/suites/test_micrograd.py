@@ -8,6 +8,7 @@ from grader.graphs import MICROGRAD_OPS, MICROGRAD_SUGAR
 from grader.plugin import graded
 from grader.strategies import op_cases, scalar_graphs, single_op_graphs
 
+
 @graded("micrograd.topo")
 @given(dags())
 def test_build_topo_is_a_valid_order(grading, dag):
