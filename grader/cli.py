@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,21 @@ class UsageFailure(Exception):
     """The command line or the configuration is wrong (exit code 2)."""
 
 
-def pytest_command(assignment: str, options: argparse.Namespace, results: Path,
+@dataclass(frozen=True)
+class GradeOptions:
+    """Everything that determines a grade, besides the submission's files."""
+
+    submission: Path
+    assignment: str = "all"
+    seed: int | None = None
+    only: tuple[str, ...] = ()
+    rubric: Path = DEFAULT_RUBRIC
+    reference: Path | None = DEFAULT_REFERENCE
+    sandbox: str = "auto"
+    slot: int = 0
+
+
+def pytest_command(assignment: str, options: GradeOptions, results: Path,
                    slot: int) -> list[str]:
     command = [
         sys.executable, "-I", "-m", "pytest", str(SUITES / f"test_{assignment}.py"),
@@ -58,14 +73,14 @@ def pytest_command(assignment: str, options: argparse.Namespace, results: Path,
     ]
     if options.seed is not None:
         command += ["--grader-seed", str(options.seed)]
-    if options.reference and Path(options.reference).is_dir():
+    if options.reference is not None and options.reference.is_dir():
         command += ["--grader-reference", str(Path(options.reference).resolve())]
     for only in options.only:
         command += ["--grader-only", only]
     return command
 
 
-def run_assignment(assignment: str, options: argparse.Namespace, workdir: Path, slot: int
+def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: int
                    ) -> dict[str, Any]:
     results = workdir / f"{assignment}.json"
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
@@ -92,10 +107,10 @@ def _last_error(text: str) -> str:
     return (errors or lines or ["no output"])[-1][:500]
 
 
-def grade(options: argparse.Namespace) -> GradeReport:
+def grade(options: GradeOptions) -> GradeReport:
     """Grade the selected assignments in parallel; the results files are ours alone."""
     assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
-    rubric = rubric_module.load(Path(options.rubric))
+    rubric = rubric_module.load(options.rubric)
     selected = [a for a in assignments if any(
         i.assignment == a and _selected(i.id, options.only) for i in rubric.items)]
     if not selected:
@@ -146,14 +161,19 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = parser().parse_args(argv)
-    console = Console(stderr=False, highlight=False)
-    if not Path(options.submission).is_dir():
-        console.print(f"[red]usage error:[/red] no submission folder {options.submission}")
+    args = parser().parse_args(argv)
+    console = Console(highlight=False)
+    if not Path(args.submission).is_dir():
+        console.print(f"[red]usage error:[/red] no submission folder {args.submission}")
         return EXIT_USAGE
+    options = GradeOptions(
+        submission=Path(args.submission), assignment=args.assignment, seed=args.seed,
+        only=tuple(args.only), rubric=Path(args.rubric),
+        reference=Path(args.reference) if args.reference else None, sandbox=args.sandbox,
+        slot=args.slot)
     try:
         report = grade(options)
-        titles = rubric_module.load(Path(options.rubric)).titles
+        titles = rubric_module.load(options.rubric).titles
     except (UsageFailure, rubric_module.RubricError) as exc:
         console.print(f"[red]configuration error:[/red] {exc}")
         return EXIT_USAGE
@@ -161,10 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]grader failure (not your fault):[/red] {exc}")
         return EXIT_GRADER
     render(report, titles, console)
-    if options.json:
-        write_atomically(Path(options.json), json.dumps(report.to_json(), indent=2))
-    if options.fail_under is not None and report.score < options.fail_under / 100 * (
+    if args.json:
+        write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))
+    if args.fail_under is not None and report.score < args.fail_under / 100 * (
             report.max_score or 1):
-        console.print(f"score below --fail-under {options.fail_under}%")
+        console.print(f"score below --fail-under {args.fail_under}%")
         return EXIT_BELOW
     return EXIT_OK

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 
-from grader.cli import DEFAULT_REFERENCE, DEFAULT_RUBRIC, grade
+from grader.cli import DEFAULT_REFERENCE, GradeOptions, grade
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "reference"
@@ -34,8 +33,6 @@ def grade_items(submission: Path, *, assignment: str = "all", only: list[str] | 
                 seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
                 sandbox: str = "auto") -> dict[str, dict]:
     """Grade ``submission`` as the CLI does; the items by id."""
-    options = argparse.Namespace(
-        submission=str(submission), assignment=assignment, seed=seed, json=None,
-        fail_under=None, only=only or [], rubric=str(DEFAULT_RUBRIC),
-        reference=str(reference) if reference else "", sandbox=sandbox, slot=0)
+    options = GradeOptions(submission=submission, assignment=assignment, seed=seed,
+                           only=tuple(only or ()), reference=reference, sandbox=sandbox)
     return {item["id"]: item for item in grade(options).items}
