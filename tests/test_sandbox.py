@@ -1,0 +1,602 @@
+"""The worker launcher: confinement, deadlines, kills and the protocol, against fake runners.
+
+Every misbehaving worker is driven by tests/sandbox_fixtures/chaos.py. Each test checks the
+parent's verdict, that no process survives (every process the fixture starts carries a
+per-test token on its command line; with a worker uid, no process of that uid may remain), and
+where it matters that the same Worker serves the next request with a fresh worker. Bombs are
+bounded: a few hundred processes, 4 GiB, children that exit by themselves after a minute.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import pickle
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from grader.worker import launch, sandbox
+from grader.worker.launch import Limits, Worker, WorkerFailure, sanitize
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "sandbox_fixtures"
+CHAOS = FIXTURES / "chaos.py"
+ECHO = FIXTURES / "echo.py"
+FRAMING = REPO / "grader" / "worker" / "framing.py"
+VENV = Path(sys.prefix)
+SITE = Path(next(p for p in sys.path if p.endswith("site-packages")))
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+IS_ROOT = os.geteuid() == 0
+BWRAP_OK, BWRAP_WHY = sandbox.bwrap_status()
+needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap unusable: {BWRAP_WHY}")
+MODES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
+SMALL = Limits(memory_mb=1024)
+_slots = itertools.cycle(range(900, 1000))  # high slots: other suites use the low ones
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _processes_with(token: str) -> list[int]:
+    needle = token.encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    if needle in fh.read():  # a zombie's cmdline is empty
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def _processes_of_uid(uid: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/status") as fh:
+                    status = dict(line.split(":", 1) for line in fh if ":" in line)
+            except OSError:
+                continue
+            if int(status["Uid"].split()[0]) == uid and status["State"].strip()[0] != "Z":
+                found.append(int(name))
+    return found
+
+
+def _eventually(check, timeout: float = 5.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+class Factory:
+    def __init__(self, tmp_path: Path) -> None:
+        self.token = f"sandbox-test-{uuid.uuid4().hex}"
+        self.tmp = tmp_path
+        self.submission = tmp_path / "submission"
+        self.submission.mkdir()
+        (self.submission / "engine.py").write_text("VALUE = 42\n")
+        self.workers: list[Worker] = []
+
+    def __call__(self, mode: str, *, limits: Limits = SMALL, readable=(), hidden=(),
+                 python: Path | str = sys.executable, script: Path = CHAOS,
+                 submission: Path | None = None) -> Worker:
+        worker = Worker([str(python), "-I", str(script), self.token],
+                        submission=submission or self.submission,
+                        readable=[VENV, FIXTURES, FRAMING, *readable], hidden=list(hidden),
+                        limits=limits, sandbox=mode, slot=next(_slots))
+        self.workers.append(worker)
+        assert mode == "auto" or worker.mode == mode
+        return worker
+
+    def survivors(self) -> list[int]:
+        left = _processes_with(self.token)
+        for worker in self.workers:
+            if worker.uid is not None:
+                left += _processes_of_uid(worker.uid)
+        return left
+
+    def assert_none_left(self) -> None:
+        assert _eventually(lambda: not self.survivors()), f"left behind: {self.survivors()}"
+
+
+@pytest.fixture
+def make(tmp_path):
+    factory = Factory(tmp_path)
+    yield factory
+    for worker in factory.workers:
+        worker.close()
+    factory.assert_none_left()
+
+
+def _fails(worker: Worker, message: dict, budget: float = 5.0) -> tuple[WorkerFailure, float]:
+    start = time.monotonic()
+    with pytest.raises(WorkerFailure) as caught:
+        worker.request(message, budget)
+    return caught.value, time.monotonic() - start
+
+
+def _still_serves(worker: Worker) -> None:
+    assert worker.request({"after": "failure"}, 5.0) == {"after": "failure"}
+
+
+# --------------------------------------------------------------------------- pure parts
+
+
+def test_limits_are_validated():
+    assert Limits() == sandbox.DEFAULT_LIMITS
+    with pytest.raises(ValueError):
+        Limits(memory_mb=128)
+    with pytest.raises(ValueError):
+        Limits(processes=1)
+    with pytest.raises(ValueError):
+        Limits(wall_factor=0.5)
+
+
+def test_slots_map_to_unused_uids(monkeypatch):
+    assert sandbox.uid_for_slot(0) == sandbox.BASE_UID
+    assert sandbox.uid_for_slot(7) == sandbox.BASE_UID + 7
+    with pytest.raises(ValueError):
+        sandbox.uid_for_slot(-1)
+    with pytest.raises(ValueError):
+        sandbox.uid_for_slot(sandbox.MAX_SLOTS)
+    monkeypatch.setattr(sandbox, "BASE_UID", 65530)
+    with pytest.raises(ValueError, match="nobody"):  # 65534 is a real account
+        sandbox.uid_for_slot(4)
+
+
+def test_mount_plan_binds_parents_then_masks(tmp_path):
+    top = tmp_path / "top"
+    (top / "nested").mkdir(parents=True)
+    (top / "secret").mkdir()
+    (top / "answers.txt").write_text("42")
+    other = tmp_path / "other"
+    other.mkdir()
+    args, bound = sandbox._mount_plan(
+        [str(top), str(top / "nested"), str(tmp_path / "missing")],
+        [str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent"])
+    text = " ".join(args)
+    assert str(top) in bound and str(top / "nested") not in bound  # covered by its parent
+    assert "missing" not in text and "/nonexistent" not in text
+    assert str(other) not in text  # not visible inside, nothing to mask
+    for parent in sandbox._ancestors(str(top)):
+        assert f"--perms 0755 --dir {parent} " in text
+    bind = args.index(str(top))
+    assert args[bind - 1] == "--ro-bind"
+    assert args.index("--tmpfs") > bind and args[args.index("--tmpfs") + 1] == str(top / "secret")
+    assert f"--ro-bind /dev/null {top / 'answers.txt'}" in text
+    assert "--ro-bind /usr /usr" in text
+
+
+def test_failure_pickles():
+    failure = pickle.loads(pickle.dumps(WorkerFailure("timeout", "timed out", "out")))
+    assert (failure.kind, failure.detail, failure.output) == ("timeout", "timed out", "out")
+    assert str(failure) == "timeout: timed out"
+
+
+def test_sanitize_strips_escapes_and_controls():
+    raw = b"\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x00\x07\x1b(B\r\nline\xff\ttab\x1bc"
+    assert sanitize(raw) == "red ok\nline\ufffd\ttab"
+
+
+def test_bwrap_unavailable(make, monkeypatch):
+    monkeypatch.setattr(sandbox, "_bwrap_status", (False, "pretend it is missing"))
+    with pytest.raises(sandbox.SandboxUnavailable, match="pretend it is missing"):
+        make("bwrap")
+    worker = make("auto")
+    assert worker.mode == "none"
+    assert "pretend it is missing" in worker.protections[0]
+    assert any("NO network isolation" in p for p in worker.protections)
+    assert worker.request({"op": "info"}, 5)["env"]["GRADER_SANDBOX"] == "none"
+
+
+# --------------------------------------------------------------------------- normal service
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_echo_round_trips(make, mode):
+    worker = make(mode, script=ECHO)
+    messages = [{"i": i, "text": "héllo ✓ " * (i % 7), "nested": [[i, None, True], {"x": 1.5}]}
+                for i in range(200)]
+    for message in messages:
+        assert worker.request(message, 5.0) == message
+    big = {"blob": "z" * (3 << 20)}  # larger than a pipe buffer in both directions
+    assert worker.request(big, 5.0) == big
+    with pytest.raises(ValueError):
+        worker.request({"nan": float("nan")}, 5.0)  # the caller's mistake, not the worker's
+    assert worker.request({"still": "fine"}, 5.0) == {"still": "fine"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_inside_view(make, mode):
+    worker = make(mode, limits=Limits(memory_mb=1024, file_size_mb=16, processes=24))
+    info = worker.request({"op": "info"}, 5.0)
+    env = info["env"]
+    assert set(env) - {"PWD"} == {
+        "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "GRADER_SUBMISSION",
+        "GRADER_SCRATCH", "GRADER_HIDDEN", "GRADER_SANDBOX", "GRADER_WORKER_ID"}
+    assert env["HOME"] == env["GRADER_SCRATCH"] == info["cwd"]
+    assert env["GRADER_SUBMISSION"] == os.path.join(info["cwd"], "submission")
+    assert env["OPENBLAS_NUM_THREADS"] == "1" and env["PYTHONHASHSEED"] == "0"
+    limits = info["limits"]
+    assert limits["Max address space"] == str(1024 << 20)
+    assert limits["Max file size"] == str(16 << 20)
+    assert limits["Max core file size"] == "0"
+    assert limits["Max cpu time"] == str(sandbox.HARD_CPU_LIMIT_S)
+    assert info["oom_score_adj"] == "1000"
+    assert info["stdin"] == "/dev/null"
+    assert info["fds"] == [0, 1, 2, 3, 4, 5]  # 5: the listing itself; nothing leaked
+    assert info["sid_is_pgid"]
+    if worker.uid is not None:
+        assert info["uid"] == info["euid"] == info["gid"] == worker.uid
+        assert info["groups"] == []
+        assert limits["Max processes"] == "24"
+        assert info["no_new_privs"] == "1"
+    if mode == "bwrap":
+        assert info["cap_eff"] == "0000000000000000"
+        assert info["pid"] == 2 and info["hostname"] == "sandbox"  # pid and uts namespaces
+        assert any("no network" in p for p in worker.protections)
+    else:
+        assert any(p.startswith("NO filesystem isolation") for p in worker.protections)
+        if IS_ROOT and worker.uid is None:
+            assert any("process limit NOT enforced" in p for p in worker.protections)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_imports_inside(make, mode):
+    worker = make(mode)
+    got = worker.request({"op": "numpy"}, 10.0)
+    assert got["prefix"] == sys.prefix  # not the system Python's fallback
+    assert got["sum"] == 45 and got["matmul"] == 50.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_submission_is_a_private_copy(make, mode):
+    worker = make(mode)
+    first = worker.request({"op": "info"}, 5.0)["env"]
+    target = first["GRADER_SUBMISSION"] + "/engine.py"
+    assert worker.request({"op": "read", "path": target}, 5.0)["content"] == "VALUE = 42\n"
+    assert worker.request({"op": "write", "path": target}, 5.0)["error"] is None
+    assert (make.submission / "engine.py").read_text() == "VALUE = 42\n"  # original untouched
+    assert worker.request({"op": "exit_after_reply"}, 5.0) == {"bye": True}
+    assert _eventually(lambda: not worker.running)
+    # died between requests: replaced quietly, with a fresh scratch directory and copy
+    second = worker.request({"op": "info"}, 5.0)["env"]
+    assert second["GRADER_SCRATCH"] != first["GRADER_SCRATCH"]
+    assert not os.path.exists(first["GRADER_SCRATCH"])
+    fresh = second["GRADER_SUBMISSION"] + "/engine.py"
+    assert worker.request({"op": "read", "path": fresh}, 5.0)["content"] == "VALUE = 42\n"
+
+
+def test_file_submission(make):
+    source = make.tmp / "solution.py"
+    source.write_text("ANSWER = 1\n")
+    worker = make("none", submission=source)
+    info = worker.request({"op": "info"}, 5.0)
+    assert info["env"]["GRADER_SUBMISSION"].endswith("/solution.py")
+    assert info["submission"] == "ANSWER = 1\n"
+
+
+def test_quick_requests_never_poll_proc(make, monkeypatch):
+    calls = []
+    real = launch.tree_cpu_seconds
+    monkeypatch.setattr(launch, "tree_cpu_seconds", lambda pid: calls.append(pid) or real(pid))
+    monkeypatch.setattr(launch, "CPU_POLL_GRACE_S", 3.0)  # far beyond any echo, even under load
+    worker = make("none", script=ECHO)
+    worker.start()
+    for i in range(100):
+        assert worker.request({"i": i}, 10.0) == {"i": i}
+    assert calls == []
+    worker = make("none")
+    failure, _ = _fails(worker, {"op": "spin"}, 0.3)
+    assert failure.kind == "timeout" and calls
+
+
+def test_close(make):
+    with make("none") as worker:
+        scratch = worker.request({"op": "info"}, 5.0)["cwd"]
+        assert worker.running and os.path.isdir(scratch)
+    assert not worker.running and not os.path.exists(scratch)
+    worker.close()  # idempotent
+    with pytest.raises(RuntimeError):
+        worker.request({}, 1.0)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="slots (worker uids) exist only for root")
+@needs_bwrap
+def test_a_slot_serves_one_worker_at_a_time(make):
+    first = make("bwrap")
+    with pytest.raises(sandbox.SlotBusy):
+        Worker([sys.executable, "-I", str(CHAOS)], submission=make.submission,
+               readable=[VENV, FIXTURES, FRAMING], hidden=[], sandbox="bwrap",
+               slot=first.uid - sandbox.BASE_UID)
+    first.close()
+    again = Worker([sys.executable, "-I", str(CHAOS), make.token], submission=make.submission,
+                   readable=[VENV, FIXTURES, FRAMING], hidden=[], sandbox="bwrap",
+                   slot=first.uid - sandbox.BASE_UID)
+    make.workers.append(again)
+    assert again.request({"ok": 1}, 5.0) == {"ok": 1}
+
+
+# --------------------------------------------------------------------------- deadlines
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_busy_loop_hits_the_cpu_deadline(make, mode):
+    worker = make(mode)
+    worker.start()
+    failure, elapsed = _fails(worker, {"op": "spin"}, 0.5)
+    assert failure.kind == "timeout"
+    assert failure.detail == "timed out after 0.5 s of CPU time"
+    assert elapsed < 0.5 * SMALL.wall_factor + launch.WALL_GRACE_S
+    make.assert_none_left()
+    _still_serves(worker)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+def test_sleeping_worker_hits_the_wall_backstop(make, mode):
+    worker = make(mode, limits=Limits(memory_mb=1024, wall_factor=1.0))
+    failure, elapsed = _fails(worker, {"op": "sleep"}, 0.2)
+    assert failure.kind == "timeout"
+    assert "wall-clock" in failure.detail and "5.2 s" in failure.detail
+    assert 5.2 <= elapsed < 8.0
+    make.assert_none_left()
+    _still_serves(worker)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_half_a_frame_then_spinning(make, mode):
+    worker = make(mode)
+    failure, _ = _fails(worker, {"op": "raw", "hex": "00000064" + "7b22" * 5, "then": "spin"},
+                        0.4)
+    assert failure.kind == "timeout" and "CPU" in failure.detail
+    make.assert_none_left()
+    _still_serves(worker)
+
+
+@pytest.mark.slow
+def test_half_a_frame_then_sleeping(make):
+    worker = make("none", limits=Limits(memory_mb=1024, wall_factor=1.0))
+    failure, elapsed = _fails(worker, {"op": "raw", "hex": "00000064" + "7b22",
+                                       "then": "sleep"}, 0.2)
+    assert failure.kind == "timeout" and "wall-clock" in failure.detail
+    assert elapsed < 8.0
+    _still_serves(worker)
+
+
+# --------------------------------------------------------------------------- deaths
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_segfault(make, mode):
+    worker = make(mode)
+    failure, _ = _fails(worker, {"op": "segfault"})
+    assert failure.kind == "crashed"
+    assert failure.detail == "crashed (killed by signal 11: segmentation fault)"
+    _still_serves(worker)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_exit_code(make, mode):
+    worker = make(mode)
+    failure, _ = _fails(worker, {"op": "exit", "code": 3})
+    assert (failure.kind, failure.detail) == ("crashed", "crashed (exit code 3)")
+    failure, _ = _fails(worker, {"op": "exit", "code": 0})
+    assert (failure.kind, failure.detail) == ("crashed", "exited (exit code 0) without replying")
+    _still_serves(worker)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_limit(make, mode):
+    worker = make(mode)
+    failure, _ = _fails(worker, {"op": "alloc", "bytes": 4 << 30})
+    assert failure.kind == "crashed"
+    assert failure.detail == "exceeded the memory limit (1024 MB)"
+    assert "MemoryError" in failure.output
+    _still_serves(worker)
+    assert worker.request({"op": "alloc", "bytes": 64 << 20}, 5.0) == {"allocated": 64 << 20}
+
+
+# --------------------------------------------------------------------------- process bombs
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fork_bomb_is_contained_and_killed(make, mode):
+    worker = make(mode)
+    got = worker.request({"op": "fork", "n": 200}, 10.0)
+    if worker.uid is not None:  # the process limit bites
+        assert got["forked"] < SMALL.processes and got["errno"] == errno.EAGAIN
+    else:  # root without a uid of its own: nothing stops the forks, the kill must get them all
+        assert got == {"forked": 200, "errno": None}
+    assert len(_processes_with(make.token)) >= got["forked"]
+    failure, _ = _fails(worker, {"op": "spin"}, 0.3)
+    assert failure.kind == "timeout"
+    make.assert_none_left()
+    _still_serves(worker)  # the uid's process count is back to zero
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("then", ["spin", "exit", "close"])
+def test_setsid_daemon_does_not_survive(make, mode, then):
+    worker = make(mode)
+    assert worker.request({"op": "daemon"}, 5.0) == {"daemon": True}
+    assert len(_processes_with(make.token)) >= 2  # the worker and its detached grandchild
+    if then == "spin":
+        assert _fails(worker, {"op": "spin"}, 0.3)[0].kind == "timeout"
+    elif then == "exit":  # the worker dies first, leaving the daemon behind
+        assert _fails(worker, {"op": "exit"})[0].kind == "crashed"
+    else:
+        worker.close()
+    make.assert_none_left()
+    if then != "close":
+        _still_serves(worker)
+
+
+# --------------------------------------------------------------------------- output and files
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_ten_megabytes_of_output(make, mode):
+    worker = make(mode)
+    assert worker.request({"op": "print", "bytes": 10 << 20}, 10.0) == {"printed": 10 << 20}
+    excerpt = _eventually(lambda: (text := worker.output_excerpt()).endswith("the end \n")
+                          and text)
+    assert excerpt, worker.output_excerpt()[-200:]
+    assert len(excerpt) <= SMALL.output_cap_bytes + 100
+    assert excerpt.startswith("red  bell nul start\n")  # escapes and controls are gone
+    assert "bytes omitted" in excerpt
+    assert all(ch in "\n\t" or ch.isprintable() for ch in excerpt)
+    _still_serves(worker)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_file_size_limit(make, mode):
+    worker = make(mode, limits=Limits(memory_mb=1024, file_size_mb=8))
+    got = worker.request({"op": "write_file", "bytes": 200 << 20}, 10.0)
+    assert got == {"written": 8 << 20, "errno": errno.EFBIG}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_failure_keeps_the_output(make, mode):
+    worker = make(mode)
+    worker.request({"op": "stderr", "text": "\x1b[1mTraceback\x1b[0m: my bug\n"}, 5.0)
+    failure, _ = _fails(worker, {"op": "exit", "code": 1})
+    assert "Traceback: my bug" in failure.output
+    assert worker.output_excerpt() == failure.output  # until the next worker starts
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("raw", "detail"), [
+    ("ffffffff", "exceeds the 67108864 byte cap"),
+    ("00000003" + "7b7b7b", "not valid JSON"),
+    ("00000002" + "7b7d" + "00000002" + "7b7d", "more than one reply"),
+])
+def test_garbage_on_the_reply_channel(make, mode, raw, detail):
+    worker = make(mode)
+    failure, _ = _fails(worker, {"op": "raw", "hex": raw})
+    assert failure.kind == "invalid" and detail in failure.detail
+    make.assert_none_left()
+    _still_serves(worker)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unsolicited_reply(make, mode):
+    worker = make(mode)
+    assert worker.request({"op": "late"}, 5.0) == {"on_time": True}
+    time.sleep(0.5)
+    failure, _ = _fails(worker, {"next": 1})
+    assert failure.kind == "invalid" and "without being asked" in failure.detail
+    _still_serves(worker)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_closed_reply_channel(make, mode):
+    worker = make(mode)
+    failure, elapsed = _fails(worker, {"op": "close_reply"})
+    assert (failure.kind, failure.detail) == ("invalid", "closed its reply channel")
+    assert elapsed < 3.0
+    make.assert_none_left()
+    _still_serves(worker)
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_network(make, mode):
+    worker = make(mode)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        got = worker.request({"op": "connect", "host": "127.0.0.1",
+                              "port": server.getsockname()[1]}, 5.0)
+    if mode == "bwrap":
+        assert not got["connected"], got
+    else:  # observed, and said plainly
+        assert got["connected"]
+        assert "NO network isolation" in worker.protections
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_hidden_paths(make, mode):
+    course = make.tmp / "course"
+    (course / "suites").mkdir(parents=True)
+    (course / "suites" / "hidden_test.py").write_text("SECRET = 1\n")
+    (course / "reference.py").write_text("SOLUTION = 2\n")
+    (course / "public.py").write_text("PUBLIC = 3\n")
+    for path in (make.tmp, course, course / "suites"):
+        path.chmod(0o755)
+    os.symlink(course / "reference.py", make.submission / "leak.py")
+    torch_dir = SITE / "torch"
+    worker = make(mode, readable=[course],
+                  hidden=[course / "suites", course / "reference.py", torch_dir])
+    info = worker.request({"op": "info"}, 5.0)
+    assert info["env"]["GRADER_HIDDEN"].split(os.pathsep) == sorted(
+        str(p) for p in (course / "suites", course / "reference.py", torch_dir))
+    public = worker.request({"op": "read", "path": str(course / "public.py")}, 5.0)
+    assert public["content"] == "PUBLIC = 3\n"
+    secrets = [str(course / "suites" / "hidden_test.py"), str(course / "reference.py"),
+               info["env"]["GRADER_SUBMISSION"] + "/leak.py"]  # a symlink stays a symlink
+    if torch_dir.exists():
+        secrets.append(str(torch_dir / "__init__.py"))
+    for path in secrets:
+        got = worker.request({"op": "read", "path": path}, 5.0)
+        if mode == "bwrap":
+            assert got["content"] is None, path
+        else:  # fallback: visible; only the runner's import blocker stands in the way
+            assert got["content"] is not None, path
+    assert os.path.islink(info["env"]["GRADER_SUBMISSION"] + "/leak.py")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_writes_outside_scratch(make, mode):
+    shelf = make.tmp / "shelf"
+    shelf.mkdir()
+    for path in (make.tmp, shelf):
+        path.chmod(0o755)
+    worker = make(mode, readable=[shelf])
+    inside = worker.request({"op": "write", "path": "notes.txt"}, 5.0)
+    assert inside["error"] is None
+    targets = [shelf / "planted.py", Path("/tmp") / f"{make.token}.txt"]
+    try:
+        for target in targets:
+            got = worker.request({"op": "write", "path": str(target)}, 5.0)
+            if mode == "bwrap":
+                assert got["error"] in ("OSError", "PermissionError"), got
+                assert not target.exists()
+            else:  # fallback: nothing stops it, as the protections say
+                assert got["error"] is None and target.exists()
+    finally:
+        for target in targets:
+            target.unlink(missing_ok=True)
+
+
+@pytest.mark.skipif(not (IS_ROOT and SYSTEM_PYTHON.exists()), reason="needs root and a "
+                    "system Python that an unprivileged uid can run")
+def test_fallback_drops_to_the_slot_uid_when_it_can(make):
+    worker = make("none", python=SYSTEM_PYTHON)  # the fixture needs no numpy
+    assert worker.uid is not None
+    assert any(p.startswith(f"uid {worker.uid}") for p in worker.protections)
+    info = worker.request({"op": "info"}, 5.0)
+    assert info["uid"] == worker.uid and info["no_new_privs"] == "1"
+    got = worker.request({"op": "fork", "n": 200}, 10.0)
+    assert got["forked"] < SMALL.processes and got["errno"] == errno.EAGAIN
+    assert _fails(worker, {"op": "spin"}, 0.3)[0].kind == "timeout"
+    make.assert_none_left()
+    _still_serves(worker)
