@@ -133,6 +133,7 @@ def grade(options: GradeOptions) -> GradeReport:
         protections=payloads[0]["protections"],
         duration_s=time.monotonic() - started,
         notices=notices,
+        checks=sum(payload["checks"] for payload in payloads),
     )
 
 

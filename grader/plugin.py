@@ -189,6 +189,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         "protections": grading.protections,
         "internal_errors": _state["internal_errors"],
         "oracle_disagreements": grading.oracles.disagreements,
+        "checks": grading.checks,
     }
     target = session.config.getoption("--grader-results")
     if target:

@@ -24,6 +24,8 @@ class GradeReport:
     protections: list[str]
     duration_s: float
     notices: list[str] = field(default_factory=list)
+    checks: int = 0
+    """How many probes the student's engine answered (graphs, ops, walks)."""
 
     @property
     def score(self) -> float:

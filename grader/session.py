@@ -28,10 +28,11 @@ from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
 from grader.snippets import DAG_HELPER, IMPORTS, dag_snippet, graph_snippet, op_snippet
 from grader.worker import protocol
-from grader.worker.launch import Limits, Worker, WorkerFailure
+from grader.worker.launch import Limits, SlotBusy, Worker, WorkerFailure
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
+SLOTS_TO_TRY = 64
 
 
 class Aborted(pytest.skip.Exception):
@@ -95,6 +96,7 @@ class GradingSession:
         self.oracles = Oracles(self.reference_dir)
         self._worker: Worker | None = None
         self._next_id = 0
+        self.checks = 0
 
     @property
     def worker(self) -> Worker:
@@ -105,10 +107,17 @@ class GradingSession:
                 hidden.append(Path(torch_oracle.torch.__file__).parent)
             if self.reference_dir is not None:
                 hidden.append(self.reference_dir.resolve())
-            self._worker = Worker(
-                [sys.executable, "-I", "-m", "grader.worker.runner"],
-                submission=self.submission, readable=[Path(sys.prefix), package.parent],
-                hidden=hidden, limits=self.limits, sandbox=self.sandbox, slot=self.slot)
+            for slot in range(self.slot, self.slot + SLOTS_TO_TRY):
+                try:
+                    self._worker = Worker(
+                        [sys.executable, "-I", "-m", "grader.worker.runner"],
+                        submission=self.submission, readable=[Path(sys.prefix), package.parent],
+                        hidden=hidden, limits=self.limits, sandbox=self.sandbox, slot=slot)
+                    break
+                except SlotBusy:  # another grading run holds it: take the next free one
+                    continue
+            else:
+                raise SlotBusy(f"no free worker slot in {self.slot}..{slot}")
         return self._worker
 
     @property
@@ -131,6 +140,7 @@ class GradingSession:
         budget = self.budgets.get(self.current_item, 5.0)
         try:
             (result,) = protocol.results(self.worker.request(message, budget), message)
+            self.checks += 1
         except WorkerFailure as failure:
             self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
         except protocol.InvalidAnswer as exc:
