@@ -109,3 +109,20 @@ def test_a_bad_rubric_names_file_line_and_fix(tmp_path):
                           str(REFERENCE), "--rubric", str(rubric)], capture_output=True, text=True)
     assert run.returncode == 2
     assert f"{rubric}:" in run.stdout and "points" in run.stdout and "README" in run.stdout
+
+
+def test_a_wrong_oracle_never_fails_a_correct_engine(tmp_path):
+    """The second oracle must confirm before any verdict: a buggy 'reference' cannot fail a
+    correct engine, its examples are skipped instead."""
+    broken_reference = planted(tmp_path, {MICRO: [("1.0 - t * t", "1.0 - t")]})
+    items = grade_items(REFERENCE, assignment="micrograd", reference=broken_reference,
+                        only=["micrograd.ops.tanh", "micrograd.graphs"])
+    assert {v["status"] for v in items.values()} == {"passed"}
+
+
+def test_grading_without_the_reference_uses_torch_and_finite_differences(tmp_path):
+    submission = planted(tmp_path, {MICRO: [("1.0 - t * t", "1.0 - t")]})
+    items = grade_items(submission, assignment="micrograd", reference=None,
+                        only=["micrograd.ops"])
+    assert items["micrograd.ops.tanh"]["status"] == "failed"
+    assert all(v["status"] == "passed" for k, v in items.items() if k != "micrograd.ops.tanh")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,10 +14,7 @@ from grader.oracles import Evaluation, OracleUnavailable
 
 name = "pytorch"
 
-try:
-    import torch
-except ImportError:  # torch is an optional extra
-    torch = None
+_torch: Any = None
 
 
 def _transpose(x: Any, axes: tuple[int, ...] | None) -> Any:
@@ -57,13 +56,31 @@ TORCH_OPS: dict[str, Callable[..., Any]] = {
 }
 
 
+def location() -> Path | None:
+    """Where torch is installed (without importing it: that costs a second), or None."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 def available() -> bool:
-    return torch is not None
+    return location() is not None
+
+
+def _import_torch() -> Any:
+    global _torch
+    if _torch is None:
+        try:
+            import torch
+        except ImportError:
+            raise OracleUnavailable("torch is not installed") from None
+        _torch = torch
+    return _torch
 
 
 def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
-    if torch is None:
-        raise OracleUnavailable("torch is not installed")
+    torch = _import_torch()
     leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in graph.leaves]
     values = list(leaves)
     for node in graph.nodes:
