@@ -11,18 +11,32 @@ import os
 import struct
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
-_HEADER = struct.Struct(">I")
+HEADER = struct.Struct(">I")
 
 
 class FrameError(Exception):
     """The peer sent something that is not a well-formed frame."""
 
 
+def encode(message: object) -> bytes:
+    """``message`` as one frame: a 4-byte length prefix, then compact JSON (no NaN)."""
+    body = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
+    if len(body) > MAX_FRAME_BYTES:
+        raise ValueError(f"message of {len(body)} bytes exceeds the {MAX_FRAME_BYTES} byte cap")
+    return HEADER.pack(len(body)) + body
+
+
+def decode_body(body: bytes) -> object:
+    """A frame's JSON body; any malformation becomes ``FrameError``."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise FrameError(f"frame is not valid JSON: {type(exc).__name__}") from None
+
+
 def write_frame(fd: int, message: object) -> None:
     """Serialise ``message`` as JSON and write it with a 4-byte length prefix."""
-    body = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
-    data = _HEADER.pack(len(body)) + body
-    view = memoryview(data)
+    view = memoryview(encode(message))
     while view:
         written = os.write(fd, view)
         view = view[written:]
@@ -34,7 +48,7 @@ def _read_exactly(fd: int, size: int) -> bytes:
     while remaining:
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
-            raise FrameError("channel closed mid-frame" if chunks or size != _HEADER.size
+            raise FrameError("channel closed mid-frame" if chunks or size != HEADER.size
                              else "channel closed")
         chunks.append(chunk)
         remaining -= len(chunk)
@@ -43,11 +57,7 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 def read_frame(fd: int) -> object:
     """Read one frame; any malformation becomes ``FrameError``, never another exception."""
-    (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))
     if size > MAX_FRAME_BYTES:
         raise FrameError(f"frame of {size} bytes exceeds the {MAX_FRAME_BYTES} byte cap")
-    body = _read_exactly(fd, size)
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise FrameError(f"frame is not valid JSON: {type(exc).__name__}") from None
+    return decode_body(_read_exactly(fd, size))

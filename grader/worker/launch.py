@@ -34,7 +34,6 @@ outlives it: the sandbox is tied to the thread that forked it (``PR_SET_PDEATHSI
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import re
@@ -42,7 +41,6 @@ import secrets
 import select
 import shutil
 import signal
-import struct
 import subprocess
 import threading
 import time
@@ -50,6 +48,8 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.worker import framing
+from grader.worker.framing import HEADER as _HEADER
 from grader.worker.framing import MAX_FRAME_BYTES
 from grader.worker.sandbox import (
     DEFAULT_LIMITS,
@@ -72,7 +72,6 @@ CPU_POLL_GRACE_S = 0.05  # how long a reply may take before /proc is consulted a
 CPU_POLL_MAX_S = 0.25  # longest gap between two /proc polls
 DEATH_WAIT_S = 1.0  # after EOF on the reply channel: how long to wait for the exit status
 KILL_WAIT_S = 5.0
-_HEADER = struct.Struct(">I")  # framing's 4-byte big-endian length prefix
 _READ_CHUNK = 1 << 20
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -286,14 +285,6 @@ class _OutputSink:
 # --------------------------------------------------------------------------- frames
 
 
-def _encode(message: object) -> bytes:
-    """Exactly what ``framing.write_frame`` writes; errors are the caller's (not the worker's)."""
-    body = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
-    if len(body) > MAX_FRAME_BYTES:
-        raise ValueError(f"request of {len(body)} bytes exceeds the {MAX_FRAME_BYTES} byte cap")
-    return _HEADER.pack(len(body)) + body
-
-
 _INCOMPLETE = object()
 
 
@@ -311,10 +302,9 @@ def _decode(buf: bytearray) -> object:
     if len(buf) > end:
         raise _Trouble("invalid", "sent more than one reply to one request")
     try:
-        return json.loads(bytes(buf[_HEADER.size:]))
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise _Trouble("invalid", "sent a malformed reply (not valid JSON: "
-                                  f"{type(exc).__name__})") from None
+        return framing.decode_body(bytes(buf[_HEADER.size:]))
+    except framing.FrameError as exc:
+        raise _Trouble("invalid", f"sent a malformed reply ({exc})") from None
 
 
 def _secs(seconds: float) -> str:
@@ -628,7 +618,7 @@ class Worker:
         if isinstance(cpu_budget_s, bool) or not isinstance(cpu_budget_s, (int, float)) \
                 or not math.isfinite(cpu_budget_s) or cpu_budget_s <= 0:
             raise ValueError(f"cpu_budget_s must be a positive number, got {cpu_budget_s!r}")
-        data = _encode(message)
+        data = framing.encode(message)
         with self._lock:
             self._check_open()
             generation = self._current()
