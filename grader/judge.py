@@ -36,7 +36,8 @@ class GradeFailure(Exception):
     details: list[str] = field(default_factory=list)
     snippet: str = ""
     bugs: list[str] = field(default_factory=list)
-    graph: object = None
+    figure: dict | None = None
+    """The counterexample as a picture's data (``grader.figures``), where there is a graph."""
 
     def __str__(self) -> str:
         return "\n".join([self.reason, *self.details, self.snippet])

@@ -167,6 +167,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         outcome.status, outcome.reason = failure.status, failure.reason
         outcome.details, outcome.snippet, outcome.bugs = (failure.details, failure.snippet,
                                                            failure.bugs)
+        outcome.figure = failure.figure
     elif report.failed:
         _state["internal_errors"].append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
         outcome.status, outcome.reason = "error", "internal grader error (not your fault)"

@@ -23,6 +23,8 @@ class TestOutcome:
     details: list[str] = field(default_factory=list)
     snippet: str = ""
     bugs: list[str] = field(default_factory=list)
+    figure: dict[str, Any] | None = None
+    """The counterexample graph's picture data (``grader.figures``), where there is one."""
 
 
 @dataclass
@@ -38,6 +40,7 @@ class ItemResult:
     bugs: list[str]
     feedback: str
     reason: str = ""
+    figure: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +97,7 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
             bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
             feedback=_feedback(item, mine, failed_deps) if mine else "no grading test ran",
             reason=first.reason if first else ("" if mine else "no grading test ran"),
+            figure=first.figure if first else None,
         ))
     return results
 

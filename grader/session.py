@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from grader import bugs
+from grader.figures import dag_figure, graph_figure
 from grader.given import Dag
 from grader.graphs import Graph, names
 from grader.judge import GradeFailure, Tolerance, mismatch
@@ -200,13 +201,14 @@ class GradingSession:
                        if (m := mismatch(f"{v}.grad", got, exp, tol))]
         if (wrong_values or wrong_grads) and not self.oracles.confirmed(graph, None, expected):
             return
+        figure = graph_figure(graph, expected.values, values, expected.grads, grads, tol)
         if wrong_values:
             raise GradeFailure("failed", "wrong forward value", wrong_values[:4], snippet,
-                               graph=graph)
+                               figure=figure)
         if wrong_grads:
             found = bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
             raise GradeFailure("failed", "wrong gradient", wrong_grads[:4], snippet, found,
-                               graph=graph)
+                               figure)
 
     def check_op(self, graph: Graph, out_grad: np.ndarray) -> None:
         """One op alone: its forward value, then its own backward for ``out_grad``."""
@@ -226,12 +228,14 @@ class GradingSession:
                        if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))]
         if (wrong or wrong_grads) and not self.oracles.confirmed(graph, out_grad, expected):
             return
+        figure = graph_figure(graph, expected.values, [*graph.leaves, value],
+                              [*expected.grads, out_grad], [*grads, out_grad], tol)
         if wrong:
-            raise GradeFailure("failed", "wrong forward value", [wrong], snippet, graph=graph)
+            raise GradeFailure("failed", "wrong forward value", [wrong], snippet, figure=figure)
         if wrong_grads:
             found = bugs.diagnose_op(graph, out_grad, grads, tol)
             raise GradeFailure("failed", "wrong gradient in backward", wrong_grads, snippet,
-                               found, graph=graph)
+                               found, figure)
 
     def check_topo(self, dag: Dag) -> None:
         snippet = dag_snippet(dag, "print(build_topo({root}))")
@@ -275,7 +279,7 @@ class GradingSession:
             if wrong:
                 found = bugs.diagnose_backward(dag, grads, number)
                 raise GradeFailure("failed", "wrong gradients after backward()", wrong[:4],
-                                   snippet, found)
+                                   snippet, found, dag_figure(dag, want, grads, tol))
 
     def check_zero_grad(self, dag: Dag) -> None:
         snippet = dag_snippet(dag, "for n in build_topo({root}):\n    n.grad = 1.0\n"
@@ -314,8 +318,9 @@ class GradingSession:
                  if i in live and (m := mismatch(f"n{i}.grad", got, np.full(shape, want[i]), tol))]
         if wrong:
             found = bugs.diagnose_tensor_backward(dag, grads)
+            expected = [np.full(shape, w) for w in want]
             raise GradeFailure("failed", "wrong gradients from Tensor.backward()", wrong[:4],
-                               snippet, found)
+                               snippet, found, dag_figure(dag, expected, grads, tol))
 
 
 def _tensor_dag_snippet(dag: Dag, shape: tuple[int, ...]) -> str:
