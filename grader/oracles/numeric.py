@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from grader.graphs import Graph, evaluate
+from grader.judge import Tolerance
 from grader.oracles import Evaluation
 
 EPS = 1e-6
+TOLERANCE = Tolerance(atol=1e-5, rtol=1e-4)
+"""How far central differences may be from the exact gradient on domain-safe graphs."""
 
 name = "finite differences"
 
