@@ -7,13 +7,13 @@ SUBMISSION ?= exercises
 ASSIGNMENT ?= all
 ARGS ?=
 
-.PHONY: grade test bench stubs lint clean
+.PHONY: grade test bench stubs lint clean release gradescope
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch==2.13.0 resolves to the CPU build on this machine's disk; users may skip it.
-	$(PY) -m pip install -q -e '.[dev]' 'torch==2.13.0'
+	$(PY) -m pip install -q -e '.[dev,cluster]' 'torch==2.13.0'
 	touch $(STAMP)
 
 grade: $(STAMP)
@@ -28,6 +28,12 @@ bench: $(STAMP)
 
 stubs: $(STAMP)
 	$(PY) -m grader.stubs
+
+release: $(STAMP)
+	$(PY) -m grader.release student --out dist/student
+
+gradescope: $(STAMP)
+	$(PY) -m grader.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED))
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from grader.given import Dag
-from grader.graphs import OPS, Graph, evaluate
+from grader.graphs import Graph, evaluate
 from grader.judge import Tolerance
+from grader.worker.probes import numeric_vjp
 
 
 @dataclass(frozen=True)
@@ -59,39 +60,25 @@ def _matches(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray],
                for g, p in zip(got, predicted, strict=True))
 
 
-def _local_partials(graph: Graph, values: list[np.ndarray], index: int) -> list[float]:
-    """d node / d operand for a scalar node, by central differences on the op alone."""
-    node = graph.nodes[index - len(graph.leaves)]
-    op = OPS[node.op]
-    operands = [float(values[a]) for a in node.args]
-    partials = []
-    for k in range(len(operands)):
-        eps = 1e-6
-        up, down = list(operands), list(operands)
-        up[k] += eps
-        down[k] -= eps
-        partials.append(float(op.forward(*up, node.param) - op.forward(*down, node.param))
-                        / (2 * eps))
-    return partials
-
-
-def _scalar_walk(graph: Graph, overwrite: bool) -> list[float]:
+def _walk(graph: Graph, overwrite: bool) -> list[np.ndarray]:
+    """Every node's gradient from a reverse walk over the graph, each op's own backward exact
+    (up to central differences); ``overwrite`` models ``=`` where ``+=`` belongs."""
     values = evaluate(graph)
-    grads = [0.0] * graph.size
-    grads[-1] = 1.0
+    grads = [np.zeros(v.shape) for v in values]
+    grads[-1] = np.ones(values[-1].shape)
     for index in range(graph.size - 1, len(graph.leaves) - 1, -1):
         node = graph.nodes[index - len(graph.leaves)]
-        for arg, partial in zip(node.args, _local_partials(graph, values, index), strict=True):
-            contribution = partial * grads[index]
-            grads[arg] = contribution if overwrite else grads[arg] + contribution
+        parts = numeric_vjp(node.op, node.param, [values[a] for a in node.args], grads[index])
+        for arg, part in zip(node.args, parts, strict=True):
+            grads[arg] = part if overwrite else grads[arg] + part
     return grads
 
 
 def diagnose_graph(graph: Graph, leaf_grads: Sequence[np.ndarray | None],
                    tol: Tolerance) -> list[str]:
-    if graph.kind != "scalar":
-        return []
-    predicted = _scalar_walk(graph, overwrite=True)[: len(graph.leaves)]
+    """A graph built with operators: is it the gradient overwritten on shared nodes (micrograd
+    closures with ``=``, or a babygrad ledger that stores each contribution over the last)?"""
+    predicted = _walk(graph, overwrite=True)[: len(graph.leaves)]
     return [BUGS["overwrite-grad"].describe()] if _matches(leaf_grads, predicted, tol) else []
 
 
@@ -138,6 +125,19 @@ def diagnose_op(graph: Graph, out_grad: np.ndarray, grads: Sequence[np.ndarray |
     if node.op in reduces and grads[0] is not None and grads[0].shape != graph.leaves[0].shape:
         found.add(reduces[node.op])
     return [BUGS[bug].describe() for bug in sorted(found)]
+
+
+def diagnose_op_error(graph: Graph, out_grad: np.ndarray, reason: str,
+                      frames: Sequence[str]) -> list[str]:
+    """One op's backward raised a shape error: name a classic mistake that raises on exactly
+    these shapes (matmul without transposes, summation broadcast without the kept axes)."""
+    if not reason.startswith("ValueError") or not any(" in backward:" in f for f in frames):
+        return []
+    node = graph.nodes[0]
+    g = np.asarray(out_grad, dtype=np.float64)
+    models = _op_models(node.op, node.param, graph.leaves, g)
+    return [BUGS[bug].describe() for bug, predicted in sorted(models.items())
+            if any(p is None for p in predicted)]
 
 
 def diagnose_topo(dag: Dag, order: list[int]) -> list[str]:

@@ -26,6 +26,8 @@ from rich.console import Console
 
 from grader import rubric as rubric_module
 from grader.atomic import write_atomically
+from grader.formats.junit import junit_xml
+from grader.formats.markdown import feedback
 from grader.report import GradeReport, render
 
 PACKAGE = Path(__file__).resolve().parent
@@ -150,6 +152,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--assignment", choices=[*ASSIGNMENTS, "all"], default="all")
     g.add_argument("--seed", type=int, help="secret grading seed (never shown to students)")
     g.add_argument("--json", help="write the result as JSON here")
+    g.add_argument("--junit", help="write JUnit XML here (one test case per rubric item)")
+    g.add_argument("--markdown", help="write the report as Markdown here")
     g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
     g.add_argument("--only", action="append", default=[],
                    help="grade only this item or id prefix (repeatable)")
@@ -158,11 +162,18 @@ def parser() -> argparse.ArgumentParser:
                    help="reference solutions, used as an oracle when present")
     g.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
     g.add_argument("--slot", type=int, default=0, help=argparse.SUPPRESS)
+    from grader import batch  # imports this module: only once it is complete
+
+    batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
     return main
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "batch":
+        from grader import batch
+
+        return batch.main(args)
     console = Console(highlight=False)
     if not Path(args.submission).is_dir():
         console.print(f"[red]usage error:[/red] no submission folder {args.submission}")
@@ -184,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     render(report, titles, console)
     if args.json:
         write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))
+    if args.junit:
+        write_atomically(Path(args.junit), junit_xml(report))
+    if args.markdown:
+        write_atomically(Path(args.markdown), feedback(report, titles))
     if args.fail_under is not None and report.score < args.fail_under / 100 * (
             report.max_score or 1):
         console.print(f"score below --fail-under {args.fail_under}%")

@@ -84,15 +84,25 @@ class Dag:
 
 
 @st.composite
-def dags(draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 2) -> Dag:
-    """Random DAGs whose root reaches every node: reuse, diamonds and fan-out come free."""
+def dags(draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 2,
+         shared: bool = True) -> Dag:
+    """Random DAGs whose root reaches every node: reuse, diamonds and fan-out come free.
+
+    ``shared=False`` draws trees instead: every node is an operand exactly once (a node whose
+    inputs are all taken has fewer operands), so no node ever collects two contributions."""
     leaves = draw(st.integers(1, max_leaves))
     count = draw(st.integers(1, max_nodes))
     nodes = []
     for k in range(count):
         size = leaves + k
-        pairs = tuple((draw(st.integers(0, size - 1)), WEIGHTS[draw(st.integers(0, 4))])
-                      for _ in range(arity))
+        if shared:
+            pairs = tuple((draw(st.integers(0, size - 1)), WEIGHTS[draw(st.integers(0, 4))])
+                          for _ in range(arity))
+        else:
+            free = sorted(set(range(size)) - {i for n in nodes for i, _ in n})
+            pairs = tuple((free.pop(draw(st.integers(0, len(free) - 1))),
+                           WEIGHTS[draw(st.integers(0, 4))])
+                          for _ in range(min(arity, len(free))))
         nodes.append(pairs)
     dag = Dag(leaves, tuple(nodes))
     unused = sorted(set(range(dag.size - 1)) - {i for n in nodes for i, _ in n})

@@ -235,8 +235,13 @@ class GradingSession:
         expected = self.oracles.expected(graph, out_grad)
         assignment = ASSIGNMENT_OF_KIND[graph.kind]
         snippet = op_snippet(graph, out_grad)
-        answer = self.ask(assignment, "op", {"graph": graph.to_json(),
-                                             "out_grad": out_grad.tolist()}, lambda: snippet)
+        try:
+            answer = self.ask(assignment, "op", {"graph": graph.to_json(),
+                                                 "out_grad": out_grad.tolist()}, lambda: snippet)
+        except GradeFailure as failure:  # their code raised: a classic bug may raise just so
+            failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason,
+                                                  failure.details)
+            raise
         var = names(graph)[: len(graph.leaves)]
         (value,) = self._decoded(answer, "values", ["out.data"], [expected.values[-1].shape],
                                  snippet)

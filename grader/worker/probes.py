@@ -8,14 +8,16 @@ judges; it reports what the engine did. Student nodes are tracked by identity (`
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from grader.graphs import (
+    OPS,
     Graph,
     Node,
     build_source,
@@ -96,6 +98,98 @@ def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
                    for n, v in zip(nodes, var, strict=True)],
         "grads": [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, var, strict=True)],
     }
+
+
+# The course's op classes, the graph-language op each computes, and the attribute where the
+# provided ``__init__`` keeps its parameter.
+GRADER_OPS: dict[str, tuple[str, str | None]] = {
+    "Add": ("add", None), "Mul": ("mul", None), "Sub": ("sub", None), "Div": ("div", None),
+    "Pow": ("pow", None), "Negate": ("neg", None), "Log": ("log", None), "Exp": ("exp", None),
+    "Sqrt": ("sqrt", None), "Abs": ("abs", None), "ReLU": ("relu", None),
+    "Sigmoid": ("sigmoid", None), "Tanh": ("tanh", None), "Reshape": ("reshape", "shape"),
+    "Transpose": ("transpose", "axes"), "Summation": ("sum", "axes"),
+    "BroadcastTo": ("broadcast_to", "shape"), "MatMul": ("matmul", None),
+    "AddScalar": ("add_scalar", "scalar"), "MulScalar": ("mul_scalar", "scalar"),
+    "DivScalar": ("div_scalar", "scalar"), "PowerScalar": ("powk", "scalar"),
+}
+
+
+def numeric_vjp(op: str, param: Any, arrays: list[np.ndarray], g: np.ndarray
+                ) -> list[np.ndarray]:
+    """``g`` times the Jacobian of the op, by central differences in float64 (operands hold
+    at most a few dozen numbers and graded graphs keep them away from kinks and poles)."""
+    forward = OPS[op].forward
+    grads = []
+    for k, x in enumerate(arrays):
+        grad = np.zeros(x.shape)
+        for index in np.ndindex(*x.shape):
+            eps = 1e-6 * max(1.0, abs(float(x[index])))
+            up, down = list(arrays), list(arrays)
+            up[k], down[k] = x.copy(), x.copy()
+            up[k][index] += eps
+            down[k][index] -= eps
+            grad[index] = float(np.sum(g * (np.asarray(forward(*up, param))
+                                             - np.asarray(forward(*down, param))))) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def _grader_methods(engine: ModuleType, op: str, attribute: str | None
+                    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    def parameter(function: Any) -> Any:
+        if attribute is None:
+            return None
+        try:
+            return getattr(function, attribute)
+        except AttributeError:
+            raise ProbeError(f"{type(function).__name__} keeps no .{attribute} (the provided "
+                             "__init__ stores it there)") from None
+
+    def forward(self: Any, *arrays: Any) -> np.ndarray:
+        inputs = [np.array(a, dtype=np.float64) for a in arrays]
+        self.__dict__["_grader_inputs"] = inputs
+        return np.asarray(OPS[op].forward(*inputs, parameter(self)), dtype=np.float64)
+
+    def backward(self: Any, out_grad: Any, node: Any) -> Any:
+        g = np.asarray(getattr(out_grad, "data", out_grad), dtype=np.float64)
+        grads = [engine.Tensor(x) for x in
+                 numeric_vjp(op, parameter(self), self.__dict__["_grader_inputs"], g)]
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+    return forward, backward
+
+
+@contextlib.contextmanager
+def grader_ops(engine: ModuleType) -> Iterator[None]:
+    """Every op class of the engine computes with the grader's own forward and backward while
+    inside: whatever the operators and methods route to, each op they reach is correct."""
+    saved = []
+    try:
+        for name, (op, attribute) in GRADER_OPS.items():
+            cls = getattr(engine.ops, name, None)
+            if not isinstance(cls, type):
+                continue
+            for method, replacement in zip(("forward", "backward"),
+                                           _grader_methods(engine, op, attribute), strict=True):
+                saved.append((cls, method, cls.__dict__.get(method, _ABSENT)))
+                setattr(cls, method, replacement)
+        yield
+    finally:
+        for cls, method, original in reversed(saved):
+            if original is _ABSENT:
+                delattr(cls, method)
+            else:
+                setattr(cls, method, original)
+
+
+_ABSENT = object()
+
+
+def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """``probe_graph`` with the grader's ops in place of the student's (``grader_ops``): only
+    the routing of operators and methods to ops, and ``Tensor.backward``, are the engine's."""
+    with grader_ops(engine):
+        return probe_graph(engine, case)
 
 
 def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -248,6 +342,7 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
 PROBES: dict[str, Callable[[ModuleType, dict[str, Any]], dict[str, Any]]] = {
     "load": lambda engine, case: {},
     "graph": probe_graph,
+    "routing": probe_routing,
     "op": probe_op,
     "topo": probe_topo,
     "backward": probe_backward,
