@@ -1,0 +1,198 @@
+"""Finding engines in uploads, safe unpacking of hostile zips, notebooks reduced to definitions."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import notebook, submissions
+from grader.submissions import Refused, Upload, UploadLimits, prepare
+
+SLOT = 200
+ENGINE = "import math\n\nclass Value:\n    pass\n"
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def zipped(path: Path, members: dict[str, str | zipfile.ZipInfo]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return path
+
+
+def nb(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells],
+                       "nbformat": 4, "nbformat_minor": 5, "metadata": {}})
+
+
+def found(files: dict[str, str]) -> tuple[str, str] | None:
+    return submissions.choose_micrograd({k: v.encode() for k, v in files.items()})
+
+
+def test_discover_names_students_and_refuses_duplicates(tmp_path):
+    make(tmp_path, {"alice/engine.py": "", "bob.zip": "", "carol.py": "", "dan.ipynb": "",
+                    "notes.txt": "", ".DS_Store": ""})
+    uploads, ignored = submissions.discover(tmp_path)
+    assert [(u.student, u.kind) for u in uploads] == [
+        ("alice", "folder"), ("bob", "zip"), ("carol", "py"), ("dan", "ipynb")]
+    assert ignored == ["notes.txt"]
+    make(tmp_path, {"alice.py": ""})
+    with pytest.raises(submissions.DuplicateStudent, match="alice"):
+        submissions.discover(tmp_path)
+
+
+def test_precedence_of_micrograd_candidates():
+    everything = {"a/b/c/micrograd/engine.py": ENGINE, "engine.py": ENGINE,
+                  "x/value.py": ENGINE, "nb.ipynb": nb(ENGINE)}
+    assert found(everything) == ("package", "a/b/c/micrograd/engine.py")
+    del everything["a/b/c/micrograd/engine.py"]
+    assert found(everything) == ("file", "engine.py")
+    del everything["engine.py"]
+    assert found(everything) == ("file", "x/value.py")
+    del everything["x/value.py"]
+    assert found(everything) == ("notebook", "nb.ipynb")
+    assert found({"nb.ipynb": nb("x = 1"), "y.py": "class Valued: pass"}) is None
+
+
+def test_shallowest_then_alphabetical_and_junk_folders_ignored():
+    assert found({"b/engine.py": "", "a/engine.py": "", "a/b/engine.py": ""}) == (
+        "file", "a/engine.py")
+    assert found({"__MACOSX/engine.py": "", ".git/engine.py": "", "z/q/engine.py": ""}) == (
+        "file", "z/q/engine.py")
+
+
+def test_babygrad_needs_tensor_and_ops():
+    files = {"hw/babygrad/tensor.py": b"", "hw/babygrad/__init__.py": b"",
+             "deep/er/babygrad/tensor.py": b"", "deep/er/babygrad/ops.py": b""}
+    assert submissions.choose_babygrad(files) == "deep/er/babygrad"
+    files["hw/babygrad/ops.py"] = b""
+    assert submissions.choose_babygrad(files) == "hw/babygrad"
+
+
+def test_prepare_a_nested_folder_into_the_grader_layout(tmp_path):
+    upload = make(tmp_path / "alice", {
+        "hw/x/micrograd/engine.py": ENGINE, "hw/x/micrograd/__init__.py": "",
+        "hw/x/micrograd/nn.py": "", "hw/x/micrograd/data.csv": "1,2",
+        "src/babygrad/tensor.py": "", "src/babygrad/ops.py": "", "src/babygrad/__init__.py": ""})
+    prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out")
+    files = sorted(p.relative_to(prepared.folder).as_posix()
+                   for p in prepared.folder.rglob("*") if p.is_file())
+    assert files == ["babygrad/__init__.py", "babygrad/ops.py", "babygrad/tensor.py",
+                     "micrograd/__init__.py", "micrograd/engine.py", "micrograd/nn.py"]
+    assert prepared.notes == ["micrograd: hw/x/micrograd/engine.py", "babygrad: src/babygrad/"]
+
+
+def test_a_symlinked_engine_in_a_folder_is_skipped(tmp_path):
+    (tmp_path / "mallory").mkdir()
+    (tmp_path / "mallory" / "engine.py").symlink_to("/etc/passwd")
+    prepared = prepare(Upload("mallory", tmp_path / "mallory", "folder"), tmp_path / "out")
+    assert not any(prepared.folder.rglob("*.py"))
+    assert any("not a regular file" in n for n in prepared.notes)
+    assert any("nothing gradable" in n for n in prepared.notes)
+
+
+def test_single_files_are_the_micrograd_engine(tmp_path):
+    (tmp_path / "a.py").write_text("print('no Value here')\n")
+    prepared = prepare(Upload("a", tmp_path / "a.py", "py"), tmp_path / "out")
+    assert (prepared.folder / "micrograd" / "engine.py").read_text() == (
+        "print('no Value here')\n")
+
+
+def test_a_zip_is_read_in_the_sandbox(tmp_path):
+    archive = zipped(tmp_path / "bob.zip", {"w/micrograd/engine.py": ENGINE, "w/big.bin":
+                                            "0" * (30 << 20), "w/babygrad/ops.py": "x = 1"})
+    prepared = prepare(Upload("bob", archive, "zip"), tmp_path / "out", slot=SLOT)
+    assert (prepared.folder / "micrograd" / "engine.py").read_text() == ENGINE
+    assert prepared.notes == ["micrograd: w/micrograd/engine.py"]
+
+
+def _link() -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo("engine.py")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return info
+
+
+@pytest.mark.parametrize("members, why", [
+    ({"../../evil.py": "x"}, "escapes the folder"),
+    ({"/etc/evil.py": "x"}, "absolute path"),
+    ({"a\\..\\..\\evil.py": "x"}, "escapes the folder"),
+    ({_link(): "/etc/passwd"}, "symbolic link"),
+    ({"bomb.py": "0" * (20 << 20)}, "more than the limit"),
+    ({f"f{n}.txt": "" for n in range(60)}, "more than the limit of 50"),
+])
+def test_hostile_archives_are_refused_whole(tmp_path, members, why):
+    archive = tmp_path / "m.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
+        handle.writestr("micrograd/engine.py", ENGINE)
+        for member, text in members.items():
+            handle.writestr(member, text)
+    limits = UploadLimits(max_files=50)
+    prepared = prepare(Upload("m", archive, "zip"), tmp_path / "out", limits=limits, slot=SLOT)
+    assert not any(prepared.folder.rglob("*"))
+    assert len(prepared.notes) == 1 and why in prepared.notes[0], prepared.notes
+
+
+def test_not_a_zip(tmp_path):
+    (tmp_path / "x.zip").write_text("hello")
+    prepared = prepare(Upload("x", tmp_path / "x.zip", "zip"), tmp_path / "out", slot=SLOT)
+    assert "not a valid zip archive" in prepared.notes[0]
+
+
+@pytest.mark.parametrize("reply", [
+    {"files": {"../x.py": base64.b64encode(b"x").decode()}},
+    {"files": {"x.py": "not base64!"}},
+    {"files": {"x.py": 3}},
+    {"files": {}, "extra": 1},
+    ["files"],
+])
+def test_the_unpackers_answer_is_checked(reply):
+    with pytest.raises(Refused):
+        submissions._checked_reply(reply, UploadLimits())
+
+
+def test_content_hash_follows_content_and_kind(tmp_path):
+    folder = make(tmp_path / "s", {"micrograd/engine.py": ENGINE})
+    upload = Upload("s", folder, "folder")
+    first = submissions.content_hash(upload)
+    assert submissions.content_hash(upload) == first
+    (folder / "micrograd" / "engine.py").write_text(ENGINE + "\n")
+    assert submissions.content_hash(upload) != first
+    (tmp_path / "f.py").write_text(ENGINE)
+    assert submissions.content_hash(Upload("f", tmp_path / "f.py", "py")) != \
+        submissions.content_hash(Upload("f", tmp_path / "f.py", "ipynb"))
+
+
+def test_a_notebook_keeps_definitions_only_and_runs_nothing():
+    text = nb("%matplotlib inline\nimport matplotlib_not_installed as plt\nimport math",
+              "from __future__ import annotations\nclass Value:\n    version = 1",
+              "open('/tmp/pwned', 'w')\nwhile True:\n    pass",
+              "def broken(:",
+              "!pip install torch\nEPS = 1e-6\nlabel = f(3)\n@staticmethod\ndef helper():\n"
+              "    return 2",
+              "class Value:\n    version = 2")
+    source, notes = notebook.definitions(text)
+    assert notes == ["code cell 4 skipped: it does not parse (SyntaxError)"]
+    assert "pwned" not in source and "while" not in source and "label" not in source
+    assert source.index("from __future__") < source.index("import math")
+    namespace: dict = {}
+    exec(compile(ast.parse(source), "engine.py", "exec"), namespace)  # our own generated text
+    assert namespace["Value"].version == 2 and namespace["EPS"] == 1e-6
+    assert namespace["helper"].__func__() == 2 and "plt" not in namespace
+
+
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"cells": 3}', "[" * 100000])
+def test_unreadable_notebooks(text):
+    with pytest.raises(notebook.NotebookError):
+        notebook.code_cells(text)

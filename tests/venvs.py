@@ -1,0 +1,25 @@
+"""A throwaway venv in which ``grader`` is imported from a given folder (a release, an unzipped
+Gradescope source), with every other package borrowed from the project's venv: proves that the
+folder's own grader works, without installing anything."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+
+def overlay_venv(where: Path, first: Path) -> Path:
+    """Create the venv at ``where`` with ``first`` ahead of everything; its python."""
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(where)], check=True)
+    python = where / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    ours = sysconfig.get_paths()["purelib"]
+    (Path(purelib) / "overlay.pth").write_text(
+        f"{first}\nimport site; site.addsitedir({ours!r})\n")
+    (where / ".installed").touch()
+    return python
