@@ -12,3 +12,6 @@ fi
 "$PYTHON" -m venv /autograder/venv
 /autograder/venv/bin/python -m pip install --upgrade pip
 /autograder/venv/bin/python -m pip install /autograder/source
+# Only root (the trusted grader) may read the rubric, the reference and the seed: without
+# bubblewrap the student's code still runs as an unprivileged worker uid.
+chmod -R go-rwx /autograder/source
