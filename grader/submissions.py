@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 
 from grader import notebook
 from grader.unpack import Refused, unsafe_path
-from grader.worker.launch import Limits, SlotBusy, Worker, WorkerFailure
+from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
 
 PACKAGE = Path(__file__).resolve().parent
 SUFFIXES = (".py", ".ipynb")
@@ -47,7 +47,6 @@ KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
 IGNORED = frozenset({"__MACOSX", "__pycache__", "site-packages"})
 BABYGRAD_FILES = ("tensor.py", "ops.py")
 UNPACK_LIMITS = Limits(memory_mb=1024, file_size_mb=1, processes=8)
-SLOTS_TO_TRY = 64
 
 
 @dataclass(frozen=True)
@@ -172,18 +171,11 @@ def _read_regular(path: Path) -> bytes:
 def archive_sources(archive: Path, limits: UploadLimits, *, sandbox: str = "auto",
                     slot: int = 0) -> dict[str, bytes]:
     """The ``.py`` and ``.ipynb`` members of a zip, read by the sandboxed ``grader.unpack``."""
-    for free in range(slot, slot + SLOTS_TO_TRY):
-        try:
-            worker = Worker([sys.executable, "-I", "-m", "grader.unpack"], submission=archive,
-                            readable=[Path(sys.prefix), PACKAGE.parent],
-                            hidden=[PACKAGE / "suites", PACKAGE / "oracles",
-                                    PACKAGE.parent / "reference"],
-                            limits=UNPACK_LIMITS, sandbox=sandbox, slot=free)
-            break
-        except SlotBusy:  # a grading run holds it: take the next free one, as sessions do
-            continue
-    else:
-        raise SlotBusy(f"no free worker slot in {slot}..{free} to unpack the archive")
+    worker = worker_in_free_slot(
+        [sys.executable, "-I", "-m", "grader.unpack"], first_slot=slot, submission=archive,
+        readable=[Path(sys.prefix), PACKAGE.parent],
+        hidden=[PACKAGE / "suites", PACKAGE / "oracles", PACKAGE.parent / "reference"],
+        limits=UNPACK_LIMITS, sandbox=sandbox)
     with worker:
         try:
             reply = worker.request({"max_files": limits.max_files, "max_bytes": limits.max_bytes,

@@ -65,6 +65,7 @@ from grader.worker.sandbox import (
 )
 
 __all__ = ["Limits", "SandboxUnavailable", "SlotBusy", "Worker", "WorkerFailure",
+           "worker_in_free_slot",
            "process_tree", "tree_cpu_seconds"]
 
 WALL_GRACE_S = 5.0  # the backstop is budget * wall_factor + this
@@ -689,3 +690,18 @@ class Worker:
             kind = "crashed"
             detail = _death_detail(status, generation.output.last_text(4096), self.limits)
         return WorkerFailure(kind, detail, self._last_excerpt)
+
+
+SLOTS_TO_TRY = 64
+
+
+def worker_in_free_slot(argv: Sequence[str | os.PathLike[str]], *, first_slot: int = 0,
+                        **options: object) -> Worker:
+    """A ``Worker`` on the first slot from ``first_slot`` that no other live Worker holds, so
+    concurrent grading runs (tests, a batch, two terminals) never need to coordinate."""
+    for slot in range(first_slot, first_slot + SLOTS_TO_TRY):
+        try:
+            return Worker(argv, slot=slot, **options)  # type: ignore[arg-type]
+        except SlotBusy:
+            continue
+    raise SlotBusy(f"no free worker slot in {first_slot}..{first_slot + SLOTS_TO_TRY - 1}")
