@@ -132,7 +132,7 @@ class GradingSession:
                 try:
                     self._worker = Worker(
                         [sys.executable, "-I", "-m", "grader.worker.runner"],
-                        submission=self.submission, readable=[Path(sys.prefix), package.parent],
+                        submission=self.submission, readable=[Path(sys.prefix), package],
                         hidden=hidden, limits=self.limits, sandbox=self.sandbox, slot=slot)
                     break
                 except SlotBusy:  # another grading run holds it: take the next free one
