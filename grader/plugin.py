@@ -163,14 +163,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     if abort is not None:
         outcome.passed, outcome.status, outcome.reason = False, abort.status, abort.reason
         report.outcome, report.longrepr = "failed", f"{abort.status}: {abort.reason}"
-    elif failure is not None:
+        failure = abort.failure  # a failing test stopped while shrinking reports its failure
+    elif failure is None and report.failed:
+        _state["internal_errors"].append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
+        outcome.status, outcome.reason = "error", "internal grader error (not your fault)"
+    if failure is not None:
         outcome.status, outcome.reason = failure.status, failure.reason
         outcome.details, outcome.snippet, outcome.bugs = (failure.details, failure.snippet,
                                                            failure.bugs)
         outcome.figure = failure.figure
-    elif report.failed:
-        _state["internal_errors"].append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
-        outcome.status, outcome.reason = "error", "internal grader error (not your fault)"
     _state["outcomes"].append(outcome)
     return report
 

@@ -11,7 +11,9 @@ smaller example. The plugin turns the record into the test's failure.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,9 @@ from grader.worker.launch import Limits, SlotBusy, Worker, WorkerFailure
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
 SLOTS_TO_TRY = 64
+TEST_BUDGET_FACTOR = 6
+"""A grading test may take this many request budgets (wall-clock seconds) in all: slow
+examples cannot make Hypothesis search, and above all shrink, for minutes."""
 ROUTING_NOTE = ("(graded with the grader's own forward and backward in every ops class, so "
                 "only which ops the operators and methods reach counts here)")
 
@@ -48,6 +53,23 @@ class Abort:
 
     status: str
     reason: str
+    failure: GradeFailure | None = None
+    """The verdict to report instead, when the test had already failed (shrinking stopped)."""
+
+
+def _recorded(check: Callable[..., None]) -> Callable[..., None]:
+    """Remember a check's latest verdict on the running test (during shrinking, the smallest
+    example so far), for the test to report if its time runs out."""
+
+    @functools.wraps(check)
+    def recording(self: GradingSession, *args: Any, **kwargs: Any) -> None:
+        try:
+            check(self, *args, **kwargs)
+        except GradeFailure as failure:
+            self.failures[self.current_test] = failure
+            raise
+
+    return recording
 
 
 class Oracles:
@@ -117,6 +139,8 @@ class GradingSession:
         self._worker: Worker | None = None
         self._next_id = 0
         self.checks = 0
+        self.failures: dict[str, GradeFailure] = {}
+        self._test_started: dict[str, float] = {}
 
     @property
     def worker(self) -> Worker:
@@ -159,6 +183,7 @@ class GradingSession:
         self._next_id += 1
         message = protocol.request(self._next_id, assignment, probe, [case])
         budget = self.budgets.get(self.current_item, 5.0)
+        self._check_test_time(budget * TEST_BUDGET_FACTOR)
         try:
             (result,) = protocol.results(self.worker.request(message, budget), message)
             self.checks += 1
@@ -174,9 +199,23 @@ class GradingSession:
         raise GradeFailure("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
 
-    def _abort(self, status: str, reason: str) -> None:
-        self.aborts[self.current_test] = Abort(status, reason)
+    def _abort(self, status: str, reason: str, failure: GradeFailure | None = None) -> None:
+        self.aborts[self.current_test] = Abort(status, reason, failure)
         raise Aborted(reason)
+
+    def _check_test_time(self, limit: float) -> None:
+        """Stop the running test once it has taken ``limit`` seconds: with its latest failure
+        (the search for a smaller example ends there), else as a timeout."""
+        started = self._test_started.setdefault(self.current_test, time.monotonic())
+        if time.monotonic() - started <= limit:
+            return
+        failure = self.failures.get(self.current_test)
+        if failure is not None:
+            failure.details = [*failure.details, f"(examples were slow: the search for a "
+                                                 f"smaller one stopped after {limit:g} s)"]
+            self._abort(failure.status, failure.reason, failure)
+        self._abort("timeout", f"its examples took more than {limit:g} s in all (each request "
+                               "was within its own time limit)")
 
     def arrays(self, answer: dict[str, Any], key: str, labels: list[str],
                shapes: list[tuple[int, ...]]) -> list[np.ndarray | None]:
@@ -196,6 +235,7 @@ class GradingSession:
 
     # -- checks ---------------------------------------------------------------------------
 
+    @_recorded
     def check_graph(self, graph: Graph, grader_ops: bool = False) -> None:
         """The whole engine on a graph: build with operators, ``backward()``, compare all.
 
@@ -230,6 +270,7 @@ class GradingSession:
             raise GradeFailure("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
                                found, figure)
 
+    @_recorded
     def check_op(self, graph: Graph, out_grad: np.ndarray) -> None:
         """One op alone: its forward value, then its own backward for ``out_grad``."""
         expected = self.oracles.expected(graph, out_grad)
@@ -262,6 +303,7 @@ class GradingSession:
             raise GradeFailure("failed", "wrong gradient in backward", wrong_grads, snippet,
                                found, figure)
 
+    @_recorded
     def check_topo(self, dag: Dag) -> None:
         snippet = dag_snippet(dag, "print(build_topo({root}))")
         answer = self.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet)
@@ -275,6 +317,7 @@ class GradingSession:
             raise GradeFailure("failed", "build_topo returned an invalid order",
                                [f"order (as node numbers): {order}", *problems], snippet, found)
 
+    @_recorded
     def check_backward(self, dag: Dag, passes: int = 1) -> None:
         """``backward()`` over grader closures (and a correct ``build_topo``)."""
         calls = "\n".join(["{root}.backward()"] * passes)
@@ -306,6 +349,7 @@ class GradingSession:
                 raise GradeFailure("failed", "wrong gradients after backward()", wrong[:4],
                                    snippet, found, dag_figure(dag, want, grads, tol))
 
+    @_recorded
     def check_zero_grad(self, dag: Dag) -> None:
         snippet = dag_snippet(dag, "for n in build_topo({root}):\n    n.grad = 1.0\n"
                                    "zero_grad({root})\nprint([n.grad for n in build_topo({root})])")
@@ -318,6 +362,7 @@ class GradingSession:
         if left:
             raise GradeFailure("failed", "zero_grad left gradients behind", left[:4], snippet)
 
+    @_recorded
     def check_deep(self, length: int) -> None:
         snippet = "\n".join([IMPORTS["scalar"], DAG_HELPER, "x = Value(1.0)", "node = x",
                              f"for _ in range({length}):",
@@ -329,6 +374,7 @@ class GradingSession:
         if wrong:
             raise GradeFailure("failed", "wrong gradient through a long chain", [wrong], snippet)
 
+    @_recorded
     def check_tensor_backward(self, dag: Dag, shape: tuple[int, ...]) -> None:
         """``Tensor.backward`` over grader-made weighted-sum ops: the walk and the ledger."""
         snippet = _tensor_dag_snippet(dag, shape)
