@@ -87,7 +87,7 @@ def _error(error: Any) -> dict[str, Any]:
         raise InvalidAnswer("malformed error report")
     return {
         "status": error["status"],
-        "message": sanitize(error.get("message", "")),
+        "message": " ".join(sanitize(error.get("message", "")).split()),  # one line
         "frames": [sanitize(f, 200) for f in frames[:5]],
     }
 
