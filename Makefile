@@ -7,7 +7,7 @@ SUBMISSION ?= exercises
 ASSIGNMENT ?= all
 ARGS ?=
 
-.PHONY: grade test bench stubs lint clean release gradescope
+.PHONY: grade watch test bench stubs lint clean release gradescope
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 
 grade: $(STAMP)
 	$(PY) -m grader grade --submission $(SUBMISSION) --assignment $(ASSIGNMENT) $(foreach item,$(ONLY),--only $(item)) $(ARGS)
+
+# Re-grade the changed assignment on every save; prints what newly passes or fails.
+watch: $(STAMP)
+	$(PY) -m grader watch --submission $(SUBMISSION) --assignment $(ASSIGNMENT) $(foreach item,$(ONLY),--only $(item))
 
 test: $(STAMP)
 	$(PY) -m ruff check .

@@ -28,6 +28,7 @@ from grader import rubric as rubric_module
 from grader.atomic import write_atomically
 from grader.formats.junit import junit_xml
 from grader.formats.markdown import feedback
+from grader.html_report import write_html_report
 from grader.report import GradeReport, render
 
 PACKAGE = Path(__file__).resolve().parent
@@ -154,6 +155,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--json", help="write the result as JSON here")
     g.add_argument("--junit", help="write JUnit XML here (one test case per rubric item)")
     g.add_argument("--markdown", help="write the report as Markdown here")
+    g.add_argument("--html", help="write a self-contained HTML report (with pictures) here")
     g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
     g.add_argument("--only", action="append", default=[],
                    help="grade only this item or id prefix (repeatable)")
@@ -165,6 +167,9 @@ def parser() -> argparse.ArgumentParser:
     from grader import batch  # imports this module: only once it is complete
 
     batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
+    from grader import watch  # imports this module: only once it is complete
+
+    watch.add_arguments(commands.add_parser("watch", help="re-grade on every save"))
     return main
 
 
@@ -174,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         from grader import batch
 
         return batch.main(args)
+    if args.command == "watch":
+        from grader import watch
+
+        return watch.main(args)
     console = Console(highlight=False)
     if not Path(args.submission).is_dir():
         console.print(f"[red]usage error:[/red] no submission folder {args.submission}")
@@ -199,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         write_atomically(Path(args.junit), junit_xml(report))
     if args.markdown:
         write_atomically(Path(args.markdown), feedback(report, titles))
+    if args.html:
+        write_html_report(report, titles, Path(args.html))
     if args.fail_under is not None and report.score < args.fail_under / 100 * (
             report.max_score or 1):
         console.print(f"score below --fail-under {args.fail_under}%")

@@ -1,0 +1,151 @@
+"""The HTML report: self-contained, complete, and really rendered by a browser.
+
+The browser test opens the page in headless Chromium and reads the screenshot's pixels: the
+status badges and the wrong node's fill have colours used nowhere else, so finding them drawn,
+in the right number and order, proves the table and the graph were laid out and painted, not
+only written into the source. ``GRADER_SCREENSHOT=docs/report.png`` keeps the screenshot (the
+README's picture).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import pictures, rubric
+from grader.cli import DEFAULT_RUBRIC, GradeOptions, grade
+from grader.html_report import STATUS_COLOUR, render_html, write_html_report
+from grader.report import GradeReport
+from tests.grading import REPO, planted
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium")
+WINDOW = (1200, 1600)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> tuple[GradeReport, dict[str, str]]:
+    """micrograd with two classic bugs: ``1 - t`` for tanh's derivative, and ``=`` for ``+=``
+    in ``__add__`` (so ``a + a`` loses a contribution). Three failures, ten passes."""
+    submission = planted(tmp_path_factory.mktemp("bugs"), {"micrograd/engine.py": [
+        ("1.0 - t * t", "1.0 - t"), ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+        ("other.grad += out.grad", "other.grad = out.grad")]})
+    report = grade(GradeOptions(submission=submission, assignment="micrograd"))
+    return report, rubric.load(DEFAULT_RUBRIC).titles
+
+
+def _article(page: str, item_id: str) -> str:
+    start = page.index(f'<article class="failure" id="item-{item_id.replace(".", "-")}"')
+    return page[start:page.index("</article>", start)]
+
+
+def test_the_page_is_self_contained(graded):
+    page = render_html(*graded)
+    for outside in ("<script", "<link", "<img", "<iframe", "src=", "@import", "url("):
+        assert outside not in page
+    addresses = set(re.findall(r"https?://[^\"'\s<>]*", page))
+    assert addresses <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+
+
+def test_the_table_lists_every_item_with_points_and_status(graded):
+    report, titles = graded
+    page = render_html(report, titles)
+    assert titles["micrograd"] in page
+    for item in report.items:
+        row = page[page.index(f"<td>{item['id']}") if item["status"] == "passed" else
+                   page.index(f'>{item["id"]}</a></td>'):]
+        row = row[:row.index("</tr>")]
+        assert f"{item['score']:g}/{item['max_score']:g}" in row
+        assert f'class="status {item["status"]}"' in row
+
+
+def test_each_failure_has_its_picture_snippet_expected_got_bug_and_hint(graded):
+    page = render_html(*graded)
+    tanh = _article(page, "micrograd.ops.tanh")
+    assert tanh.count("<svg") == 1 and pictures.WRONG_FILL in tanh
+    assert "<pre><code>from micrograd.engine import Value\na = Value(1.0)\nout = a.tanh()" in tanh
+    assert "expected 0.419974, got 0.238406" in tanh
+    assert '<p class="bug">Recognised bug: tanh-derivative' in tanh
+    assert '<p class="hint">Hint: t = tanh(x)' in tanh
+    assert tanh.index("<svg") < tanh.index("<pre><code>")  # the picture before the snippet
+    graphs = _article(page, "micrograd.graphs")
+    assert '<p class="depends">Fix micrograd.accumulate, micrograd.ops.tanh first' in graphs
+    assert 'href="#item-micrograd-ops-tanh"' in page
+    accumulate = _article(page, "micrograd.accumulate")
+    assert accumulate.count("<title>a&#45;&gt;b</title>") == 2  # a + a: two edges into b
+    assert "b = a + a" in accumulate
+
+
+def test_without_graphviz_the_page_shows_the_text_drawing(graded, monkeypatch):
+    monkeypatch.setattr(pictures, "dot_program", lambda: None)
+    tanh = _article(render_html(*graded), "micrograd.ops.tanh")
+    assert "<svg" not in tanh
+    assert '<pre class="drawing">' in tanh
+    assert '<span class="wrong">✗ a  leaf   ✗ WRONG</span>' in tanh
+
+
+def _bands(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of consecutive screenshot rows holding at least one pixel of the mask."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    if rows.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(rows) > 1)
+    starts = np.concatenate([[rows[0]], rows[breaks + 1]])
+    ends = np.concatenate([rows[breaks], [rows[-1]]])
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def _pixels(image: np.ndarray, colour: str) -> np.ndarray:
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return np.all(image == rgb, axis=2)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_a_browser_renders_the_table_and_the_graph(graded, tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+    report, titles = graded
+    page, shot = tmp_path / "report.html", tmp_path / "report.png"
+    write_html_report(report, titles, page)
+    subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+         f"--window-size={WINDOW[0]},{WINDOW[1]}", page.as_uri()],
+        check=True, capture_output=True, timeout=120)
+    with Image.open(shot) as png:
+        assert png.size == WINDOW
+        image = np.asarray(png.convert("RGB"))
+    if target := os.environ.get("GRADER_SCREENSHOT"):
+        shutil.copyfile(shot, Path(target))
+    passed = sum(i["status"] == "passed" for i in report.items)
+    badges = _bands(_pixels(image, STATUS_COLOUR["passed"]))
+    assert len(badges) == passed, badges  # one painted badge per passing row
+    graph = _pixels(image, pictures.WRONG_FILL)
+    assert graph.sum() > 2000, "no wrong node was painted"
+    (first_graph, _), *_ = _bands(graph)
+    assert first_graph > badges[-1][1], "the graph should come after the table"
+    ys, xs = np.nonzero(graph[first_graph:first_graph + 200])
+    box = image[first_graph + ys.min():first_graph + ys.max(), xs.min():xs.max()]
+    assert (box != 255).any(axis=2).mean() > 0.9, "the wrong node is a filled box"
+
+
+def test_grade_with_only_and_html_writes_a_page_of_just_those_items(tmp_path):
+    submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]})
+    page = tmp_path / "out" / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--submission", str(submission),
+         "--only", "micrograd.ops", "--only", "micrograd.topo", "--html", str(page)],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = re.findall(r'<tr><td>(?:<a href="[^"]*">)?([\w.]+)', page.read_text())
+    ops = ["add", "mul", "pow", "tanh", "exp", "relu"]
+    assert sorted(rows) == sorted(["micrograd.topo", *(f"micrograd.ops.{op}" for op in ops)])
+    assert page.read_text().count('<article class="failure"') == 1

@@ -1,0 +1,113 @@
+"""Watch mode: the diff it prints, which assignment a save re-grades, and a real save."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader.watch import changed_assignments, diff, totals
+from tests.grading import REPO, planted
+
+BUGGY_TANH = "1.0 - t"
+
+
+def _item(ident: str, status: str, score: float, reason: str = "") -> dict:
+    return {"id": ident, "assignment": ident.split(".")[0], "status": status, "score": score,
+            "max_score": 6, "extra_credit": False, "reason": reason}
+
+
+def test_diff_names_only_what_changed():
+    before = {i["id"]: i for i in [
+        _item("micrograd.ops.tanh", "failed", 0, "wrong gradient"),
+        _item("micrograd.ops.add", "passed", 6),
+        _item("micrograd.ops.mul", "failed", 0, "wrong gradient"),
+        _item("micrograd.ops.exp", "failed", 0, "wrong forward value")]}
+    after = {i["id"]: i for i in [
+        _item("micrograd.ops.tanh", "passed", 6),
+        _item("micrograd.ops.add", "error", 0, "NameError"),
+        _item("micrograd.ops.mul", "failed", 0, "wrong gradient"),
+        _item("micrograd.ops.exp", "partial", 3, "wrong gradient")]}
+    assert diff(before, after) == [
+        "[green]+ micrograd.ops.tanh now passes[/green] 6/6",
+        "[red]- micrograd.ops.add now error: NameError[/red] 0/6",
+        "[yellow]~ micrograd.ops.exp failed -> partial: wrong gradient[/yellow] 3/6",
+    ]
+    assert diff(after, after) == []
+    assert totals(after, ["micrograd"]) == "micrograd 9/24"
+
+
+def test_a_save_re_grades_only_the_assignment_whose_folder_changed(tmp_path):
+    both = ["micrograd", "babygrad"]
+    assert changed_assignments([str(tmp_path / "micrograd" / "engine.py")], tmp_path,
+                               both) == ["micrograd"]
+    assert changed_assignments([str(tmp_path / "babygrad" / "ops.py"),
+                                str(tmp_path / "micrograd" / "engine.py")], tmp_path,
+                               both) == both
+    assert changed_assignments([str(tmp_path / "babygrad" / "ops.py")], tmp_path,
+                               ["micrograd"]) == []
+    assert changed_assignments([str(tmp_path / "setup.py"), "/elsewhere/x.py"], tmp_path,
+                               both) == []
+
+
+class Output:
+    """A child's stdout read as it comes, to wait for a line without sleeping blindly."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc, self.text = proc, ""
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(proc.stdout, selectors.EVENT_READ)
+
+    def wait_for(self, expected: str, seconds: float) -> str:
+        deadline = time.monotonic() + seconds
+        while expected not in self.text:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {expected!r} within {seconds} s; output:\n{self.text}"
+            if self.selector.select(left):
+                chunk = os.read(self.proc.stdout.fileno(), 65536).decode()
+                assert chunk, f"watch exited before {expected!r}; output:\n{self.text}"
+                self.text += chunk
+        return self.text
+
+
+@pytest.mark.slow
+def test_saving_a_fix_prints_that_the_item_now_passes(tmp_path):
+    submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", BUGGY_TANH)]})
+    engine = submission / "micrograd" / "engine.py"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "watch", "--submission", str(submission),
+         "--only", "micrograd.ops.tanh"], cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"})
+    try:
+        output = Output(proc)
+        first = output.wait_for("(Ctrl-C to stop)", 120)
+        assert "micrograd 0/6" in first and "micrograd.ops.tanh failed" in first
+        engine.write_text(engine.read_text().replace(BUGGY_TANH, "1.0 - t * t"))
+        after = output.wait_for("micrograd 6/6", 120)[len(first):]
+        assert "engine.py saved: re-grading micrograd" in after
+        assert "+ micrograd.ops.tanh now passes 6/6" in after
+        (submission / "micrograd" / "notes.txt").write_text("not Python: ignored")
+        engine.write_text(engine.read_text() + "# a comment changes nothing\n")
+        again = output.wait_for("no item changed", 120)
+        assert again.count("re-grading") == 2  # the .txt file was not a reason to re-grade
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    assert code == 0
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("target", ["grade", "watch"])
+def test_make_passes_each_only_item_through(target):
+    done = subprocess.run(["make", "-n", target, "SUBMISSION=sub", "ONLY=micrograd.ops.tanh "
+                           "micrograd.topo"], cwd=REPO, capture_output=True, text=True,
+                          check=True)
+    command = done.stdout.strip().splitlines()[-1]
+    assert f"-m grader {target} --submission sub" in command
+    assert command.endswith("--only micrograd.ops.tanh --only micrograd.topo")
