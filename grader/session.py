@@ -31,11 +31,10 @@ from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
 from grader.snippets import DAG_HELPER, IMPORTS, dag_snippet, graph_snippet, op_snippet
 from grader.worker import protocol
-from grader.worker.launch import Limits, SlotBusy, Worker, WorkerFailure
+from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
-SLOTS_TO_TRY = 64
 TEST_BUDGET_FACTOR = 6
 """A grading test may take this many request budgets (wall-clock seconds) in all: slow
 examples cannot make Hypothesis search, and above all shrink, for minutes."""
@@ -152,17 +151,10 @@ class GradingSession:
                 hidden.append(torch_dir)
             if self.reference_dir is not None:
                 hidden.append(self.reference_dir.resolve())
-            for slot in range(self.slot, self.slot + SLOTS_TO_TRY):
-                try:
-                    self._worker = Worker(
-                        [sys.executable, "-I", "-m", "grader.worker.runner"],
-                        submission=self.submission, readable=[Path(sys.prefix), package],
-                        hidden=hidden, limits=self.limits, sandbox=self.sandbox, slot=slot)
-                    break
-                except SlotBusy:  # another grading run holds it: take the next free one
-                    continue
-            else:
-                raise SlotBusy(f"no free worker slot in {self.slot}..{slot}")
+            self._worker = worker_in_free_slot(
+                [sys.executable, "-I", "-m", "grader.worker.runner"], first_slot=self.slot,
+                submission=self.submission, readable=[Path(sys.prefix), package],
+                hidden=hidden, limits=self.limits, sandbox=self.sandbox)
         return self._worker
 
     @property
