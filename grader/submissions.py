@@ -46,7 +46,8 @@ SUFFIXES = (".py", ".ipynb")
 KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
 IGNORED = frozenset({"__MACOSX", "__pycache__", "site-packages"})
 BABYGRAD_FILES = ("tensor.py", "ops.py")
-UNPACK_LIMITS = Limits(memory_mb=1024, file_size_mb=1, processes=8)
+UNPACK_LIMITS = Limits(memory_mb=1024, file_size_mb=1, processes=8,
+                       reply_bytes=32 * 1024 * 1024)  # base64 of up to 16 MB of sources
 
 
 @dataclass(frozen=True)

@@ -355,10 +355,7 @@ LYING = {  # the value exp's forward reports; None as the verdict: passes
 }
 
 
-@pytest.mark.parametrize("name", [
-    *LYING,
-    pytest.param("a numeric string", marks=pytest.mark.xfail(strict=True, reason=(
-        "probes.data_of converts with float(), which parses strings (reported; not our file)")))])
+@pytest.mark.parametrize("name", [*LYING, "a numeric string"])
 def test_values_that_are_not_numbers(tmp_path, name):
     plants, verdict = LYING.get(name, (exp_data("repr(out.data)"), NOT_A_NUMBER))
     report = grade_report(planted(tmp_path, plants), ["micrograd.ops.exp", "micrograd.ops.add"])

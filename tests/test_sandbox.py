@@ -483,7 +483,7 @@ def test_failure_keeps_the_output(make, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("raw", "detail"), [
-    ("ffffffff", "exceeds the 67108864 byte cap"),
+    ("ffffffff", f"exceeds the {sandbox.Limits().reply_bytes} byte cap"),
     ("00000003" + "7b7b7b", "not valid JSON"),
     ("00000002" + "7b7d" + "00000002" + "7b7d", "more than one reply"),
 ])

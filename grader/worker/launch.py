@@ -50,7 +50,6 @@ from pathlib import Path
 
 from grader.worker import framing
 from grader.worker.framing import HEADER as _HEADER
-from grader.worker.framing import MAX_FRAME_BYTES
 from grader.worker.sandbox import (
     DEFAULT_LIMITS,
     HARD_CPU_LIMIT_S,
@@ -289,14 +288,16 @@ class _OutputSink:
 _INCOMPLETE = object()
 
 
-def _decode(buf: bytearray) -> object:
-    """The reply in ``buf``, ``_INCOMPLETE``, or ``_Trouble("invalid")`` (as ``read_frame``)."""
+def _decode(buf: bytearray, cap: int) -> object:
+    """The reply in ``buf``, ``_INCOMPLETE``, or ``_Trouble("invalid")`` (as ``read_frame``).
+
+    ``cap`` bounds what the trusted parent parses: JSON costs it ~15x the bytes in memory."""
     if len(buf) < _HEADER.size:
         return _INCOMPLETE
     (size,) = _HEADER.unpack_from(buf)
-    if size > MAX_FRAME_BYTES:
+    if size > cap:
         raise _Trouble("invalid", f"sent a malformed reply (a frame of {size} bytes exceeds "
-                                  f"the {MAX_FRAME_BYTES} byte cap)")
+                                  f"the {cap} byte cap)")
     end = _HEADER.size + size
     if len(buf) < end:
         return _INCOMPLETE
@@ -349,6 +350,7 @@ class _Generation:
         os.set_blocking(req_w, False)
         os.set_blocking(rep_r, False)
         self.output = _OutputSink(out_r, confinement.limits.output_cap_bytes)
+        self.reply_cap = confinement.limits.reply_bytes
         self.finished = False
 
     # ---- talking
@@ -414,7 +416,7 @@ class _Generation:
                 if not chunk:
                     raise _Trouble("died", "closed its reply channel")
                 buf += chunk
-                reply = _decode(buf)
+                reply = _decode(buf, self.reply_cap)
                 if reply is not _INCOMPLETE:
                     if pending:
                         raise _Trouble("invalid", "replied before reading the whole request")

@@ -35,22 +35,20 @@ class ProbeError(Exception):
 
 
 def encode(value: Any, what: str) -> Encoded:
-    """An engine value as ``{"shape", "data"}`` with non-finite numbers spelled as strings."""
+    """An engine value as ``{"shape", "data"}`` with non-finite numbers spelled as strings.
+
+    Only numbers count: Python ints and floats (honest subclasses included), numpy numbers and
+    numeric arrays, each converted to float64. A string that looks like a number, None, or an
+    object that merely converts or compares like one is not a number.
+    """
     try:
-        array = np.array(value, dtype=np.float64)
-    except Exception as exc:  # noqa: BLE001 - any failure to convert is the engine's
-        raise ProbeError(f"{what} is not a number: {type(value).__name__}") from exc
-    flat = [x if math.isfinite(x) else repr(x) for x in array.ravel().tolist()]
+        array = None if isinstance(value, str | bytes) else np.asarray(value)
+    except Exception:  # noqa: BLE001 - any failure to convert is the engine's
+        array = None
+    if array is None or array.dtype.kind not in "biuf":
+        raise ProbeError(f"{what} is not a number: {type(value).__name__}")
+    flat = [x if math.isfinite(x) else repr(x) for x in array.astype(np.float64).ravel().tolist()]
     return {"shape": list(array.shape), "data": flat}
-
-
-def data_of(node: Any, kind: str, what: str) -> Encoded:
-    if kind == "scalar":
-        try:
-            return encode(float(node.data), what)
-        except (TypeError, ValueError) as exc:
-            raise ProbeError(f"{what} is not a number: {type(node.data).__name__}") from exc
-    return encode(node.data, what)
 
 
 def grad_of(node: Any, kind: str, what: str) -> Encoded | None:
@@ -59,11 +57,7 @@ def grad_of(node: Any, kind: str, what: str) -> Encoded | None:
         if grad is None:
             return None
         grad = getattr(grad, "data", grad)
-        return encode(grad, what)
-    try:
-        return encode(float(grad), what)
-    except (TypeError, ValueError) as exc:
-        raise ProbeError(f"{what} is not a number: {type(grad).__name__}") from exc
+    return encode(grad, what)
 
 
 def graph_from_json(message: dict[str, Any]) -> Graph:
@@ -94,7 +88,7 @@ def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     nodes = _build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
     nodes[-1].backward()
     return {
-        "values": [data_of(n, graph.kind, f"the value of {v}")
+        "values": [encode(n.data, f"the value of {v}")
                    for n, v in zip(nodes, var, strict=True)],
         "grads": [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, var, strict=True)],
     }
@@ -205,7 +199,7 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
         leaves = [engine.Value(float(v)) for v in graph.leaves]
         out = eval(expression(graph, len(leaves), "micrograd", var),  # noqa: S307
                    {f"{v}": leaf for v, leaf in zip(var, leaves, strict=False)})
-        value = data_of(out, "scalar", "the result")
+        value = encode(out.data, "the result")
         out.grad = float(out_grad)
         out._backward()
         return {"values": [value], "grads": [grad_of(x, "scalar", f"{v}.grad")
@@ -215,7 +209,7 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     node = graph.nodes[0]
     op = eval(function_source(node), namespace)  # noqa: S307
     out = op(*leaves)
-    value = data_of(out, "tensor", "the result")
+    value = encode(out.data, "the result")
     grads = op.backward(engine.Tensor(out_grad), out)
     if not isinstance(grads, tuple | list):
         grads = (grads,)

@@ -49,6 +49,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from grader.worker.framing import MAX_FRAME_BYTES
+
 MODES = ("auto", "bwrap", "none")
 BASE_UID = 64000
 MAX_SLOTS = 1000
@@ -80,6 +82,7 @@ class Limits:
     file_size_mb: int = 64  # RLIMIT_FSIZE
     processes: int = 32  # RLIMIT_NPROC (only effective for a uid of the worker's own)
     output_cap_bytes: int = 64 * 1024  # how much of stdout+stderr the parent keeps
+    reply_bytes: int = 4 * 1024 * 1024  # largest reply the trusted parent will parse
     wall_factor: float = 3.0  # wall-clock backstop = cpu_budget * wall_factor + 5 s
 
     def __post_init__(self) -> None:
@@ -91,6 +94,8 @@ class Limits:
             raise ValueError("processes must be at least 4 (bwrap and the worker need some)")
         if self.output_cap_bytes < 1024:
             raise ValueError("output_cap_bytes must be at least 1024")
+        if not 1024 <= self.reply_bytes <= MAX_FRAME_BYTES:
+            raise ValueError(f"reply_bytes must be between 1024 and {MAX_FRAME_BYTES}")
         if not self.wall_factor >= 1.0:
             raise ValueError("wall_factor must be at least 1.0")
 
