@@ -35,6 +35,9 @@ from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_s
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
+IMPORT_BUDGET_FACTOR = 2
+"""Importing a submission may take this many request budgets of CPU time (some engines run a
+training loop at module level)."""
 TEST_BUDGET_FACTOR = 6
 """A grading test may take this many request budgets (wall-clock seconds) in all: slow
 examples cannot make Hypothesis search, and above all shrink, for minutes."""
@@ -139,6 +142,8 @@ class GradingSession:
         self._next_id = 0
         self.checks = 0
         self.failures: dict[str, GradeFailure] = {}
+        self.import_failures: dict[str, tuple[str, str]] = {}
+        self._imported: set[str] = set()
         self._test_started: dict[str, float] = {}
 
     @property
@@ -172,17 +177,11 @@ class GradingSession:
         """One probe on the student's engine: the validated ok-result. A Python exception from
         the student's code is a ``GradeFailure``; a hang, a crash or a missing function is
         recorded and raises ``Aborted``."""
-        self._next_id += 1
-        message = protocol.request(self._next_id, assignment, probe, [case])
         budget = self.budgets.get(self.current_item, 5.0)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
-        try:
-            (result,) = protocol.results(self.worker.request(message, budget), message)
-            self.checks += 1
-        except WorkerFailure as failure:
-            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
-        except protocol.InvalidAnswer as exc:
-            self._abort("error", f"invalid answer: {exc}")
+        self._import(assignment, budget * IMPORT_BUDGET_FACTOR)
+        result = self._request(assignment, probe, case, budget)
+        self.checks += 1
         if "ok" in result:
             return result["ok"]
         error = result["error"]
@@ -190,6 +189,48 @@ class GradingSession:
             self._abort("missing", error["message"])
         raise GradeFailure("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
+
+    def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float
+                 ) -> dict[str, Any]:
+        """One validated result; a dead, hung or garbling worker aborts the running test."""
+        self._next_id += 1
+        message = protocol.request(self._next_id, assignment, probe, [case])
+        try:
+            (result,) = protocol.results(self.worker.request(message, budget), message)
+        except WorkerFailure as failure:
+            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
+        except protocol.InvalidAnswer as exc:
+            self._abort("error", f"invalid answer: {exc}")
+        return result
+
+    def _import(self, assignment: str, budget: float) -> None:
+        """Import the submission in a (fresh) worker before probing it, with its own budget.
+
+        A submission that cannot be imported (syntax error, exception, hang or crash at import)
+        fails every item of the assignment at once with that reason: no shrinking and no
+        timeout per item. A slow import (a training loop at module level) is not charged to
+        the first probe."""
+        if assignment in self.import_failures:
+            self._abort(*self.import_failures[assignment])
+        if not self.worker.running:
+            self._imported.clear()
+        if assignment in self._imported:
+            return
+        try:
+            result = self._request(assignment, "load", {}, budget)
+        except Aborted:
+            abort = self.aborts[self.current_test]
+            self.import_failures[assignment] = (abort.status, f"while importing: {abort.reason}")
+            self.aborts[self.current_test] = Abort(*self.import_failures[assignment])
+            raise
+        if "error" in result:
+            error = result["error"]
+            where = f" (at {error['frames'][-1]})" if error["frames"] else ""
+            self.import_failures[assignment] = (
+                "missing" if error["status"] == "missing" else "error",
+                f"{error['message']}{where}")
+            self._abort(*self.import_failures[assignment])
+        self._imported.add(assignment)
 
     def _abort(self, status: str, reason: str, failure: GradeFailure | None = None) -> None:
         self.aborts[self.current_test] = Abort(status, reason, failure)
