@@ -7,8 +7,9 @@ Each upload in SUBMISSIONS (see ``grader.submissions``) is prepared and graded e
 nothing finished and a rerun grades only what is new or changed (``--force``: everything).
 Then it writes ``grades.csv``, ``feedback/<student>.md`` and ``summary.html``.
 
-A lane is a pair of worker uid slots (``slot + 2k``, ``slot + 2k + 1``), claimed with a lock
-file, so concurrent batches and the threads of a Dask worker never share a uid.
+Every worker takes the first free uid slot from ``--slot`` (see
+``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
+threads of a Dask worker never share a uid.
 
 With ``--scheduler`` the uploads, the rubric and the reference must be visible at the same
 paths on every Dask worker (a shared filesystem), and the workers must run the same grader
@@ -18,8 +19,6 @@ version (checked: a result from another version is a failure).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import os
 import shutil
 import tempfile
@@ -63,7 +62,6 @@ from grader.submissions import (
 )
 
 DEFAULT_SLOT = 100  # clear of the interactive ``grade`` (slots 0 and 1)
-MAX_LANES = 400
 EXIT_INTERRUPTED = 130
 
 
@@ -105,36 +103,15 @@ class BatchResult:
     failed: int = 0
 
 
-@contextlib.contextmanager
-def lane(base: int) -> Iterator[int]:
-    """Claim the first free lane at or above ``base``; yields its first slot."""
-    folder = Path(tempfile.gettempdir()) / f"grader-lanes-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    for k in range(MAX_LANES):
-        fd = os.open(folder / f"lane-{base + 2 * k}.lock",
-                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        try:
-            yield base + 2 * k
-        finally:
-            os.close(fd)
-        return
-    raise RuntimeError(f"all {MAX_LANES} grading lanes from slot {base} are busy")
-
-
 def grade_upload(job: Job) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
     o = job.options
-    with lane(o.slot) as slot, tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
         prepared = prepare(job.upload, Path(tmp) / "submission", limits=o.limits,
-                           sandbox=o.sandbox, slot=slot)
+                           sandbox=o.sandbox, slot=o.slot)
         report = grade(GradeOptions(
             submission=prepared.folder, assignment=o.assignment, seed=o.seed, only=o.only,
-            rubric=o.rubric, reference=o.reference, sandbox=o.sandbox, slot=slot))
+            rubric=o.rubric, reference=o.reference, sandbox=o.sandbox, slot=o.slot))
     return {"version": __version__, "notes": prepared.notes, "report": asdict(report)}
 
 

@@ -29,6 +29,7 @@ ONLY = ("micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.tanh", "microgr
         "micrograd.ops.relu")
 POINTS = 6
 SLOT = 40
+SECRET_SEED = 918273645  # distinctive: a short seed would match any duration or count
 ENGINE = (REFERENCE / "micrograd" / "engine.py").read_text()
 ALL = frozenset(ONLY)
 
@@ -146,7 +147,8 @@ def graded_class(tmp_path_factory):
     uploads = root / "uploads"
     uploads.mkdir()
     build_class(uploads)
-    options = BatchOptions(uploads, root / "out", jobs=2, only=ONLY, slot=SLOT, seed=1234)
+    options = BatchOptions(uploads, root / "out", jobs=2, only=ONLY, slot=SLOT,
+                           seed=SECRET_SEED)
     outcome = batch.run(options, Console(quiet=True))
     return options, outcome
 
@@ -186,7 +188,8 @@ def test_statuses_and_feedback_files(graded_class):
     assert "pwned" not in (feedback / "h04_escape.md").read_text()
     summary = (options.out / "summary.html").read_text()
     assert "data:image/png;base64," in summary and "tanh-derivative" in summary
-    assert "1234" not in "".join(p.read_text() for p in (options.out / "ledger").glob("*"))
+    ledger = "".join(p.read_text() for p in (options.out / "ledger").glob("*"))
+    assert str(SECRET_SEED) not in ledger
 
 
 def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
@@ -231,7 +234,7 @@ def test_a_killed_batch_resumes_to_the_same_result(graded_class, tmp_path):
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, uploads / name)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "grader", "batch", str(uploads), "--out", str(out), "-j",
-               "1", "--seed", "1234", "--slot", str(SLOT), *(f"--only={i}" for i in ONLY)]
+               "1", "--seed", str(SECRET_SEED), "--slot", str(SLOT), *(f"--only={i}" for i in ONLY)]
     proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
@@ -241,7 +244,7 @@ def test_a_killed_batch_resumes_to_the_same_result(graded_class, tmp_path):
     proc.wait()
     done = len(list((out / "ledger").glob("*.json")))
     assert 2 <= done < len(subset) and not (out / "grades.csv").exists()
-    resumed = batch.run(BatchOptions(uploads, out, jobs=2, only=ONLY, slot=SLOT, seed=1234),
+    resumed = batch.run(BatchOptions(uploads, out, jobs=2, only=ONLY, slot=SLOT, seed=SECRET_SEED),
                         Console(quiet=True))
     assert (resumed.graded, resumed.reused) == (len(subset) - done, done)
     full = rows(options.out)
@@ -263,7 +266,7 @@ def test_dask_gives_the_local_result(graded_class, tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
         outcome = batch.run(BatchOptions(
-            uploads, tmp_path / "out", only=ONLY, slot=SLOT, seed=1234,
+            uploads, tmp_path / "out", only=ONLY, slot=SLOT, seed=SECRET_SEED,
             scheduler=cluster.scheduler_address), Console(quiet=True))
     assert (outcome.graded, outcome.failed) == (len(subset), 0)
     full = rows(options.out)
