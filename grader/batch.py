@@ -5,7 +5,7 @@ Each upload in SUBMISSIONS (see ``grader.submissions``) is prepared and graded e
 ``-j`` lanes at once or on a Dask cluster (``--scheduler``). Results go into a ledger
 (``DIR/ledger``, see ``grader.ledger``) the moment each is known, so an interrupted batch loses
 nothing finished and a rerun grades only what is new or changed (``--force``: everything).
-Then it writes ``grades.csv``, ``feedback/<student>.md`` and ``summary.html``.
+Then it writes ``grades.csv``, ``feedback/<student>.md`` and ``.html``, and ``summary.html``.
 
 Every worker takes the first free uid slot from ``--slot`` (see
 ``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
@@ -50,6 +50,7 @@ from grader.formats import StudentResult
 from grader.formats.gradebook import gradebook_csv
 from grader.formats.markdown import feedback
 from grader.formats.summary import summary_html
+from grader.html_report import write_html_report
 from grader.ledger import Key, Ledger
 from grader.report import GradeReport
 from grader.submissions import (
@@ -225,12 +226,15 @@ def _from_ledger(ledger: Ledger, key: Key, student: str) -> StudentResult | None
 
 def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module.Rubric
                   ) -> None:
-    """``grades.csv``, one ``feedback/<student>.md`` per graded student, ``summary.html``."""
+    """``grades.csv``, ``feedback/<student>.md`` and ``.html`` per graded student (the same
+    content as the terminal report), ``summary.html`` linking to them."""
     write_atomically(out / "grades.csv", gradebook_csv(results, rubric.items))
     for result in results:
         if result.report is not None:
             write_atomically(out / "feedback" / f"{result.student}.md",
                              feedback(result.report, rubric.titles, result.notes))
+            write_html_report(result.report, rubric.titles,
+                              out / "feedback" / f"{result.student}.html")
     write_atomically(out / "summary.html", summary_html(results, rubric.items))
 
 

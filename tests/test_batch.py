@@ -182,12 +182,14 @@ def test_statuses_and_feedback_files(graded_class):
     options, _ = graded_class
     feedback = options.out / "feedback"
     assert len(list(feedback.glob("*.md"))) == 31
+    assert len(list(feedback.glob("*.html"))) == 31
     assert "| micrograd.ops.tanh | 0/6 | timeout |" in (feedback / "h01_hang.md").read_text()
     assert "| micrograd.ops.exp | 0/6 | error |" in (feedback / "h02_exit_in_exp.md").read_text()
     assert "tanh-derivative" in (feedback / "b01_tanh.md").read_text()
     assert "pwned" not in (feedback / "h04_escape.md").read_text()
     summary = (options.out / "summary.html").read_text()
     assert "data:image/png;base64," in summary and "tanh-derivative" in summary
+    assert "href='feedback/b01_tanh.html'" in summary
     ledger = "".join(p.read_text() for p in (options.out / "ledger").glob("*"))
     assert str(SECRET_SEED) not in ledger
 

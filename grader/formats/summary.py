@@ -11,6 +11,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from html import escape
+from urllib.parse import quote
 
 from grader.formats import StudentResult
 from grader.formats.histogram import histogram_png
@@ -42,6 +43,19 @@ def _item_rows(results: Sequence[StudentResult], items: Sequence[Item]) -> list[
         rows.append(f"<tr><td>{escape(item.id)}</td><td>{escape(item.title)}</td>"
                     f"<td class=n>{item.points:g}</td><td class=n>{mean:.2f}</td>"
                     f"<td class=n>{_percent(100 * passed)}</td></tr>")
+    return rows
+
+
+def _student_rows(results: Sequence[StudentResult]) -> list[str]:
+    """One row per graded student, linking to the pages batch grading writes beside this one."""
+    rows = []
+    for result in results:
+        if result.report is None:
+            continue
+        page = quote(f"feedback/{result.student}")
+        rows.append(f"<tr><td><a href='{page}.html'>{escape(result.student)}</a></td>"
+                    f"<td class=n>{result.report.score:g}/{result.report.max_score:g}</td>"
+                    f"<td><a href='{page}.md'>Markdown</a></td></tr>")
     return rows
 
 
@@ -80,6 +94,8 @@ def summary_html(results: Sequence[StudentResult], items: Sequence[Item]) -> str
         "<th>passed</th></tr>", *_item_rows(results, items), "</table>",
         "<h2>Most common named bugs</h2><table><tr><th>bug</th><th>times</th><th>items</th>"
         "</tr>", *_bug_rows(results), "</table>",
+        "<h2>Students</h2><table><tr><th>student</th><th>score</th><th>feedback</th></tr>",
+        *_student_rows(results), "</table>",
     ]
     if failed:
         parts += ["<h2>Not graded (grader failures)</h2><ul>",
