@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, seed, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 
 from grader import rubric as rubric_module
 from grader.atomic import write_atomically
@@ -24,6 +24,9 @@ from grader.scoring import TestOutcome, score_items
 from grader.session import GradingSession
 
 _state: dict[str, Any] = {}
+PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
+"""No example database to reuse, and no "explain" phase: its extra runs of a failing example
+about double the time to grade a failing item, for notes the feedback does not show."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,7 +81,7 @@ def graded(item_id: str, weight: float = 1.0) -> Any:
         run_seed = (_state.get("seed", 0) + zlib.crc32(test.__name__.encode())) % (1 << 32)
         if getattr(test, "is_hypothesis_test", False):
             test = settings(max_examples=examples, derandomize=False, database=None,
-                            deadline=None, print_blob=False,
+                            deadline=None, print_blob=False, phases=PHASES,
                             suppress_health_check=list(HealthCheck))(test)
             test = seed(run_seed)(test)
         return pytest.mark.rubric(item_id, weight=weight)(test)
