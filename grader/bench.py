@@ -1,4 +1,5 @@
-"""``make bench``: how long a full grade takes, and how many checks per second it makes.
+"""``make bench``: how long a full grade takes, how many checks per second it makes, and how
+many submissions per minute a batch grades.
 
 Targets (2-core machine): a full grade of one correct submission, both assignments, Python and
 torch start-up included, under 10 s wall; the aim is 5 s. Reported as min/median of runs.
@@ -12,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from grader.batch import throughput
 from grader.cli import DEFAULT_REFERENCE, GradeOptions, grade
 
 TARGET_S = 10.0
@@ -46,12 +48,23 @@ def bench_grade(submission: Path, repeats: int) -> None:
     print(f"{verdict} the {TARGET_S:.0f} s target")
 
 
+def bench_batch(copies: int) -> None:
+    """Batch throughput: distinct copies of the reference, on one lane and on two."""
+    for jobs in (1, 2):
+        print(f"batch of {copies} submissions, -j {jobs}: "
+              f"{throughput(copies, jobs):.1f} submissions per minute")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--submission", type=Path, default=DEFAULT_REFERENCE)
+    parser.add_argument("--batch", type=int, default=8, help="submissions in the batch runs "
+                                                             "(0: skip them)")
     args = parser.parse_args()
     bench_grade(args.submission, args.repeats)
+    if args.batch:
+        bench_batch(args.batch)
 
 
 if __name__ == "__main__":
