@@ -44,6 +44,7 @@ from grader.cli import (
     EXIT_USAGE,
     GradeOptions,
     UsageFailure,
+    add_grading_options,
     grade,
 )
 from grader.formats import StudentResult
@@ -261,17 +262,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "feedback/ and summary.html")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="submissions graded at once (default: the cores)")
-    parser.add_argument("--assignment", choices=[*ASSIGNMENTS, "all"], default="all")
-    parser.add_argument("--seed", type=int, help="secret grading seed (never stored in clear)")
-    parser.add_argument("--only", action="append", default=[],
-                        help="grade only this item or id prefix (repeatable)")
-    parser.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
-    parser.add_argument("--reference", default=str(DEFAULT_REFERENCE),
-                        help="reference solutions, used as an oracle when present")
-    parser.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
+    add_grading_options(parser, slot=DEFAULT_SLOT)
     parser.add_argument("--force", action="store_true", help="regrade what the ledger has")
     parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
-    parser.add_argument("--slot", type=int, default=DEFAULT_SLOT, help=argparse.SUPPRESS)
 
 
 def main(args: argparse.Namespace) -> int:

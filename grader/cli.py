@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,25 +146,51 @@ def _selected(item_id: str, only: list[str]) -> bool:
                            for o in only)
 
 
+def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
+    """The options that decide a grade, the same for grade, batch and watch."""
+    parser.add_argument("--assignment", choices=[*ASSIGNMENTS, "all"], default="all")
+    parser.add_argument("--seed", type=int, help="secret grading seed (never shown to students)")
+    parser.add_argument("--only", action="append", default=[],
+                        help="grade only this item or id prefix (repeatable)")
+    parser.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
+    parser.add_argument("--reference", default=str(DEFAULT_REFERENCE),
+                        help="reference solutions, used as an oracle when present")
+    parser.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
+    parser.add_argument("--slot", type=int, default=slot, help=argparse.SUPPRESS)
+
+
+def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
+    return GradeOptions(
+        submission=submission, assignment=args.assignment, seed=args.seed,
+        only=tuple(args.only), rubric=Path(args.rubric),
+        reference=Path(args.reference) if args.reference else None, sandbox=args.sandbox,
+        slot=args.slot)
+
+
+def exit_code(console: Console, action: Callable[[], int]) -> int:
+    """Run ``action``; a configuration problem exits 2 and a grader failure 3, each said in one
+    line rather than a traceback."""
+    try:
+        return action()
+    except (UsageFailure, rubric_module.RubricError) as exc:
+        console.print(f"[red]configuration error:[/red] {exc}")
+        return EXIT_USAGE
+    except GraderFailure as exc:
+        console.print(f"[red]grader failure (not your fault):[/red] {exc}")
+        return EXIT_GRADER
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n")[0])
     commands = main.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission")
     g.add_argument("--submission", required=True, help="folder with micrograd/ and/or babygrad/")
-    g.add_argument("--assignment", choices=[*ASSIGNMENTS, "all"], default="all")
-    g.add_argument("--seed", type=int, help="secret grading seed (never shown to students)")
+    add_grading_options(g)
     g.add_argument("--json", help="write the result as JSON here")
     g.add_argument("--junit", help="write JUnit XML here (one test case per rubric item)")
     g.add_argument("--markdown", help="write the report as Markdown here")
     g.add_argument("--html", help="write a self-contained HTML report (with pictures) here")
     g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
-    g.add_argument("--only", action="append", default=[],
-                   help="grade only this item or id prefix (repeatable)")
-    g.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
-    g.add_argument("--reference", default=str(DEFAULT_REFERENCE),
-                   help="reference solutions, used as an oracle when present")
-    g.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
-    g.add_argument("--slot", type=int, default=0, help=argparse.SUPPRESS)
     from grader import batch  # imports this module: only once it is complete
 
     batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
@@ -187,20 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.submission).is_dir():
         console.print(f"[red]usage error:[/red] no submission folder {args.submission}")
         return EXIT_USAGE
-    options = GradeOptions(
-        submission=Path(args.submission), assignment=args.assignment, seed=args.seed,
-        only=tuple(args.only), rubric=Path(args.rubric),
-        reference=Path(args.reference) if args.reference else None, sandbox=args.sandbox,
-        slot=args.slot)
-    try:
-        report = grade(options)
-        titles = rubric_module.load(options.rubric).titles
-    except (UsageFailure, rubric_module.RubricError) as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
-        return EXIT_USAGE
-    except GraderFailure as exc:
-        console.print(f"[red]grader failure (not your fault):[/red] {exc}")
-        return EXIT_GRADER
+    options = grade_options(args, Path(args.submission))
+    return exit_code(console, lambda: _grade_and_report(options, args, console))
+
+
+def _grade_and_report(options: GradeOptions, args: argparse.Namespace, console: Console) -> int:
+    report = grade(options)
+    titles = rubric_module.load(options.rubric).titles
     render(report, titles, console)
     if args.json:
         write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))

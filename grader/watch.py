@@ -18,16 +18,16 @@ import watchfiles
 from rich.console import Console
 from rich.markup import escape
 
-from grader import rubric as rubric_module
 from grader.cli import (
     ASSIGNMENTS,
-    EXIT_GRADER,
     EXIT_OK,
     EXIT_USAGE,
     GradeOptions,
     GraderFailure,
-    UsageFailure,
+    add_grading_options,
+    exit_code,
     grade,
+    grade_options,
 )
 
 TICK_MS = 500
@@ -126,26 +126,17 @@ def run(options: GradeOptions, console: Console) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--submission", required=True, help="folder with micrograd/ and/or "
                         "babygrad/")
-    parser.add_argument("--assignment", choices=[*ASSIGNMENTS, "all"], default="all")
-    parser.add_argument("--only", action="append", default=[],
-                        help="grade only this item or id prefix (repeatable)")
+    add_grading_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
-    options = GradeOptions(submission=Path(args.submission), assignment=args.assignment,
-                           only=tuple(args.only))
+    options = grade_options(args, Path(args.submission))
     if not options.submission.is_dir():
         console.print(f"[red]usage error:[/red] no submission folder {args.submission}")
         return EXIT_USAGE
     try:
-        run(options, console)
-    except (UsageFailure, rubric_module.RubricError) as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
-        return EXIT_USAGE
-    except GraderFailure as exc:
-        console.print(f"[red]grader failure (not your fault):[/red] {exc}")
-        return EXIT_GRADER
+        return exit_code(console, lambda: run(options, console) or EXIT_OK)
     except KeyboardInterrupt:
         console.print("stopped")
-    return EXIT_OK
+        return EXIT_OK
