@@ -31,6 +31,7 @@ from grader.formats.junit import junit_xml
 from grader.formats.markdown import feedback
 from grader.html_report import write_html_report
 from grader.report import GradeReport, render
+from grader.worker.launch import Limits
 
 PACKAGE = Path(__file__).resolve().parent
 SUITES = PACKAGE / "suites"
@@ -60,6 +61,8 @@ class GradeOptions:
     reference: Path | None = DEFAULT_REFERENCE
     sandbox: str = "auto"
     slot: int = 0
+    memory_mb: int = Limits().memory_mb
+    """The worker's address-space limit (Gradescope's container has 768 MB in all)."""
 
 
 def pytest_command(assignment: str, options: GradeOptions, results: Path,
@@ -74,6 +77,7 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path,
         "--grader-rubric", str(Path(options.rubric).resolve()),
         "--grader-assignment", assignment, "--grader-results", str(results),
         "--grader-sandbox", options.sandbox, "--grader-slot", str(slot),
+        "--grader-memory-mb", str(options.memory_mb),
     ]
     if options.seed is not None:
         command += ["--grader-seed", str(options.seed)]

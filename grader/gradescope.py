@@ -31,6 +31,9 @@ from grader.report import GradeReport
 from grader.submissions import Upload, prepare
 
 DEFAULT_DEADLINE_S = 480.0
+GRADESCOPE_MEMORY_MB = 512
+"""Each worker's address-space limit: two workers and two grading processes share the default
+768 MB container, and numpy with one OpenBLAS thread runs in 512 MB."""
 
 
 def _grade_within(options: GradeOptions, deadline_s: float
@@ -72,6 +75,7 @@ def main() -> int:
                            Path(tmp) / "submission")
         report, failure, finished = _grade_within(
             GradeOptions(submission=prepared.folder, seed=config.get("seed"),
+                         memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
                          rubric=source / "rubric.yaml", reference=source / "reference"),
             float(config.get("deadline_s", DEFAULT_DEADLINE_S)))
         document = results(rubric.items, report, time.monotonic() - started, prepared.notes,

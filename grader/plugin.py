@@ -22,6 +22,7 @@ from grader.atomic import write_atomically
 from grader.judge import GradeFailure
 from grader.scoring import TestOutcome, score_items
 from grader.session import GradingSession
+from grader.worker.launch import Limits
 
 _state: dict[str, Any] = {}
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
@@ -40,6 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grader-reference", help="reference solutions folder (optional)")
     group.addoption("--grader-sandbox", default="auto", choices=["auto", "bwrap", "none"])
     group.addoption("--grader-slot", type=int, default=0, help="worker uid slot")
+    group.addoption("--grader-memory-mb", type=int, default=Limits().memory_mb,
+                    help="the worker's address-space limit")
     group.addoption("--grader-only", action="append", default=[],
                     help="grade only items with this id or id prefix (repeatable)")
 
@@ -62,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         reference_dir=Path(reference) if reference else None,
         sandbox=config.getoption("--grader-sandbox"),
         slot=config.getoption("--grader-slot"),
+        limits=Limits(memory_mb=config.getoption("--grader-memory-mb")),
         budgets={item.id: item.timeout for item in rubric.items},
     )
     _state.update(rubric=rubric, session=session, outcomes=[], internal_errors=[],
