@@ -39,8 +39,10 @@ IMPORT_BUDGET_FACTOR = 2
 """Importing a submission may take this many request budgets of CPU time (some engines run a
 training loop at module level)."""
 TEST_BUDGET_FACTOR = 6
-"""A grading test may take this many request budgets (wall-clock seconds) in all: slow
-examples cannot make Hypothesis search, and above all shrink, for minutes."""
+"""A grading test may use this many request budgets of CPU time in all: slow examples cannot
+make Hypothesis search, and above all shrink, for minutes."""
+TEST_WALL_FACTOR = 4
+"""...and this many times that of wall-clock time, a backstop for a starved machine."""
 ROUTING_NOTE = ("(graded with the grader's own forward and backward in every ops class, so "
                 "only which ops the operators and methods reach counts here)")
 
@@ -144,7 +146,7 @@ class GradingSession:
         self.failures: dict[str, GradeFailure] = {}
         self.import_failures: dict[str, tuple[str, str]] = {}
         self._imported: set[str] = set()
-        self._test_started: dict[str, float] = {}
+        self._test_started: dict[str, tuple[float, float, float]] = {}
 
     @property
     def worker(self) -> Worker:
@@ -237,10 +239,19 @@ class GradingSession:
         raise Aborted(reason)
 
     def _check_test_time(self, limit: float) -> None:
-        """Stop the running test once it has taken ``limit`` seconds: with its latest failure
-        (the search for a smaller example ends there), else as a timeout."""
-        started = self._test_started.setdefault(self.current_test, time.monotonic())
-        if time.monotonic() - started <= limit:
+        """Stop the running test once it has used ``limit`` seconds of CPU time (the grader's
+        and the worker's), or ``TEST_WALL_FACTOR`` times that of wall time: with its latest
+        failure (the search for a smaller example ends there), else as a timeout. CPU time is
+        read only once the wall clock passes the limit, and machine load does not move it."""
+        now = time.monotonic()
+        if self.current_test not in self._test_started:
+            self._test_started[self.current_test] = (now, time.process_time(),
+                                                     self.worker.cpu_seconds())
+        wall, cpu, worker_cpu = self._test_started[self.current_test]
+        if now - wall <= limit:
+            return
+        used = time.process_time() - cpu + max(0.0, self.worker.cpu_seconds() - worker_cpu)
+        if used <= limit and now - wall <= limit * TEST_WALL_FACTOR:
             return
         failure = self.failures.get(self.current_test)
         if failure is not None:

@@ -604,6 +604,12 @@ class Worker:
         generation = self._resources.generation
         return generation is not None and generation.proc.poll() is None
 
+    def cpu_seconds(self) -> float:
+        """CPU time the running worker's process tree has used (0.0 when none runs): what a
+        budget spanning many requests should count, since it does not depend on machine load."""
+        generation = self._resources.generation
+        return tree_cpu_seconds(generation.proc.pid) if self.running and generation else 0.0
+
     def __repr__(self) -> str:
         return (f"Worker({self._argv!r}, mode={self.mode!r}, uid={self.uid}, "
                 f"running={self.running}, closed={self._closed})")
