@@ -20,10 +20,6 @@ STATUS_COLOUR = {"passed": "#2e7d32", "partial": "#b26a00", "failed": "#c62828",
                  "error": "#c62828", "timeout": "#8e24aa", "missing": "#757575"}
 """Badge colours; the test finds the rendered table by the ``passed`` one."""
 
-# Feedback lines (grader.scoring) by their leading words; any other line is a detail.
-LINE_CLASSES = (("Recognised bug:", "bug"), ("Hint:", "hint"), ("Fix ", "depends"),
-                ("Smallest example", "caption"))
-
 STYLE = f"""
 body {{ font: 15px/1.45 "DejaVu Sans", Helvetica, Arial, sans-serif; color: #1d2530;
        margin: 24px auto; max-width: 1100px; padding: 0 20px; background: #ffffff; }}
@@ -88,26 +84,23 @@ def _table(items: list[dict[str, Any]], title: str) -> str:
             f'<th>status</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
-def _feedback(text: str, picture: str) -> str:
-    """The feedback text as HTML: code fences become blocks, known lines get their style, and
-    the picture goes after expected vs. got, before the snippet."""
-    parts: list[str] = []
-    code: list[str] | None = None
-    for line in text.splitlines():
-        if code is not None:
-            if line.startswith("```"):
-                parts.append("<pre><code>" + escape("\n".join(code)) + "</code></pre>")
-                code = None
-            else:
-                code.append(line)
-        elif line.startswith("```"):
-            code = []
-        else:
-            kind = next((c for prefix, c in LINE_CLASSES if line.startswith(prefix)), "detail")
-            if kind == "caption" and picture:
-                parts.append(picture)
-                picture = ""
-            parts.append(f'<p class="{kind}">{escape(line)}</p>')
+def _feedback(item: dict[str, Any], picture: str) -> str:
+    """The item's verdicts as HTML, from their fields: the picture goes after the first
+    expected vs. got, before its snippet."""
+    parts = [f'<p class="depends">Fix {escape(", ".join(item["fix_first"]))} first: this item '
+             "uses it.</p>"] if item["fix_first"] else []
+    for failure in item["failures"]:
+        parts.append(f'<p class="detail">{escape(failure["test"])}: '
+                     f'{escape(failure["reason"])}</p>')
+        parts += [f'<p class="detail">{escape(line)}</p>' for line in failure["details"]]
+        parts.append(picture)
+        picture = ""
+        if failure["snippet"]:
+            parts.append('<p class="caption">Smallest example (runnable):</p>'
+                         f'<pre><code>{escape(failure["snippet"])}</code></pre>')
+        parts += [f'<p class="bug">Recognised bug: {escape(bug)}</p>' for bug in failure["bugs"]]
+    if item["hint"]:
+        parts.append(f'<p class="hint">Hint: {escape(item["hint"])}</p>')
     return "".join(parts) + picture
 
 
@@ -128,7 +121,7 @@ def _failure(item: dict[str, Any]) -> str:
     picture = _picture(draw(figure, anchor(item["id"]))) if figure else ""
     return (f'<article class="failure" id="{anchor(item["id"])}"><h3>{escape(item["id"])} '
             f'{_badge(item["status"])}</h3><p class="title">{escape(item["title"])}</p>'
-            f"{_feedback(item['feedback'], picture)}</article>")
+            f"{_feedback(item, picture)}</article>")
 
 
 def render_html(report: GradeReport, titles: dict[str, str]) -> str:

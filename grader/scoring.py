@@ -41,6 +41,11 @@ class ItemResult:
     feedback: str
     reason: str = ""
     figure: dict[str, Any] | None = None
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    """Each failing test: ``test``, ``reason``, ``details``, ``snippet``, ``bugs``."""
+    fix_first: list[str] = field(default_factory=list)
+    """Items this one depends on that fail too."""
+    hint: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,20 +60,25 @@ def _status(outcomes: list[TestOutcome]) -> str:
     return next(s for s in FAILING if s in failing)
 
 
-def _feedback(item: Item, outcomes: list[TestOutcome], failed_deps: list[str]) -> str:
+def _failures(outcomes: list[TestOutcome]) -> list[dict[str, Any]]:
+    """Each failing test's verdict as fields, so every report renders it without parsing."""
+    return [{"test": o.name, "reason": o.reason, "details": list(o.details),
+             "snippet": o.snippet, "bugs": list(o.bugs)} for o in outcomes if not o.passed]
+
+
+def feedback_text(fix_first: list[str], failures: list[dict[str, Any]], hint: str) -> str:
+    """The feedback as plain text (terminal, Markdown, JSON, Gradescope)."""
     lines = []
-    if failed_deps:
-        lines.append(f"Fix {', '.join(failed_deps)} first: this item uses it.")
-    for outcome in outcomes:
-        if outcome.passed:
-            continue
-        lines.append(f"{outcome.name}: {outcome.reason}")
-        lines += outcome.details
-        if outcome.snippet:
-            lines += ["Smallest example (runnable):", "```python", outcome.snippet, "```"]
-        lines += [f"Recognised bug: {bug}" for bug in outcome.bugs]
-    if lines and item.hint:
-        lines.append(f"Hint: {item.hint}")
+    if fix_first:
+        lines.append(f"Fix {', '.join(fix_first)} first: this item uses it.")
+    for failure in failures:
+        lines.append(f"{failure['test']}: {failure['reason']}")
+        lines += failure["details"]
+        if failure["snippet"]:
+            lines += ["Smallest example (runnable):", "```python", failure["snippet"], "```"]
+        lines += [f"Recognised bug: {bug}" for bug in failure["bugs"]]
+    if lines and hint:
+        lines.append(f"Hint: {hint}")
     return "\n".join(lines)
 
 
@@ -90,14 +100,18 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
         failed_deps = [] if status == "passed" else [
             d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
         first = next((o for o in mine if not o.passed), None)
+        failures = _failures(mine)
+        hint = item.hint if failures or failed_deps else ""
         results.append(ItemResult(
             id=item.id, assignment=item.assignment, title=item.title,
             score=round(item.points * fraction, 4), max_score=item.points,
             extra_credit=item.extra_credit, visibility=item.visibility, status=status,
             bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
-            feedback=_feedback(item, mine, failed_deps) if mine else "no grading test ran",
+            feedback=(feedback_text(failed_deps, failures, hint) if mine
+                      else "no grading test ran"),
             reason=first.reason if first else ("" if mine else "no grading test ran"),
             figure=first.figure if first else None,
+            failures=failures, fix_first=failed_deps, hint=hint,
         ))
     return results
 
