@@ -14,7 +14,7 @@ the snippet shown to the student are the same text.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -184,7 +184,6 @@ class Node:
     op: str
     args: tuple[int, ...]
     param: Any = None
-    shape: tuple[int, ...] = field(default=(), compare=False)
 
 
 def _param_to_json(param: Any) -> Any:
@@ -208,28 +207,6 @@ def evaluate(graph: Graph, leaves: Sequence[np.ndarray] | None = None) -> list[n
         values.append(np.asarray(op.forward(*(values[i] for i in node.args), node.param),
                                  dtype=np.float64))
     return values
-
-
-def reachable(graph: Graph) -> list[int]:
-    """Indices of nodes the output depends on (the ones worth showing in a counterexample)."""
-    seen = {graph.output}
-    for index in range(graph.output, -1, -1):
-        if index in seen:
-            seen.update(graph.operands(index))
-    return sorted(seen)
-
-
-def prune(graph: Graph) -> Graph:
-    """Drop nodes the output does not reach; leaves stay so that gradients keep their names."""
-    keep = [i for i in reachable(graph) if i >= len(graph.leaves)]
-    renumber = {i: i for i in range(len(graph.leaves))}
-    nodes = []
-    for i in keep:
-        node = graph.nodes[i - len(graph.leaves)]
-        renumber[i] = len(graph.leaves) + len(nodes)
-        nodes.append(Node(node.op, tuple(renumber[a] for a in node.args), node.param,
-                          node.shape))
-    return Graph(graph.kind, graph.leaves, tuple(nodes))
 
 
 def names(graph: Graph) -> list[str]:

@@ -115,9 +115,3 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
         ))
     return results
 
-
-def totals(results: list[ItemResult]) -> tuple[float, float]:
-    """Extra credit counts in the score but not in the maximum."""
-    score = sum(r.score for r in results)
-    maximum = sum(r.max_score for r in results if not r.extra_credit)
-    return round(score, 4), round(maximum, 4)

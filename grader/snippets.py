@@ -9,7 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from grader.given import Dag
-from grader.graphs import Graph, build_source, expression, function_source, names
+from grader.graphs import (
+    Graph,
+    build_source,
+    expression,
+    format_leaf,
+    function_source,
+    names,
+)
 
 IMPORTS = {
     "scalar": "from micrograd.engine import Value",
@@ -34,7 +41,8 @@ def graph_snippet(graph: Graph) -> str:
 def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
     """One op alone: forward, then only its own backward with a chosen output gradient."""
     var = names(graph)
-    leaves = [f"{v} = {_leaf(graph, i)}" for i, v in enumerate(var[: len(graph.leaves)])]
+    leaves = [f"{v} = {format_leaf(value, graph.kind)}"
+              for v, value in zip(var, graph.leaves, strict=False)]
     if graph.kind == "scalar":
         grads = ", ".join(f"{v}.grad" for v in var[: len(graph.leaves)])
         body = [f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
@@ -46,11 +54,6 @@ def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
                 f"grads = op.backward(Tensor({_array(out_grad)}), out)",
                 "print(out.data, grads)"]
     return "\n".join([IMPORTS[graph.kind], *leaves, *body])
-
-
-def _leaf(graph: Graph, index: int) -> str:
-    value = graph.leaves[index]
-    return f"Value({float(value)!r})" if graph.kind == "scalar" else f"Tensor({value.tolist()!r})"
 
 
 DAG_HELPER = '''def given(out, *pairs):
