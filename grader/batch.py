@@ -79,6 +79,7 @@ class BatchOptions:
     only: tuple[str, ...] = ()
     rubric: Path = DEFAULT_RUBRIC
     reference: Path | None = DEFAULT_REFERENCE
+    torch: bool = True
     sandbox: str = "auto"
     slot: int = DEFAULT_SLOT
     force: bool = False
@@ -113,7 +114,8 @@ def grade_upload(job: Job) -> dict[str, Any]:
                            sandbox=o.sandbox, slot=o.slot)
         report = grade(GradeOptions(
             submission=prepared.folder, assignment=o.assignment, seed=o.seed, only=o.only,
-            rubric=o.rubric, reference=o.reference, sandbox=o.sandbox, slot=o.slot))
+            rubric=o.rubric, reference=o.reference, torch=o.torch, sandbox=o.sandbox,
+            slot=o.slot))
     return {"version": __version__, "notes": prepared.notes, "report": asdict(report)}
 
 
@@ -273,7 +275,8 @@ def main(args: argparse.Namespace) -> int:
         submissions=Path(args.submissions), out=Path(args.out), jobs=args.jobs,
         assignment=args.assignment, seed=args.seed, only=tuple(args.only),
         rubric=Path(args.rubric), reference=Path(args.reference) if args.reference else None,
-        sandbox=args.sandbox, slot=args.slot, force=args.force, scheduler=args.scheduler)
+        torch=not args.no_torch, sandbox=args.sandbox, slot=args.slot, force=args.force,
+        scheduler=args.scheduler)
     try:
         outcome = run(options, console)
     except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:

@@ -59,6 +59,9 @@ class GradeOptions:
     only: tuple[str, ...] = ()
     rubric: Path = DEFAULT_RUBRIC
     reference: Path | None = DEFAULT_REFERENCE
+    torch: bool = True
+    """PyTorch may be an oracle where installed (``--no-torch``: grade as the student release
+    does without it)."""
     sandbox: str = "auto"
     slot: int = 0
     memory_mb: int = Limits().memory_mb
@@ -81,6 +84,8 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path,
     ]
     if options.seed is not None:
         command += ["--grader-seed", str(options.seed)]
+    if not options.torch:
+        command.append("--grader-no-torch")
     if options.reference is not None and options.reference.is_dir():
         command += ["--grader-reference", str(Path(options.reference).resolve())]
     for only in options.only:
@@ -129,10 +134,7 @@ def grade(options: GradeOptions) -> GradeReport:
                    for n, a in enumerate(selected)]
         payloads = [f.result() for f in futures]
     oracles = payloads[0]["oracles"]
-    notices = []
-    if "pytorch" not in oracles:
-        notices.append("PyTorch is not installed: checking against "
-                       f"{' and '.join(oracles)} only.")
+    notice = oracle_notice(oracles, options.torch)
     return GradeReport(
         assignment=options.assignment,
         seed="secret" if options.seed is not None else rubric.seed,
@@ -140,9 +142,20 @@ def grade(options: GradeOptions) -> GradeReport:
         oracles=oracles,
         protections=payloads[0]["protections"],
         duration_s=time.monotonic() - started,
-        notices=notices,
+        notices=[notice] if notice else [],
         checks=sum(payload["checks"] for payload in payloads),
     )
+
+
+def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
+    """One line when PyTorch is not among the oracles, saying what the grade rests on."""
+    if "pytorch" in oracles:
+        return None
+    why = "PyTorch is not installed" if torch_allowed else "PyTorch is turned off (--no-torch)"
+    if len(oracles) == 1:
+        return (f"{why} and there is no reference solution: graded on a single oracle, "
+                f"{oracles[0]}, with no second oracle to confirm a verdict.")
+    return f"{why}: checking against {' and '.join(oracles)} only."
 
 
 def _selected(item_id: str, only: list[str]) -> bool:
@@ -159,6 +172,8 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
     parser.add_argument("--reference", default=str(DEFAULT_REFERENCE),
                         help="reference solutions, used as an oracle when present")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="never use PyTorch as an oracle, even where it is installed")
     parser.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
     parser.add_argument("--slot", type=int, default=slot, help=argparse.SUPPRESS)
 
@@ -167,7 +182,8 @@ def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
     return GradeOptions(
         submission=submission, assignment=args.assignment, seed=args.seed,
         only=tuple(args.only), rubric=Path(args.rubric),
-        reference=Path(args.reference) if args.reference else None, sandbox=args.sandbox,
+        reference=Path(args.reference) if args.reference else None, torch=not args.no_torch,
+        sandbox=args.sandbox,
         slot=args.slot)
 
 

@@ -155,7 +155,15 @@ class Graph:
     kind: str
     """``"scalar"`` (micrograd) or ``"tensor"`` (babygrad)."""
     leaves: tuple[np.ndarray, ...]
+    """Each a float64 ``ndarray`` of its own (0-d for a scalar), whatever was passed in."""
     nodes: tuple[Node, ...] = ()
+
+    def __post_init__(self) -> None:
+        # numpy arithmetic on a 0-d array yields an ``np.float64`` scalar, on which an in-place
+        # write (``leaf.flat[i] = v``) silently goes into a temporary: every graph, wherever it
+        # is made, holds fresh float64 arrays instead, so no consumer can be fooled by a type.
+        object.__setattr__(self, "leaves",
+                           tuple(np.array(v, dtype=np.float64) for v in self.leaves))
 
     @property
     def size(self) -> int:

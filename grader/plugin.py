@@ -39,6 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grader-seed", type=int, help="seed overriding the rubric's")
     group.addoption("--grader-results", help="where the trusted results JSON goes")
     group.addoption("--grader-reference", help="reference solutions folder (optional)")
+    group.addoption("--grader-no-torch", action="store_true",
+                    help="never use PyTorch as an oracle, even where it is installed")
     group.addoption("--grader-sandbox", default="auto", choices=["auto", "bwrap", "none"])
     group.addoption("--grader-slot", type=int, default=0, help="worker uid slot")
     group.addoption("--grader-memory-mb", type=int, default=Limits().memory_mb,
@@ -63,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         submission=Path(submission),
         tolerances=rubric.tolerances,
         reference_dir=Path(reference) if reference else None,
+        use_torch=not config.getoption("--grader-no-torch"),
         sandbox=config.getoption("--grader-sandbox"),
         slot=config.getoption("--grader-slot"),
         limits=Limits(memory_mb=config.getoption("--grader-memory-mb")),

@@ -81,12 +81,12 @@ class Oracles:
     a student, the second must confirm it. A correct engine never needs the second, so a
     passing grade does not even import torch."""
 
-    def __init__(self, reference_dir: Path | None) -> None:
+    def __init__(self, reference_dir: Path | None, use_torch: bool = True) -> None:
         self.chain: list[Any] = []
         if reference_dir is not None:
             with contextlib.suppress(OracleUnavailable):
                 self.chain.append(ReferenceOracle(reference_dir))
-        if torch_oracle.available():
+        if use_torch and torch_oracle.available():
             self.chain.append(torch_oracle)
         if len(self.chain) < 2:
             self.chain.append(numeric)
@@ -130,6 +130,8 @@ class GradingSession:
     submission: Path
     tolerances: dict[str, Tolerance]
     reference_dir: Path | None = None
+    use_torch: bool = True
+    """PyTorch may be an oracle when installed (off: grade as a student release without it)."""
     sandbox: str = "auto"
     slot: int = 0
     limits: Limits = field(default_factory=Limits)
@@ -139,7 +141,7 @@ class GradingSession:
     aborts: dict[str, Abort] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.oracles = Oracles(self.reference_dir)
+        self.oracles = Oracles(self.reference_dir, self.use_torch)
         self._worker: Worker | None = None
         self._next_id = 0
         self.checks = 0

@@ -20,7 +20,7 @@ def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluati
     differences with step ``EPS`` (median relative error ~1e-10 on domain-safe graphs)."""
     values = evaluate(graph)
     weight = np.ones_like(values[-1]) if out_grad is None else np.asarray(out_grad, np.float64)
-    leaves = [v.copy() for v in graph.leaves]
+    leaves = [np.array(v, dtype=np.float64) for v in graph.leaves]  # ndarrays, never scalars
     grads = []
     for leaf_index, leaf in enumerate(leaves):
         grad = np.zeros_like(leaf)
