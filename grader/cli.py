@@ -1,5 +1,9 @@
 """``python -m grader grade``: grade one submission and report.
 
+The submission is an upload as batch takes it (a folder, ``.py``, ``.ipynb`` or ``.zip``),
+found and unpacked by ``grader.submissions`` into a private folder. An assignment that folder
+lacks scores 0 here, item by item, without starting a worker for it.
+
 Each assignment is graded by its own trusted pytest process (so both cores work), started with
 plugin autoloading off, our own ini and rootdir, isolated mode (no current directory or user
 site on ``sys.path``), in a private directory. The submission folder is never on its path.
@@ -11,6 +15,7 @@ configuration error; 3 the grader itself failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -31,6 +36,8 @@ from grader.formats.junit import junit_xml
 from grader.formats.markdown import feedback
 from grader.html_report import write_html_report
 from grader.report import GradeReport, render
+from grader.scoring import ItemResult
+from grader.submissions import Upload, not_submitted, prepared, submitted, upload_at
 from grader.worker.launch import Limits
 
 PACKAGE = Path(__file__).resolve().parent
@@ -39,6 +46,8 @@ DEFAULT_RUBRIC = PACKAGE.parent / "rubric.yaml"
 DEFAULT_REFERENCE = PACKAGE.parent / "reference"
 ASSIGNMENTS = ("micrograd", "babygrad")
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
+SUBMISSION_HELP = ("a folder, .py, .ipynb or .zip, as a student uploads it; the engines are "
+                   "found in it as batch finds them")
 
 
 class GraderFailure(Exception):
@@ -128,23 +137,39 @@ def grade(options: GradeOptions) -> GradeReport:
         i.assignment == a and _selected(i.id, options.only) for i in rubric.items)]
     if not selected:
         raise UsageFailure(f"--only {' '.join(options.only)} selects no rubric item")
+    absent = {a: not_submitted(a) for a in selected if not submitted(options.submission, a)}
+    present = [a for a in selected if a not in absent]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
-        futures = [pool.submit(run_assignment, a, options, Path(tmp), options.slot + n)
-                   for n, a in enumerate(selected)]
-        payloads = [f.result() for f in futures]
-    oracles = payloads[0]["oracles"]
-    notice = oracle_notice(oracles, options.torch)
+        futures = {a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n)
+                   for n, a in enumerate(present)}
+        payloads = {a: f.result() for a, f in futures.items()}
+    first = next(iter(payloads.values()), {"oracles": [], "protections": []})
+    notice = oracle_notice(first["oracles"], options.torch) if payloads else None
     return GradeReport(
         assignment=options.assignment,
         seed="secret" if options.seed is not None else rubric.seed,
-        items=[item for payload in payloads for item in payload["items"]],
-        oracles=oracles,
-        protections=payloads[0]["protections"],
+        items=[item for a in selected for item in (
+            payloads[a]["items"] if a in payloads else _absent_items(rubric, a, options.only))],
+        oracles=first["oracles"],
+        protections=first["protections"],
         duration_s=time.monotonic() - started,
         notices=[notice] if notice else [],
-        checks=sum(payload["checks"] for payload in payloads),
+        checks=sum(payload["checks"] for payload in payloads.values()),
+        not_submitted=absent,
     )
+
+
+def _absent_items(rubric: rubric_module.Rubric, assignment: str, only: tuple[str, ...]
+                  ) -> list[dict[str, Any]]:
+    """The selected items of an assignment that was not submitted: 0 points, ``missing``,
+    decided here without starting a worker."""
+    why = not_submitted(assignment)
+    return [ItemResult(id=i.id, assignment=assignment, title=i.title, score=0.0,
+                       max_score=i.points, extra_credit=i.extra_credit,
+                       visibility=i.visibility, status="missing", bugs=[], feedback=why,
+                       reason=why).to_json()
+            for i in rubric.for_assignments({assignment}) if _selected(i.id, only)]
 
 
 def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
@@ -204,7 +229,7 @@ def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n")[0])
     commands = main.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission")
-    g.add_argument("--submission", required=True, help="folder with micrograd/ and/or babygrad/")
+    g.add_argument("--submission", required=True, help=SUBMISSION_HELP)
     add_grading_options(g)
     g.add_argument("--json", help="write the result as JSON here")
     g.add_argument("--junit", help="write JUnit XML here (one test case per rubric item)")
@@ -231,25 +256,36 @@ def main(argv: list[str] | None = None) -> int:
 
         return watch.main(args)
     console = Console(highlight=False)
-    if not Path(args.submission).is_dir():
-        console.print(f"[red]usage error:[/red] no submission folder {args.submission}")
+    upload = submission_upload(args.submission, console)
+    if upload is None:
         return EXIT_USAGE
-    options = grade_options(args, Path(args.submission))
-    return exit_code(console, lambda: _grade_and_report(options, args, console))
+    options = grade_options(args, upload.path)
+    return exit_code(console, lambda: _grade_and_report(upload, options, args, console))
 
 
-def _grade_and_report(options: GradeOptions, args: argparse.Namespace, console: Console) -> int:
-    report = grade(options)
+def submission_upload(submission: str, console: Console) -> Upload | None:
+    """``--submission`` as an upload, or None after saying why it is not one."""
+    upload = upload_at(Path(submission).resolve())
+    if upload is None:
+        console.print(f"[red]usage error:[/red] no submission {submission} (a folder, .py, "
+                      ".ipynb or .zip)")
+    return upload
+
+
+def _grade_and_report(upload: Upload, options: GradeOptions, args: argparse.Namespace,
+                      console: Console) -> int:
+    with prepared(upload, sandbox=options.sandbox, slot=options.slot) as found:
+        report = grade(dataclasses.replace(options, submission=found.folder))
     titles = rubric_module.load(options.rubric).titles
-    render(report, titles, console)
+    render(report, titles, console, found.notes)
     if args.json:
         write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))
     if args.junit:
         write_atomically(Path(args.junit), junit_xml(report))
     if args.markdown:
-        write_atomically(Path(args.markdown), feedback(report, titles))
+        write_atomically(Path(args.markdown), feedback(report, titles, found.notes))
     if args.html:
-        write_html_report(report, titles, Path(args.html))
+        write_html_report(report, titles, Path(args.html), found.notes)
     if args.fail_under is not None and report.score < args.fail_under / 100 * (
             report.max_score or 1):
         console.print(f"score below --fail-under {args.fail_under}%")

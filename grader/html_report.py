@@ -8,6 +8,7 @@ writes the same page per student with ``write_html_report``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,9 @@ pre {{ background: #f4f6f8; padding: 8px 12px; border-radius: 4px; overflow-x: a
        font: 13px/1.4 "DejaVu Sans Mono", monospace; }}
 pre.drawing span.wrong {{ background: {WRONG_FILL}; color: {WRONG_LINE}; font-weight: bold; }}
 p {{ margin: 4px 0; }}
-p.detail {{ font-family: "DejaVu Sans Mono", monospace; font-size: 13px; }}
+p.detail {{ font-family: "DejaVu Sans Mono", monospace; font-size: 13px;
+            white-space: pre-wrap; }}
+h2.absent {{ color: #757575; }}
 p.bug {{ background: #fdecea; border-left: 4px solid {WRONG_LINE}; padding: 6px 10px; }}
 p.hint {{ background: #e8f1fb; border-left: 4px solid #1565c0; padding: 6px 10px; }}
 p.depends {{ font-weight: bold; }}
@@ -124,15 +127,18 @@ def _failure(item: dict[str, Any]) -> str:
             f"{_feedback(item, picture)}</article>")
 
 
-def render_html(report: GradeReport, titles: dict[str, str]) -> str:
-    """The whole page: totals, one score table per assignment, then every failure."""
-    assignments = sorted({i["assignment"] for i in report.items})
-    tables = "".join(_table([i for i in report.items if i["assignment"] == a],
-                            titles.get(a, a)) for a in assignments)
-    failures = [i for i in report.items if i["status"] != "passed" and i["feedback"]]
-    details = ("<h2>What went wrong</h2>" + "".join(_failure(i) for i in failures)
-               if failures else "")
-    notices = "".join(f'<p class="notice">{escape(n)}</p>' for n in report.notices)
+def render_html(report: GradeReport, titles: dict[str, str], notes: Sequence[str] = ()) -> str:
+    """The whole page: totals, one score table per assignment (one line for an assignment not
+    submitted), then every failure. ``notes``: where the engines were found in the upload."""
+    tables = "".join(f'<h2 class="absent">{escape(absent)}</h2>'
+                     if (absent := report.absent(a)) else
+                     _table(report.items_of(a), titles.get(a, a)) for a in report.assignments)
+    details = ("<h2>What went wrong</h2>" + "".join(_failure(i) for i in report.failures)
+               if report.failures else "")
+    notices = "".join(f'<p class="meta">upload: {escape(n)}</p>' for n in notes) + "".join(
+        f'<p class="notice">{escape(n)}</p>' for n in report.notices)
+    checked = (f"Checked against: {escape(', '.join(report.oracles))} · " if report.oracles
+               else "")  # nothing was checked when nothing was submitted
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -140,10 +146,11 @@ def render_html(report: GradeReport, titles: dict[str, str]) -> str:
         f"<style>{STYLE}</style></head><body>"
         f'<h1>Grade report <span class="score">{_points(report.score)}/'
         f"{_points(report.max_score)}</span></h1>"
-        f'<p class="meta">Checked against: {escape(", ".join(report.oracles))} · '
-        f"graded in {report.duration_s:.1f} s</p>{notices}{tables}{details}</body></html>\n")
+        f'<p class="meta">{checked}graded in {report.duration_s:.1f} s</p>'
+        f"{notices}{tables}{details}</body></html>\n")
 
 
-def write_html_report(report: GradeReport, titles: dict[str, str], path: Path) -> None:
+def write_html_report(report: GradeReport, titles: dict[str, str], path: Path,
+                      notes: Sequence[str] = ()) -> None:
     """Write the page in one step (readers never see half a file)."""
-    write_atomically(path, render_html(report, titles))
+    write_atomically(path, render_html(report, titles, notes))

@@ -44,20 +44,27 @@ class GradeFailure(Exception):
 
 
 def show(array: np.ndarray) -> str:
-    """A number or a small array, short enough for a feedback line."""
+    """A number, or an array with its shape first: the nested brackets of a 4-D array are hard
+    to count, and a wrong shape is often the point. A tall array starts on its own line."""
     if array.ndim == 0:
         return f"{float(array):.6g}"
-    return np.array2string(array, precision=4, suppress_small=True, separator=", ",
-                           max_line_width=80, threshold=30)
+    values = np.array2string(array, precision=4, suppress_small=True, separator=", ",
+                             max_line_width=80, threshold=30)
+    lines = [line for line in values.splitlines() if line.strip()]  # no blank block separators
+    return f"shape {array.shape}" + ("\n" if len(lines) > 1 else " ") + "\n".join(lines)
 
 
 def mismatch(label: str, got: np.ndarray | None, expected: np.ndarray, tol: Tolerance
              ) -> str | None:
-    """A feedback line when ``got`` is not ``expected`` within tolerance, else None."""
+    """A feedback line when ``got`` is not ``expected`` within tolerance, else None (several
+    lines when an array spans several: expected, then got)."""
     if got is None:
         return f"{label}: expected {show(expected)}, got None (never set)"
     if got.shape != expected.shape:
         return f"{label}: expected shape {expected.shape}, got shape {got.shape}"
     if tol.close(got, expected):
         return None
-    return f"{label}: expected {show(expected)}, got {show(got)}"
+    wanted, answer = show(expected), show(got)
+    if "\n" in wanted + answer:
+        return f"{label}:\nexpected {wanted}\ngot {answer}"
+    return f"{label}: expected {wanted}, got {answer}"

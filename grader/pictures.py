@@ -67,8 +67,8 @@ def _inputs(figure: Figure) -> dict[str, list[str]]:
 
 
 def _cell(value: str | None) -> list[str]:
-    """A value's lines (arrays span several), without numpy's blank separator lines."""
-    return [line for line in (value or "—").splitlines() if line.strip()]
+    """A value's lines: an array's shape, then its rows (``judge.show``)."""
+    return (value or "—").splitlines()
 
 
 def text_lines(figure: Figure) -> list[tuple[str, bool]]:

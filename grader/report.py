@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,28 @@ class GradeReport:
     notices: list[str] = field(default_factory=list)
     checks: int = 0
     """How many probes the student's engine answered (graphs, ops, walks)."""
+    not_submitted: dict[str, str] = field(default_factory=dict)
+    """Assignments absent from the submission, with what was looked for. Their items are in
+    ``items`` (0 points, ``missing``) for the gradebooks; the reports say it in one line."""
+
+    @property
+    def assignments(self) -> list[str]:
+        """The assignments graded, in report order."""
+        return sorted({i["assignment"] for i in self.items})
+
+    def items_of(self, assignment: str) -> list[dict[str, Any]]:
+        return [i for i in self.items if i["assignment"] == assignment]
+
+    def absent(self, assignment: str) -> str | None:
+        """The one line for an assignment that was not submitted, else None."""
+        why = self.not_submitted.get(assignment)
+        return f"{assignment}: {why}" if why else None
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        """The items whose feedback the reports show (not those of an absent assignment)."""
+        return [i for i in self.items if i["status"] != "passed" and i["feedback"]
+                and i["assignment"] not in self.not_submitted]
 
     @property
     def score(self) -> float:
@@ -45,6 +68,7 @@ class GradeReport:
             "duration_s": round(self.duration_s, 3),
             "oracles": self.oracles,
             "protections": self.protections,
+            "not_submitted": self.not_submitted,
             "items": [{key: item[key] for key in (
                 "id", "assignment", "title", "score", "max_score", "extra_credit",
                 "visibility", "status", "bugs", "feedback")} for item in self.items],
@@ -55,12 +79,21 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def render(report: GradeReport, titles: dict[str, str], console: Console) -> None:
+def render(report: GradeReport, titles: dict[str, str], console: Console,
+           notes: Sequence[str] = ()) -> None:
+    """The report in the terminal; ``notes``: where the engines were found in the upload."""
+    for note in notes:
+        console.print(f"[dim]upload:[/dim] {escape(note)}")
     for notice in report.notices:
         console.print(f"[yellow]note:[/yellow] {escape(notice)}")
-    console.print(f"Checked against: {', '.join(report.oracles)}")
-    for assignment in sorted({i["assignment"] for i in report.items}):
-        mine = [i for i in report.items if i["assignment"] == assignment]
+    if report.oracles:
+        console.print(f"Checked against: {', '.join(report.oracles)}")
+    for assignment in report.assignments:
+        absent = report.absent(assignment)
+        if absent:
+            console.print(f"[bold]{escape(absent)}[/bold]")
+            continue
+        mine = report.items_of(assignment)
         table = Table(title=escape(titles.get(assignment, assignment)), title_justify="left")
         table.add_column("item")
         table.add_column("points", justify="right")
@@ -76,8 +109,7 @@ def render(report: GradeReport, titles: dict[str, str], console: Console) -> Non
         score = sum(i["score"] for i in mine)
         maximum = sum(i["max_score"] for i in mine if not i["extra_credit"])
         console.print(f"[bold]{assignment}: {_points(round(score, 4))}/{_points(maximum)}[/bold]")
-    failures = [i for i in report.items if i["status"] != "passed" and i["feedback"]]
-    for item in failures:
+    for item in report.failures:
         console.rule(f"{item['id']} ({item['status']})")
         console.print(escape(item["feedback"]), highlight=False)
     console.rule()

@@ -13,7 +13,10 @@ micrograd
     2. a file named ``engine.py``;
     3. a ``.py`` file with a top-level ``class Value``;
     4. a notebook (``.ipynb``) whose code cells define ``class Value`` (its definitions only).
-    A single uploaded ``.py`` or ``.ipynb`` file is always the micrograd engine.
+    A single uploaded ``.py`` or ``.ipynb`` file is always the micrograd engine. For rules 2 to
+    4 the ``.py`` files beside the engine come along into ``micrograd/``, so that an engine
+    importing a helper (``from utils import RNG``) finds it as it does when the student runs
+    it in its folder (the worker puts the engine's folder on ``sys.path``).
 babygrad
     a ``babygrad/`` folder holding ``tensor.py`` and ``ops.py`` (with its other ``.py`` files).
 
@@ -33,7 +36,9 @@ import hashlib
 import os
 import stat
 import sys
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -46,6 +51,16 @@ SUFFIXES = (".py", ".ipynb")
 KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
 IGNORED = frozenset({"__MACOSX", "__pycache__", "site-packages"})
 BABYGRAD_FILES = ("tensor.py", "ops.py")
+LAYOUT = {"micrograd": ("micrograd/engine.py",),
+          "babygrad": tuple(f"babygrad/{name}" for name in BABYGRAD_FILES)}
+"""The files of each assignment in a prepared folder: without them it was not submitted."""
+LOOKED_FOR = {
+    "micrograd": "micrograd/engine.py, engine.py, or a .py file or notebook defining class Value",
+    "babygrad": "a babygrad/ folder with tensor.py and ops.py",
+}
+NOT_SIBLINGS = frozenset({"engine.py", "__init__.py"})
+"""Files beside a found engine that are not carried: the engine's own name, and a package
+``__init__`` that running the file in its folder would not execute either."""
 UNPACK_LIMITS = Limits(memory_mb=1024, file_size_mb=1, processes=8,
                        reply_bytes=32 * 1024 * 1024)  # base64 of up to 16 MB of sources
 
@@ -81,6 +96,18 @@ class DuplicateStudent(ValueError):
     """Two uploads carry the same student id (``alice.zip`` and ``alice/``)."""
 
 
+def upload_at(path: Path) -> Upload | None:
+    """``path`` as an upload named by its stem (a folder, ``.zip``, ``.py`` or ``.ipynb``,
+    not a symbolic link), or None."""
+    if path.is_symlink():
+        return None
+    if path.is_dir():
+        return Upload(path.name, path, "folder")
+    if path.is_file() and path.suffix.lower() in KINDS:
+        return Upload(path.stem, path, KINDS[path.suffix.lower()])
+    return None
+
+
 def discover(root: Path) -> tuple[list[Upload], list[str]]:
     """Every upload in ``root`` sorted by student id, and the names that are not uploads."""
     uploads: dict[str, Upload] = {}
@@ -88,11 +115,8 @@ def discover(root: Path) -> tuple[list[Upload], list[str]]:
     for entry in sorted(root.iterdir()):
         if entry.name.startswith(".") or entry.name in IGNORED:
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            upload = Upload(entry.name, entry, "folder")
-        elif entry.is_file() and not entry.is_symlink() and entry.suffix.lower() in KINDS:
-            upload = Upload(entry.stem, entry, KINDS[entry.suffix.lower()])
-        else:
+        upload = upload_at(entry)
+        if upload is None:
             ignored.append(entry.name)
             continue
         if upload.student in uploads:
@@ -273,19 +297,35 @@ def _copy_package(files: dict[str, bytes], folder: str, name: str, dest: Path) -
             _write(dest / name, path[len(folder) + 1:], data)
 
 
+def _siblings(files: dict[str, bytes], path: str) -> list[str]:
+    """The ``.py`` files in the same folder as ``path`` that come along with it."""
+    folder = PurePosixPath(path).parent
+    return sorted(p for p in files if p != path and p.endswith(".py") and _usable(p)
+                  and PurePosixPath(p).parent == folder
+                  and PurePosixPath(p).name not in NOT_SIBLINGS)
+
+
 def _place_micrograd(files: dict[str, bytes], rule: str, path: str, dest: Path) -> list[str]:
     if rule == "package":
         _copy_package(files, str(PurePosixPath(path).parent), "micrograd", dest)
         return [f"micrograd: {path}"]
     if rule == "file":
-        _write(dest, "micrograd/engine.py", files[path])
-        return [f"micrograd: {path}"]
-    try:
-        source, notes = notebook.definitions(files[path].decode(errors="replace"))
-    except notebook.NotebookError as exc:
-        return [f"micrograd: {path} is unreadable ({exc})"]
-    _write(dest, "micrograd/engine.py", source.encode())
-    return [f"micrograd: definitions of the notebook {path}", *notes]
+        engine, notes = files[path], [f"micrograd: {path}"]
+    else:
+        try:
+            source, notes = notebook.definitions(files[path].decode(errors="replace"))
+        except notebook.NotebookError as exc:
+            return [f"micrograd: {path} is unreadable ({exc})"]
+        engine, notes = source.encode(), [f"micrograd: definitions of the notebook {path}",
+                                          *notes]
+    _write(dest, "micrograd/engine.py", engine)
+    siblings = _siblings(files, path)
+    for sibling in siblings:
+        _write(dest, f"micrograd/{PurePosixPath(sibling).name}", files[sibling])
+    if siblings:
+        notes.insert(1, "micrograd: with the files beside it: "
+                     + ", ".join(PurePosixPath(p).name for p in siblings))
+    return notes
 
 
 def place(files: dict[str, bytes], dest: Path, *, single: str | None = None) -> list[str]:
@@ -303,8 +343,7 @@ def place(files: dict[str, bytes], dest: Path, *, single: str | None = None) -> 
         _copy_package(files, babygrad, "babygrad", dest)
         notes.append(f"babygrad: {babygrad}/")
     if micrograd is None and babygrad is None:
-        notes.append("nothing gradable: no micrograd/engine.py, engine.py, file or notebook "
-                     "defining class Value, nor babygrad/ with tensor.py and ops.py")
+        notes.append("nothing gradable: looked for " + "; and for ".join(LOOKED_FOR.values()))
     return notes
 
 
@@ -328,3 +367,30 @@ def prepare(upload: Upload, dest: Path, *, limits: UploadLimits = UploadLimits()
     single = upload.kind if upload.kind in ("py", "ipynb") else None
     prepared.notes += place(files, dest, single=single)
     return prepared
+
+
+@contextmanager
+def prepared(upload: Upload, *, sandbox: str = "auto", slot: int = 0) -> Iterator[Prepared]:
+    """``upload`` prepared in a private temporary folder, deleted when the block ends."""
+    with tempfile.TemporaryDirectory(prefix="grader-upload-") as tmp:
+        yield prepare(upload, Path(tmp) / "submission", sandbox=sandbox, slot=slot)
+
+
+# --------------------------------------------------------------------------- prepared folders
+
+
+def submitted(folder: Path, assignment: str) -> bool:
+    """Whether the prepared ``folder`` holds ``assignment``'s files (else no worker starts)."""
+    return all((folder / name).is_file() for name in LAYOUT[assignment])
+
+
+def not_submitted(assignment: str) -> str:
+    """What the reports say, once, for an assignment with nothing to grade."""
+    return f"not submitted (looked for {LOOKED_FOR[assignment]})"
+
+
+def fingerprints(folder: Path) -> dict[str, str | None]:
+    """Each assignment's prepared files as a hash (None: not submitted); ``watch`` re-grades
+    an assignment when its hash changes, whatever file of the upload was saved."""
+    return {assignment: content_hash(Upload(assignment, folder / assignment, "folder"))
+            if submitted(folder, assignment) else None for assignment in LAYOUT}

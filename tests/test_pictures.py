@@ -9,10 +9,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from grader import pictures
 from grader.figures import Figure
+from grader.judge import Tolerance, mismatch, show
 from tests.grading import grade_items, planted
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -132,7 +134,21 @@ def test_transpose_picture_shows_the_array_gradient_of_the_wrong_shape(figures):
     (wrong,) = [n for n in figure["nodes"] if n["wrong"]]
     assert wrong["id"] == "a"
     text = pictures.draw(figure).text
-    assert "grad yours     [[[1.]]," in text and "b = transpose(a)" in text
+    assert "grad expected  shape (1, 1, 2) [[[1., 1.]]]" in text
+    assert "grad yours     shape (2, 1, 1)\n" in text and "b = transpose(a)" in text
+
+
+def test_an_array_shows_its_shape_beside_its_values():
+    tol = Tolerance(atol=1e-6, rtol=1e-6)
+    batched = np.arange(2.0).reshape(2, 1, 1, 1)
+    assert show(np.float64(0.5)) == "0.5"
+    assert show(np.array([0.5, 1.5])) == "shape (2,) [0.5, 1.5]"
+    assert show(batched) == "shape (2, 1, 1, 1)\n[[[[0.]]],\n [[[1.]]]]"  # no blank lines
+    assert mismatch("x.grad", np.array([1.0, 2.0]), np.array([1.0, 3.0]), tol) == (
+        "x.grad: expected shape (2,) [1., 3.], got shape (2,) [1., 2.]")
+    assert mismatch("a.grad", batched + 1, batched, tol) == (
+        "a.grad:\nexpected shape (2, 1, 1, 1)\n[[[[0.]]],\n [[[1.]]]]\n"
+        "got shape (2, 1, 1, 1)\n[[[[1.]]],\n [[[2.]]]]")
 
 
 def test_edge_labels_are_drawn_in_both_renderers():

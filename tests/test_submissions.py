@@ -53,6 +53,15 @@ def test_discover_names_students_and_refuses_duplicates(tmp_path):
         submissions.discover(tmp_path)
 
 
+def test_a_path_is_an_upload_by_its_kind(tmp_path):
+    make(tmp_path, {"hw/engine.py": "", "a.ZIP": "", "b.py": "", "c.ipynb": "", "d.txt": ""})
+    (tmp_path / "link").symlink_to(tmp_path / "hw")
+    kinds = {name: getattr(submissions.upload_at(tmp_path / name), "kind", None)
+             for name in ("hw", "a.ZIP", "b.py", "c.ipynb", "d.txt", "link", "nowhere")}
+    assert kinds == {"hw": "folder", "a.ZIP": "zip", "b.py": "py", "c.ipynb": "ipynb",
+                     "d.txt": None, "link": None, "nowhere": None}
+
+
 def test_precedence_of_micrograd_candidates():
     everything = {"a/b/c/micrograd/engine.py": ENGINE, "engine.py": ENGINE,
                   "x/value.py": ENGINE, "nb.ipynb": nb(ENGINE)}
@@ -92,6 +101,43 @@ def test_prepare_a_nested_folder_into_the_grader_layout(tmp_path):
     assert files == ["babygrad/__init__.py", "babygrad/ops.py", "babygrad/tensor.py",
                      "micrograd/__init__.py", "micrograd/engine.py", "micrograd/nn.py"]
     assert prepared.notes == ["micrograd: hw/x/micrograd/engine.py", "babygrad: src/babygrad/"]
+
+
+@pytest.mark.parametrize("engine, note", [
+    ("hw/engine.py", "micrograd: hw/engine.py"),
+    ("hw/mine.py", "micrograd: hw/mine.py"),
+    ("hw/lecture.ipynb", "micrograd: definitions of the notebook hw/lecture.ipynb"),
+])
+def test_the_files_beside_a_found_engine_come_along(tmp_path, engine, note):
+    text = nb(ENGINE) if engine.endswith(".ipynb") else ENGINE
+    upload = make(tmp_path / "alice", {
+        engine: text, "hw/utils.py": "RNG = 1", "hw/__init__.py": "raise SystemExit",
+        "hw/data/loader.py": "", "hw/notes.txt": "", "other/helpers.py": ""})
+    prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out")
+    files = sorted(p.relative_to(prepared.folder).as_posix()
+                   for p in prepared.folder.rglob("*") if p.is_file())
+    assert files == ["micrograd/engine.py", "micrograd/utils.py"]
+    assert prepared.notes == [note, "micrograd: with the files beside it: utils.py"]
+
+
+def test_what_a_prepared_folder_holds(tmp_path):
+    folder = make(tmp_path, {"micrograd/engine.py": ENGINE, "babygrad/tensor.py": ""})
+    assert submissions.submitted(folder, "micrograd")
+    assert not submissions.submitted(folder, "babygrad")
+    first = submissions.fingerprints(folder)
+    assert first["babygrad"] is None and first["micrograd"]
+    make(folder, {"babygrad/ops.py": "", "notes.txt": "ignored"})
+    second = submissions.fingerprints(folder)
+    assert second["micrograd"] == first["micrograd"] and second["babygrad"]
+    assert submissions.not_submitted("babygrad") == (
+        "not submitted (looked for a babygrad/ folder with tensor.py and ops.py)")
+
+
+def test_a_prepared_upload_is_deleted_after_use(tmp_path):
+    (tmp_path / "a.py").write_text(ENGINE)
+    with submissions.prepared(Upload("a", tmp_path / "a.py", "py")) as found:
+        assert (found.folder / "micrograd" / "engine.py").read_text() == ENGINE
+    assert not found.folder.exists()
 
 
 def test_a_symlinked_engine_in_a_folder_is_skipped(tmp_path):

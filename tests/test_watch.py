@@ -9,10 +9,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+from watchfiles import Change
 
-from grader.watch import changed_assignments, diff, totals
+from grader.submissions import Upload
+from grader.watch import changed_assignments, diff, totals, watch_target
 from tests.grading import REPO, planted
 
 BUGGY_TANH = "1.0 - t"
@@ -43,17 +48,28 @@ def test_diff_names_only_what_changed():
     assert totals(after, ["micrograd"]) == "micrograd 9/24"
 
 
-def test_a_save_re_grades_only_the_assignment_whose_folder_changed(tmp_path):
+def test_a_save_re_grades_only_the_assignments_whose_prepared_files_changed():
     both = ["micrograd", "babygrad"]
-    assert changed_assignments([str(tmp_path / "micrograd" / "engine.py")], tmp_path,
-                               both) == ["micrograd"]
-    assert changed_assignments([str(tmp_path / "babygrad" / "ops.py"),
-                                str(tmp_path / "micrograd" / "engine.py")], tmp_path,
-                               both) == both
-    assert changed_assignments([str(tmp_path / "babygrad" / "ops.py")], tmp_path,
-                               ["micrograd"]) == []
-    assert changed_assignments([str(tmp_path / "setup.py"), "/elsewhere/x.py"], tmp_path,
-                               both) == []
+    before = {"micrograd": "m1", "babygrad": None}
+    assert changed_assignments(before, {"micrograd": "m2", "babygrad": None}, both) == [
+        "micrograd"]
+    assert changed_assignments(before, {"micrograd": "m2", "babygrad": "b1"}, both) == both
+    assert changed_assignments(before, {"micrograd": "m1", "babygrad": "b1"}, ["micrograd"]
+                               ) == []
+    assert changed_assignments(before, dict(before), both) == []
+
+
+def test_a_folder_is_watched_for_its_sources_a_file_alone_in_its_folder(tmp_path):
+    folder, accepts, recursive = watch_target(Upload("s", tmp_path, "folder"))
+    assert (folder, recursive) == (tmp_path, True)
+    assert accepts(Change.modified, str(tmp_path / "a" / "engine.py"))
+    assert accepts(Change.modified, str(tmp_path / "lecture.ipynb"))
+    assert not accepts(Change.modified, str(tmp_path / "notes.txt"))
+    engine = tmp_path / "my_engine.ipynb"
+    folder, accepts, recursive = watch_target(Upload("my_engine", engine, "ipynb"))
+    assert (folder, recursive) == (tmp_path, False)
+    assert accepts(Change.added, str(engine))
+    assert not accepts(Change.modified, str(tmp_path / "other.ipynb"))
 
 
 class Output:
@@ -76,16 +92,26 @@ class Output:
         return self.text
 
 
-@pytest.mark.slow
-def test_saving_a_fix_prints_that_the_item_now_passes(tmp_path):
-    submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", BUGGY_TANH)]})
-    engine = submission / "micrograd" / "engine.py"
+@contextmanager
+def watching(submission: Path) -> Iterator[Output]:
+    """``watch`` on ``submission`` for the tanh item; Ctrl-C at the end must exit 0."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader", "watch", "--submission", str(submission),
          "--only", "micrograd.ops.tanh"], cwd=REPO, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"})
     try:
-        output = Output(proc)
+        yield Output(proc)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    assert code == 0
+
+
+@pytest.mark.slow
+def test_saving_a_fix_prints_that_the_item_now_passes(tmp_path):
+    submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", BUGGY_TANH)]})
+    engine = submission / "micrograd" / "engine.py"
+    with watching(submission) as output:
         first = output.wait_for("(Ctrl-C to stop)", 120)
         assert "micrograd 0/6" in first and "micrograd.ops.tanh failed" in first
         engine.write_text(engine.read_text().replace(BUGGY_TANH, "1.0 - t * t"))
@@ -96,10 +122,21 @@ def test_saving_a_fix_prints_that_the_item_now_passes(tmp_path):
         engine.write_text(engine.read_text() + "# a comment changes nothing\n")
         again = output.wait_for("no item changed", 120)
         assert again.count("re-grading") == 2  # the .txt file was not a reason to re-grade
-    finally:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=30)
-    assert code == 0
+
+
+@pytest.mark.slow
+def test_a_single_file_is_watched_and_its_neighbours_are_not(tmp_path):
+    source = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", BUGGY_TANH)]})
+    engine = tmp_path / "my_engine.py"
+    engine.write_text((source / "micrograd" / "engine.py").read_text())
+    with watching(engine) as output:
+        first = output.wait_for("(Ctrl-C to stop)", 120)
+        assert "upload: micrograd: my_engine.py" in first and "micrograd 0/6" in first
+        (tmp_path / "other.py").write_text("class Value: pass\n")  # not part of the upload
+        engine.write_text(engine.read_text().replace(BUGGY_TANH, "1.0 - t * t"))
+        after = output.wait_for("micrograd 6/6", 120)[len(first):]
+        assert "my_engine.py saved: re-grading micrograd" in after and "other.py" not in after
+        assert "+ micrograd.ops.tanh now passes 6/6" in after
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

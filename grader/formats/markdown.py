@@ -45,21 +45,25 @@ def item_table(items: Sequence[dict]) -> list[str]:
 
 
 def feedback(report: GradeReport, titles: dict[str, str], notes: Sequence[str] = ()) -> str:
-    """The whole report: found files, a table per assignment, then each failure's feedback."""
+    """The whole report: found files, a table per assignment (one line for an assignment not
+    submitted), then each failure's feedback."""
     lines = [f"# Grade: {points(report.score)}/{points(report.max_score)}", ""]
     lines += [f"- {cell(note)}" for note in notes] + ([""] if notes else [])
     lines += [f"- note: {cell(n)}" for n in report.notices]
-    lines += [f"Checked against: {', '.join(report.oracles)}", ""]
-    for assignment in sorted({i["assignment"] for i in report.items}):
-        mine = [i for i in report.items if i["assignment"] == assignment]
+    lines += [f"Checked against: {', '.join(report.oracles)}", ""] if report.oracles else []
+    for assignment in report.assignments:
+        absent = report.absent(assignment)
+        if absent:
+            lines += [f"## {cell(absent)}", ""]
+            continue
+        mine = report.items_of(assignment)
         score = round(sum(i["score"] for i in mine), 4)
         maximum = round(sum(i["max_score"] for i in mine if not i["extra_credit"]), 4)
         lines += [f"## {cell(titles.get(assignment, assignment))}: {points(score)}/"
                   f"{points(maximum)}", "", *item_table(mine), ""]
-    failures = [i for i in report.items if i["status"] != "passed" and i["feedback"]]
-    if failures:
+    if report.failures:
         lines += ["## Feedback", ""]
-    for item in failures:
+    for item in report.failures:
         lines += [f"### {cell(item['id'])} ({cell(item['status'])})", "",
                   fenced(item["feedback"]), ""]
     return "\n".join(lines)

@@ -85,8 +85,12 @@ class Submission:
         return engine
 
     def _load(self, assignment: str) -> ModuleType | SimpleNamespace | BaseException:
-        if not (self.root / MODULES[assignment]).is_file():
+        engine = self.root / MODULES[assignment]
+        if not engine.is_file():
             return FileNotFoundError(f"the submission has no {MODULES[assignment]}")
+        # As when the student runs the file in its folder: a module beside it imports by name
+        # (``from utils import RNG``). The folder is in the scratch copy, nothing more is read.
+        sys.path.insert(1, str(engine.parent))
         try:
             if assignment == "micrograd":
                 return importlib.import_module("micrograd.engine")
