@@ -40,6 +40,9 @@ BUGS = {bug.id: bug for bug in [
         "set self.grad = 1.0 on the node backward() is called on, before the walk"),
     Bug("no-visited-set", "build_topo visits shared nodes more than once",
         "keep a visited set (by identity) and skip nodes already in it"),
+    Bug("revisits-shared-nodes", "the walk goes into a shared node again from every path to "
+        "it (exponential time), although each node appears once in the result",
+        "check whether a node was visited before walking into its operands, and skip it if so"),
     Bug("tanh-derivative", "tanh derivative written as 1 - t instead of 1 - t**2",
         "d tanh(x)/dx = 1 - tanh(x)**2"),
     Bug("broadcast-no-sum", "broadcast backward does not sum over stretched or prepended axes",

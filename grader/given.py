@@ -57,6 +57,33 @@ class Dag:
             history.append(list(grads))
         return history
 
+    def unrolled(self) -> tuple[Dag, list[int]]:
+        """The tree this DAG stands for: every use of a node gets a copy of the node (and of
+        everything under it) of its own, so no node receives more than one contribution; and
+        which node of this DAG each node of the tree copies. Exponential in the sharing: meant
+        for the small DAGs drawn by ``dags``."""
+        leaves: list[int] = []
+        nodes: list[tuple[tuple[int, float], ...]] = []
+        inner: list[int] = []
+
+        def copy(index: int) -> tuple[str, int]:
+            if index < self.leaves:
+                leaves.append(index)
+                return "leaf", len(leaves) - 1
+            pairs = tuple((copy(o), w) for o, w in self.nodes[index - self.leaves])
+            nodes.append(pairs)  # type: ignore[arg-type]
+            inner.append(index)
+            return "node", len(nodes) - 1
+
+        copy(self.size - 1)
+
+        def number(ref: tuple[str, int]) -> int:
+            return ref[1] if ref[0] == "leaf" else len(leaves) + ref[1]
+
+        tree = Dag(len(leaves), tuple(tuple((number(r), w) for r, w in pairs)  # type: ignore[misc]
+                                      for pairs in nodes))
+        return tree, [*leaves, *inner]
+
     def topo_problems(self, order: list[int]) -> list[str]:
         """Why ``order`` is not a valid topological order of the nodes the root reaches."""
         live = self.reachable()
@@ -109,6 +136,20 @@ def dags(draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 
     if unused:
         nodes.append(tuple((i, 1.0) for i in [dag.size - 1, *unused]))
     return Dag(leaves, tuple(nodes))
+
+
+def diamonds(depth: int) -> Dag:
+    """A chain of ``depth`` diamonds over one leaf: each level uses the node below twice and
+    joins the two halves again. A walk that visits a shared node again does 2**depth visits;
+    every gradient is exactly 1."""
+    nodes: list[tuple[tuple[int, float], ...]] = []
+    top = 0
+    for _ in range(depth):
+        nodes += [((top, 1.0),), ((top, 1.0),)]
+        left = 1 + len(nodes) - 2
+        nodes.append(((left, 0.5), (left + 1, 0.5)))
+        top = len(nodes)
+    return Dag(1, tuple(nodes))
 
 
 def shallow(leaves: int, weights: tuple[float, ...]) -> Dag:

@@ -176,6 +176,27 @@ class Graph:
     def operands(self, index: int) -> tuple[int, ...]:
         return () if index < len(self.leaves) else self.nodes[index - len(self.leaves)].args
 
+    def split_leaves(self) -> tuple[Graph, list[int]]:
+        """The same graph with every use of a leaf given a copy of its own (same value), and
+        which leaf each copy stands for. Summing the copies' gradients gives each leaf's
+        gradient as contributions from separate uses, with nothing to accumulate into."""
+        owners: list[int] = []
+        nodes = []
+        for node in self.nodes:
+            args = []
+            for arg in node.args:
+                if arg < len(self.leaves):
+                    owners.append(arg)
+                    arg = len(owners) - 1
+                else:
+                    arg = -arg  # an op node: renumbered below, once every copy is counted
+                args.append(arg)
+            nodes.append((node, args))
+        shift = len(owners) - len(self.leaves)
+        renumbered = tuple(Node(node.op, tuple(a if a >= 0 else -a + shift for a in args),
+                                node.param) for node, args in nodes)
+        return Graph(self.kind, tuple(self.leaves[o] for o in owners), renumbered), owners
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
@@ -273,7 +294,11 @@ def admissible(op: Op, operands: Sequence[np.ndarray], param: Any) -> bool:
 # Which ops each assignment's graded graphs use.
 MICROGRAD_SUGAR = ("neg", "sub", "div", "radd", "rsub", "rmul", "rdiv", "add_scalar",
                    "sub_scalar", "mul_scalar", "div_scalar")
-MICROGRAD_OPS = ("add", "mul", "powk", "tanh", "exp", "relu", *MICROGRAD_SUGAR)
+MICROGRAD_PRIMITIVES = ("add", "mul", "powk", "tanh", "exp", "relu")
+"""The ops with a ``_backward`` closure of their own; the sugar is composed from them."""
+MICROGRAD_OPS = (*MICROGRAD_PRIMITIVES, *MICROGRAD_SUGAR)
+MICROGRAD_COMPOSED = tuple(op for op in MICROGRAD_SUGAR if op not in ("add_scalar", "mul_scalar"))
+"""The sugar a student composes: ``a + 2`` and ``a * 2`` are the primitives themselves."""
 BABYGRAD_OP_ITEMS = {
     "add": "add", "mul": "mul", "sub": "sub", "div": "div", "pow": "pow", "negate": "neg",
     "log": "log", "exp": "exp", "sqrt": "sqrt", "abs": "abs", "relu": "relu",

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.strategies import SearchStrategy
 
 from grader import rubric as rubric_module
 from grader.atomic import write_atomically
@@ -77,14 +78,19 @@ def pytest_configure(config: pytest.Config) -> None:
                   only=config.getoption("--grader-only"))
 
 
-def graded(item_id: str, weight: float = 1.0) -> Any:
+MIN_EXAMPLES = 3
+"""A grading test that shares its item's examples with others still draws at least this many."""
+
+
+def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
     """Mark a grading test with its rubric item and apply the run's Hypothesis settings:
-    the rubric's number of examples, the run's seed, no database, no timing health checks."""
+    the rubric's number of examples (split between the ``share`` tests of an item that has one
+    test per op), the run's seed, no database, no timing health checks."""
 
     def decorate(test: Any) -> Any:
         rubric = _state.get("rubric")
         item = rubric.by_id.get(item_id) if rubric else None
-        examples = item.examples if item else 10
+        examples = max(MIN_EXAMPLES, -(-item.examples // share)) if item else 10
         run_seed = (_state.get("seed", 0) + zlib.crc32(test.__name__.encode())) % (1 << 32)
         if getattr(test, "is_hypothesis_test", False):
             test = settings(max_examples=examples, derandomize=False, database=None,
@@ -94,6 +100,18 @@ def graded(item_id: str, weight: float = 1.0) -> Any:
         return pytest.mark.rubric(item_id, weight=weight)(test)
 
     return decorate
+
+
+def graded_property(item_id: str, name: str, strategy: SearchStrategy[Any],
+                    check: Callable[[GradingSession, Any], None], share: int = 1) -> Any:
+    """A grading test called ``name`` for a suite's namespace: each example drawn from
+    ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items)."""
+
+    def test(grading: GradingSession, example: Any) -> None:
+        check(grading, example)
+
+    test.__name__ = test.__qualname__ = name
+    return graded(item_id, share=share)(given(strategy)(test))
 
 
 @pytest.fixture(scope="session")

@@ -24,12 +24,21 @@ import pytest
 
 from grader import bugs
 from grader.figures import dag_figure, graph_figure
-from grader.given import Dag
-from grader.graphs import Graph, names
-from grader.judge import GradeFailure, Tolerance, mismatch
+from grader.given import Dag, diamonds
+from grader.graphs import Graph, evaluate, names
+from grader.judge import GradeFailure, Tolerance, mismatch, show
 from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
-from grader.snippets import DAG_HELPER, IMPORTS, dag_snippet, graph_snippet, op_snippet
+from grader.snippets import (
+    accumulate_snippet,
+    broadcast_snippet,
+    chain_snippet,
+    dag_snippet,
+    diamond_snippet,
+    graph_snippet,
+    op_snippet,
+    tensor_dag_snippet,
+)
 from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
 
@@ -43,8 +52,16 @@ TEST_BUDGET_FACTOR = 6
 make Hypothesis search, and above all shrink, for minutes."""
 TEST_WALL_FACTOR = 4
 """...and this many times that of wall-clock time, a backstop for a starved machine."""
-ROUTING_NOTE = ("(graded with the grader's own forward and backward in every ops class, so "
-                "only which ops the operators and methods reach counts here)")
+NOTES = {
+    "graph": "",
+    "routing": ("(graded with the grader's own forward and backward in every ops class and the "
+                "grader's own walk, so only which ops the operators and methods reach counts "
+                "here)"),
+    "sugar": ("(graded with the grader's own +, *, **, tanh, exp, relu and the grader's own "
+              "walk, so only how the other operators are built from them counts here)"),
+}
+"""What each way of building and walking a graph leaves to the student, said on failure."""
+EXPONENTIAL = "visits shared nodes again: exponential time"
 
 
 class Aborted(pytest.skip.Exception):
@@ -177,14 +194,16 @@ class GradingSession:
     # -- talking to the worker ------------------------------------------------------------
 
     def ask(self, assignment: str, probe: str, case: dict[str, Any],
-            snippet: Callable[[], str]) -> dict[str, Any]:
+            snippet: Callable[[], str], on_timeout: GradeFailure | None = None
+            ) -> dict[str, Any]:
         """One probe on the student's engine: the validated ok-result. A Python exception from
         the student's code is a ``GradeFailure``; a hang, a crash or a missing function is
-        recorded and raises ``Aborted``."""
+        recorded and raises ``Aborted``, except a timeout where the check says what running
+        out of time means (``on_timeout``)."""
         budget = self.budgets.get(self.current_item, 5.0)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
         self._import(assignment, budget * IMPORT_BUDGET_FACTOR)
-        result = self._request(assignment, probe, case, budget)
+        result = self._request(assignment, probe, case, budget, on_timeout)
         self.checks += 1
         if "ok" in result:
             return result["ok"]
@@ -194,14 +213,16 @@ class GradingSession:
         raise GradeFailure("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
 
-    def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float
-                 ) -> dict[str, Any]:
+    def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
+                 on_timeout: GradeFailure | None = None) -> dict[str, Any]:
         """One validated result; a dead, hung or garbling worker aborts the running test."""
         self._next_id += 1
         message = protocol.request(self._next_id, assignment, probe, [case])
         try:
             (result,) = protocol.results(self.worker.request(message, budget), message)
         except WorkerFailure as failure:
+            if failure.kind == "timeout" and on_timeout is not None:
+                raise on_timeout from None
             self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
         except protocol.InvalidAnswer as exc:
             self._abort("error", f"invalid answer: {exc}")
@@ -282,18 +303,19 @@ class GradingSession:
     # -- checks ---------------------------------------------------------------------------
 
     @_recorded
-    def check_graph(self, graph: Graph, grader_ops: bool = False) -> None:
-        """The whole engine on a graph: build with operators, ``backward()``, compare all.
+    def check_graph(self, graph: Graph, probe: str = "graph") -> None:
+        """A graph built with operators and methods, its gradients compared with the oracles.
 
-        ``grader_ops``: every babygrad op class computes with the grader's own forward and
-        backward, so that only the routing of operators and methods (and ``Tensor.backward``)
-        is graded, not the ops they reach."""
+        ``probe`` says what is the student's: ``graph`` everything (their ops and their
+        ``backward()``); ``routing`` (babygrad) only which ops operators and methods reach, on
+        the grader's ops and walk; ``sugar`` (micrograd) only how operators are composed from
+        the primitives, on the grader's primitives and walk."""
         expected = self.oracles.expected(graph)
         assignment = ASSIGNMENT_OF_KIND[graph.kind]
-        answer = self.ask(assignment, "routing" if grader_ops else "graph",
-                          {"graph": graph.to_json()}, lambda: graph_snippet(graph))
+        walk = probe == "sugar"
+        snippet = graph_snippet(graph, walk=walk)
+        answer = self.ask(assignment, probe, {"graph": graph.to_json()}, lambda: snippet)
         var = names(graph)
-        snippet = graph_snippet(graph)
         values = self._decoded(answer, "values", [f"value of {v}" for v in var],
                                [v.shape for v in expected.values], snippet)
         grads = self._decoded(answer, "grads", [f"{v}.grad" for v in var],
@@ -306,13 +328,12 @@ class GradingSession:
         if (wrong_values or wrong_grads) and not self.oracles.confirmed(graph, None, expected):
             return
         figure = graph_figure(graph, expected.values, values, expected.grads, grads, tol)
-        note = [ROUTING_NOTE] if grader_ops else []
+        note = [NOTES[probe]] if NOTES[probe] else []
         if wrong_values:
             raise GradeFailure("failed", "wrong forward value", [*wrong_values[:4], *note],
                                snippet, figure=figure)
         if wrong_grads:
-            found = [] if grader_ops else bugs.diagnose_graph(graph, grads[: len(graph.leaves)],
-                                                              tol)
+            found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
             raise GradeFailure("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
                                found, figure)
 
@@ -350,9 +371,10 @@ class GradingSession:
                                found, figure)
 
     @_recorded
-    def check_topo(self, dag: Dag) -> None:
+    def check_topo(self, dag: Dag, on_timeout: GradeFailure | None = None) -> None:
         snippet = dag_snippet(dag, "print(build_topo({root}))")
-        answer = self.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet)
+        answer = self.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet,
+                          on_timeout)
         order = protocol.field(answer, "order", list)
         if not all(type(i) is int for i in order):
             raise GradeFailure("error", "invalid answer: build_topo returned non-nodes", [],
@@ -410,24 +432,50 @@ class GradingSession:
 
     @_recorded
     def check_deep(self, length: int) -> None:
-        snippet = "\n".join([IMPORTS["scalar"], DAG_HELPER, "x = Value(1.0)", "node = x",
-                             f"for _ in range({length}):",
-                             "    node = given(Value(0.0, (node,)), (node, 1.0))",
-                             "node.backward()", "print(x.grad)"])
+        """``build_topo`` over a chain of ``length`` grader nodes returns each node once (in
+        any order: whether the order is valid is ``micrograd.topo``'s question)."""
+        snippet = chain_snippet(length)
         answer = self.ask("micrograd", "deep", {"length": length}, lambda: snippet)
-        (grad,) = self._decoded(answer, "grads", ["x.grad"], [()], snippet)
-        wrong = mismatch("x.grad", grad, np.float64(1.0), self.tolerances["micrograd"])
-        if wrong:
-            raise GradeFailure("failed", "wrong gradient through a long chain", [wrong], snippet)
+        order = protocol.field(answer, "order", list)
+        if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
+            raise GradeFailure("failed", "build_topo lost nodes of a long chain",
+                               [f"it returned {len(order)} entries for the {length + 1:,} "
+                                "nodes of the chain"], snippet)
+
+    @_recorded
+    def check_walk_cost(self, assignment: str, depth: int) -> None:
+        """The walk of ``assignment`` over a chain of ``depth`` diamonds finishes within the
+        item's CPU budget, which a walk that revisits shared nodes (2**depth visits) does not.
+        micrograd's order is also checked (that is ``micrograd.topo``'s subject); babygrad's
+        gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
+        dag = diamonds(depth)
+        budget = self.budgets.get(self.current_item, 5.0)
+        failure = GradeFailure(
+            "failed", f"{'build_topo' if assignment == 'micrograd' else 'Tensor.backward'} "
+            f"{EXPONENTIAL}",
+            [f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
+             f"{budget:g} s of CPU time: each shared node was walked again from every path to "
+             "it, 2 ** depth times", "Each level added to `depth` below doubles the time."],
+            diamond_snippet(assignment), [bugs.BUGS["revisits-shared-nodes"].describe()])
+        if assignment == "micrograd":
+            self.check_topo(dag, on_timeout=failure)
+        else:
+            self._tensor_backward(dag, (1,), tensor_dag_snippet(dag, (1,)), on_timeout=failure)
+
+    def _tensor_backward(self, dag: Dag, shape: tuple[int, ...], snippet: str,
+                         on_timeout: GradeFailure | None = None) -> list[np.ndarray | None]:
+        """Every node's gradient after the student's ``Tensor.backward`` on grader-made ops."""
+        answer = self.ask("babygrad", "tensor_backward",
+                          {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet,
+                          on_timeout)
+        return self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
+                             [shape] * dag.size, snippet)
 
     @_recorded
     def check_tensor_backward(self, dag: Dag, shape: tuple[int, ...]) -> None:
         """``Tensor.backward`` over grader-made weighted-sum ops: the walk and the ledger."""
-        snippet = _tensor_dag_snippet(dag, shape)
-        answer = self.ask("babygrad", "tensor_backward",
-                          {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet)
-        grads = self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                              [shape] * dag.size, snippet)
+        snippet = tensor_dag_snippet(dag, shape)
+        grads = self._tensor_backward(dag, shape, snippet)
         (want,) = dag.backward(1)
         tol = self.tolerances["babygrad"]
         live = dag.reachable()
@@ -440,26 +488,94 @@ class GradingSession:
                                snippet, found, dag_figure(dag, expected, grads, tol))
 
 
-def _tensor_dag_snippet(dag: Dag, shape: tuple[int, ...]) -> str:
-    lines = [
-        "import numpy as np",
-        "from babygrad import Tensor",
-        "from babygrad.ops import Function",
-        "",
-        "class Given(Function):",
-        '    """The grader\'s op: out = sum of weight * input; backward is exact."""',
-        "    def __init__(self, *weights):",
-        "        self.weights = weights",
-        "    def forward(self, *arrays):",
-        "        return sum(w * a for w, a in zip(self.weights, arrays))",
-        "    def backward(self, out_grad, node):",
-        "        return tuple(Tensor(w * out_grad.data) for w in self.weights)",
-        "",
-    ]
-    lines += [f"n{i} = Tensor(np.full({shape}, {1.0 + i}))" for i in range(dag.leaves)]
-    for k, pairs in enumerate(dag.nodes):
-        weights = ", ".join(str(w) for _, w in pairs)
-        operands = ", ".join(f"n{i}" for i, _ in pairs)
-        lines.append(f"n{dag.leaves + k} = Given({weights})({operands})")
-    lines += [f"n{dag.size - 1}.backward()", f"print([n.grad for n in (n0, n{dag.size - 1})])"]
-    return "\n".join(lines)
+    @_recorded
+    def check_accumulate(self, graph: Graph, out_grad: float, preload: list[float]) -> None:
+        """Every ``_backward`` adds into its operands' gradients: with each leaf's gradient
+        preloaded, a leaf must end at its preload plus what its uses contribute when taken
+        apart (``probe_accumulate``). The engine's own derivatives are on both sides, so a
+        wrong derivative costs its op item, never this one."""
+        snippet = accumulate_snippet(graph, out_grad, preload)
+        answer = self.ask("micrograd", "accumulate", {"graph": graph.to_json(),
+                                                      "out_grad": out_grad, "preload": preload},
+                          lambda: snippet)
+        var = names(graph)[: len(graph.leaves)]
+        separate = self._decoded(answer, "separate", var, [()] * len(var), snippet)
+        preloaded = self._decoded(answer, "preloaded", var, [()] * len(var), snippet)
+        tol = self.tolerances["micrograd"]
+        wrong = [m for v, p, s, got in zip(var, preload, separate, preloaded, strict=True)
+                 if (m := mismatch(f"{v}.grad (held {p:g} before; its uses add "
+                                   f"{float(s):.6g})", got, np.float64(p + float(s)), tol))]
+        if wrong:
+            ops = sorted({node.op for node in graph.nodes} - {"add"} or {"add"})
+            values = evaluate(graph)
+            want = [np.float64(p + float(s)) for p, s in zip(preload, separate, strict=True)]
+            raise GradeFailure("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
+                               wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()],
+                               graph_figure(graph, values, values, want, preloaded, tol))
+
+    @_recorded
+    def check_broadcast(self, graph: Graph, out_grad: np.ndarray) -> None:
+        """An elementwise op on operands numpy broadcasts implicitly: each gradient must be the
+        op's own gradient for the operands broadcast beforehand, summed back to the operand's
+        shape. Only that reduction is judged; the op's formulas are its own item's."""
+        snippet = broadcast_snippet(graph, out_grad)
+        answer = self.ask("babygrad", "broadcast", {"graph": graph.to_json(),
+                                                    "out_grad": out_grad.tolist()},
+                          lambda: snippet)
+        shape = out_grad.shape
+        leaves = [v.shape for v in graph.leaves]
+        runs = {}
+        for run, shapes in (("implicit", leaves), ("explicit", [shape] * len(leaves))):
+            part = protocol.field(answer, run, dict)
+            runs[run] = (*self._decoded({"v": [part.get("value")]}, "v", ["out.data"], [shape],
+                                        snippet),
+                         self._decoded(part, "grads", [f"gradient {i}" for i in range(2)],
+                                       shapes, snippet))
+        tol = self.tolerances["babygrad"]
+        (value, grads), (full_value, full_grads) = runs["implicit"], runs["explicit"]
+        var = names(graph)[: len(leaves)]
+        wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m] if (
+            full_value is not None) else []
+        wrong += [m for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
+                  if full is not None
+                  and (m := mismatch(f"gradient for {v} (shape {leaf})", got,
+                                     reduce_to(full, leaf), tol))]
+        if wrong:
+            found = [bugs.BUGS["broadcast-no-sum"].describe()] if any(
+                g is not None and g.shape == shape != leaf
+                for g, leaf in zip(grads, leaves, strict=True)) else []
+            raise GradeFailure("failed", "broadcast gradients not summed back", wrong[:4],
+                               snippet, found)
+
+    @_recorded
+    def check_ledger(self, dag: Dag, shape: tuple[int, ...]) -> None:
+        """``Tensor.backward``'s ledger sums: on grader-made ops, each node's gradient on a DAG
+        must be the sum of its copies' gradients on the same DAG unrolled into a tree, both from
+        the student's own ``Tensor.backward``. A walk that is wrong on trees is wrong the same
+        way on both (``babygrad.backward`` grades it); only losing a contribution differs."""
+        tree, owners = dag.unrolled()
+        snippet = tensor_dag_snippet(dag, shape)
+        shared = self._tensor_backward(dag, shape, snippet)
+        apart = self._tensor_backward(tree, shape, tensor_dag_snippet(tree, shape))
+        tol = self.tolerances["babygrad"]
+        wrong = []
+        for index, got in enumerate(shared):
+            copies = [g for g, owner in zip(apart, owners, strict=True) if owner == index]
+            if len(copies) < 2 or any(c is None for c in copies):
+                continue  # not shared, or left without .grad by the walk (babygrad.backward's)
+            total = np.sum(copies, axis=0)
+            if (m := mismatch(
+                    f"n{index}.grad (used {len(copies)} times; the uses apart add up to "
+                    f"{show(total)})", got, total, tol)):
+                wrong.append(m)
+        if wrong:
+            raise GradeFailure("failed", "Tensor.backward lost a contribution to a shared tensor",
+                               wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()])
+
+
+def reduce_to(full: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A gradient for a broadcast operand summed back to the operand's ``shape``: over the axes
+    broadcasting prepended, then over the axes it stretched from size 1."""
+    total = full.sum(axis=tuple(range(full.ndim - len(shape))))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and total.shape[i] != 1)
+    return total.sum(axis=stretched, keepdims=True).reshape(shape)

@@ -262,6 +262,28 @@ def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
     return graph, draw(leaf_values(out_shape))
 
 
+PRELOADS = (0.5, -1.25, 2.0, 3.5)
+"""Gradients a leaf may already hold when an op's ``_backward`` adds into it."""
+
+
+@st.composite
+def accumulate_cases(draw: st.DrawFn, op: str) -> tuple[Graph, float, list[float]]:
+    """One micrograd op on leaves whose gradients already hold something: on fresh operands,
+    on one node used twice (``x * x``, or ``tanh(x) + tanh(x)`` for a one-operand op), with an
+    output gradient and a non-zero preload per leaf."""
+    graph, out_grad = draw(op_cases("scalar", op))
+    if draw(st.booleans()):
+        x = graph.leaves[0]
+        node = graph.nodes[0]
+        if OPS[op].arity == 2 and admissible(OPS[op], [x, x], node.param):
+            graph = Graph("scalar", (x,), (Node(op, (0, 0), node.param),))
+        elif OPS[op].arity == 1:
+            first, second = Node(op, (0,), node.param), Node(op, (0,), node.param)
+            graph = Graph("scalar", (x,), (first, second, Node("add", (1, 2), None)))
+    preload = [draw(st.sampled_from(PRELOADS)) for _ in graph.leaves]
+    return graph, float(out_grad), preload
+
+
 @st.composite
 def single_op_graphs(draw: st.DrawFn, kind: str, ops: Sequence[str]) -> Graph:
     """A graph of one op (operator or method spelling) on fresh leaves; tensors are summed."""
@@ -278,12 +300,13 @@ def _broadcast_partner(shape: tuple[int, ...], choice: int) -> tuple[int, ...]:
 
 
 @st.composite
-def broadcasting_graphs(draw: st.DrawFn, ops: Sequence[str]) -> Graph:
-    """An elementwise binary op on operands of different (broadcastable) shapes."""
+def broadcasting_cases(draw: st.DrawFn, ops: Sequence[str]) -> tuple[Graph, np.ndarray]:
+    """An elementwise binary op on operands of different (broadcastable) shapes, with a drawn
+    gradient for its (broadcast) output."""
     op = draw(st.sampled_from(list(ops)))
     shape = draw(tensor_shapes(min_dims=2))
     other = _broadcast_partner(shape, draw(st.integers(0, 2)))
     shapes = [shape, other] if draw(st.booleans()) else [other, shape]
     leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], None)
     graph = Graph("tensor", tuple(leaves), (Node(op, (0, 1), None),))
-    return _combine_sinks(graph, ("sum",))
+    return graph, draw(leaf_values(np.broadcast_shapes(*shapes)))

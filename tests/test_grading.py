@@ -46,10 +46,12 @@ def test_overwrite_bug_loses_accumulate_with_the_smallest_counterexample(tmp_pat
     items = grade_items(submission, assignment="micrograd",
                         only=["micrograd.accumulate", "micrograd.ops", "micrograd.backward"])
     accumulate = items["micrograd.accumulate"]
-    assert accumulate["status"] == "failed"
+    assert accumulate["status"] == "partial"  # mul, pow, tanh, exp, relu still add into grads
     assert "overwrite-grad" in accumulate["bugs"]
-    assert "a = Value(1.0)\nb = a + a\nb.backward()" in accumulate["feedback"]
-    assert "a.grad: expected 2, got 1" in accumulate["feedback"]
+    assert ("a = Value(1.0)\nb = a + a\na.grad = 0.5  # already there, from another use\n"
+            "b.grad = 1.0\nb._backward()\nprint(a.grad)") in accumulate["feedback"]
+    assert "a.grad (held 0.5 before; its uses add 2): expected 2.5, got 1" in accumulate[
+        "feedback"]
     others = {k: v["status"] for k, v in items.items() if k != "micrograd.accumulate"}
     assert set(others.values()) == {"passed"}, others
 

@@ -9,6 +9,7 @@ import pytest
 
 from grader.bugs import BUGS
 from tests.grading import grade_items, planted
+from tests.test_blame import ITERATIVE_TOPO, REVISITING_TOPO
 
 MICRO = "micrograd/engine.py"
 TENSOR = "babygrad/tensor.py"
@@ -30,18 +31,21 @@ class Named:
 
 CASES = [
     Named("overwrite-grad", "micrograd.accumulate", MICRO, (
-        ("self.grad += out.grad\n", "self.grad = out.grad\n"),
-        ("other.grad += out.grad", "other.grad = out.grad")),
-        ("a = Value(1.0)", "b = a + a", "b.backward()", "print(a.grad)"), 4),
+        ("self.grad += k * self.data ** (k - 1) * out.grad",
+         "self.grad = k * self.data ** (k - 1) * out.grad"),),
+        ("a = Value(1.0)", "b = a ** 2", "a.grad = 0.5", "b.grad = ", "b._backward()",
+         "print(a.grad)"), 6, status="partial"),
     Named("overwrite-grad", "babygrad.accumulate", TENSOR, (
         ("ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
          "ledger[key] = part.data"),),
-        ("a = Tensor([1.0])", "b = a + a", "c = b.sum(None)", "c.backward()"), 5),
+        ("n0 = Tensor(", "n1 = Given(", "n1.backward()"), 4),
     Named("topo-not-reversed", "micrograd.backward", MICRO, (
         ("for node in reversed(order):", "for node in order:"),),
         ("n0 = Value(1.0)", ".backward()"), 6, status="partial"),
     Named("no-seed", "micrograd.backward", MICRO, (("        self.grad = 1.0\n", ""),),
           ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0,", "n1.backward()"), 4),
+    Named("revisits-shared-nodes", "micrograd.topo", MICRO, ((ITERATIVE_TOPO, REVISITING_TOPO),),
+          ("depth = 16", "for _ in range(depth):", "build_topo(node)"), 9, status="partial"),
     Named("no-visited-set", "micrograd.topo", MICRO, (
         ("            if id(child) not in visited:\n", "            if True:\n"),),
         ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0, n0,)), (n0, 2.0), (n0, 2.0))",
@@ -75,12 +79,13 @@ def test_every_named_bug_has_a_planted_case():
 
 
 def _example(feedback: str) -> list[str]:
-    """The first runnable example's own lines: no imports, no grader helper."""
+    """The first runnable example's own lines: no imports, no grader helper (``given``,
+    ``walk``, ``class Given``)."""
     body = feedback.split("```python\n", 1)[1].split("```", 1)[0].splitlines()
     helper = False
     lines = []
     for line in body:
-        if line.startswith("def given("):
+        if line.startswith(("def given(", "def walk(", "class Given(")):
             helper = True
         elif helper and (line.startswith(" ") or not line):
             continue

@@ -45,7 +45,7 @@ def figures(tmp_path_factory) -> dict[str, Figure]:
     for bug, (item, replacements) in CLASSIC.items():
         submission = planted(tmp_path_factory.mktemp(bug), replacements)
         result = grade_items(submission, assignment=item.split(".")[0], only=[item])[item]
-        assert result["status"] == "failed" and result["figure"], result["feedback"]
+        assert result["status"] in ("failed", "partial") and result["figure"], result["feedback"]
         found[bug] = result["figure"]
     return found
 

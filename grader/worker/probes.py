@@ -81,17 +81,74 @@ def _build(engine: ModuleType, graph: Graph, api: str) -> list[Any]:
     return [namespace[v] for v in names(graph)]
 
 
+def _report(graph: Graph, nodes: list[Any], grads: list[Any]) -> dict[str, Any]:
+    var = names(graph)
+    return {
+        "values": [encode(n.data, f"the value of {v}") for n, v in zip(nodes, var, strict=True)],
+        "grads": [None if g is None else encode(g, f"{v}.grad")
+                  for g, v in zip(grads, var, strict=True)],
+    }
+
+
+def _own_grads(graph: Graph, nodes: list[Any]) -> list[Any]:
+    """What the engine itself stored in ``.grad`` (a babygrad grad unwrapped to its array)."""
+    if graph.kind == "scalar":
+        return [n.grad for n in nodes]
+    return [None if n.grad is None else getattr(n.grad, "data", n.grad) for n in nodes]
+
+
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Build with operators and methods, call ``backward()`` on the output, report everything."""
     graph = graph_from_json(case["graph"])
-    var = names(graph)
     nodes = _build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
     nodes[-1].backward()
-    return {
-        "values": [encode(n.data, f"the value of {v}")
-                   for n, v in zip(nodes, var, strict=True)],
-        "grads": [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, var, strict=True)],
-    }
+    return _report(graph, nodes, _own_grads(graph, nodes))
+
+
+def walk_order(root: Any, operands: Callable[[Any], Any]) -> list[Any]:
+    """A known-correct, iterative, identity-based topological order (operands first)."""
+    order: list[Any] = []
+    visited = {id(root)}
+    stack = [(root, iter(operands(root)))]
+    while stack:
+        node, pending = stack[-1]
+        for child in pending:
+            if id(child) not in visited:
+                visited.add(id(child))
+                stack.append((child, iter(operands(child))))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
+def scalar_walk(root: Any, out_grad: float = 1.0) -> None:
+    """The grader's own ``backward()``: seed the root, then run every node's ``_backward``
+    once, output first. Only the closures (and ``_prev``) are the engine's."""
+    root.grad = out_grad
+    for node in reversed(walk_order(root, lambda n: n._prev)):
+        node._backward()
+
+
+def tensor_walk(engine: ModuleType, root: Any) -> dict[int, np.ndarray]:
+    """The grader's own ``Tensor.backward``: a float64 ledger filled, output first, from each
+    node's ``_op.backward(out_grad, node)``. Only the ops' backward (and ``_op``/``_inputs``)
+    are the engine's. The gradient of every node, by ``id``."""
+    ledger = {id(root): np.ones(np.shape(root.data))}
+    for node in reversed(walk_order(root, lambda n: n._inputs)):
+        if node._op is None or id(node) not in ledger:
+            continue
+        parts = node._op.backward(engine.Tensor(ledger[id(node)]), node)
+        if not isinstance(parts, tuple | list):
+            parts = (parts,)
+        if len(parts) != len(node._inputs):
+            raise ProbeError(f"{type(node._op).__name__}.backward returned {len(parts)} "
+                             f"gradients for {len(node._inputs)} inputs")
+        for parent, part in zip(node._inputs, parts, strict=True):
+            part = np.asarray(getattr(part, "data", part), dtype=np.float64)
+            ledger[id(parent)] = ledger[id(parent)] + part if id(parent) in ledger else part
+    return ledger
 
 
 # The course's op classes, the graph-language op each computes, and the attribute where the
@@ -128,8 +185,14 @@ def numeric_vjp(op: str, param: Any, arrays: list[np.ndarray], g: np.ndarray
     return grads
 
 
-def _grader_methods(engine: ModuleType, op: str, attribute: str | None
-                    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+def _grader_methods(engine: ModuleType, op: str, attribute: str | None,
+                    own_forward: Callable[..., Any]) -> tuple[Callable[..., Any],
+                                                              Callable[..., Any]]:
+    """The grader's forward and backward for one op class. ``own_forward`` (the engine's) is
+    asked only whether it is written yet: an operator reaching an op the student has not
+    written is missing, not graded on the grader's op; its answer and any other error of its
+    are ignored (that op's own item grades it)."""
+
     def parameter(function: Any) -> Any:
         if attribute is None:
             return None
@@ -141,6 +204,12 @@ def _grader_methods(engine: ModuleType, op: str, attribute: str | None
 
     def forward(self: Any, *arrays: Any) -> np.ndarray:
         inputs = [np.array(a, dtype=np.float64) for a in arrays]
+        try:
+            own_forward(self, *(a.copy() for a in inputs))
+        except NotImplementedError:
+            raise
+        except Exception:  # noqa: BLE001, S110 - wrong or broken: its own item's business
+            pass
         self.__dict__["_grader_inputs"] = inputs
         return np.asarray(OPS[op].forward(*inputs, parameter(self)), dtype=np.float64)
 
@@ -154,36 +223,154 @@ def _grader_methods(engine: ModuleType, op: str, attribute: str | None
 
 
 @contextlib.contextmanager
-def grader_ops(engine: ModuleType) -> Iterator[None]:
-    """Every op class of the engine computes with the grader's own forward and backward while
-    inside: whatever the operators and methods route to, each op they reach is correct."""
+def _patched(replacements: list[tuple[type, str, Any]]) -> Iterator[None]:
+    """Class attributes replaced while inside, restored (or removed again) on the way out."""
     saved = []
     try:
-        for name, (op, attribute) in GRADER_OPS.items():
-            cls = getattr(engine.ops, name, None)
-            if not isinstance(cls, type):
-                continue
-            for method, replacement in zip(("forward", "backward"),
-                                           _grader_methods(engine, op, attribute), strict=True):
-                saved.append((cls, method, cls.__dict__.get(method, _ABSENT)))
-                setattr(cls, method, replacement)
+        for cls, name, replacement in replacements:
+            saved.append((cls, name, cls.__dict__.get(name, _ABSENT)))
+            setattr(cls, name, replacement)
         yield
     finally:
-        for cls, method, original in reversed(saved):
+        for cls, name, original in reversed(saved):
             if original is _ABSENT:
-                delattr(cls, method)
+                delattr(cls, name)
             else:
-                setattr(cls, method, original)
+                setattr(cls, name, original)
 
 
 _ABSENT = object()
 
 
+def grader_ops(engine: ModuleType) -> contextlib.AbstractContextManager[None]:
+    """Every op class of the engine computes with the grader's own forward and backward while
+    inside: whatever the operators and methods route to, each op they reach is correct."""
+    replacements = []
+    for name, (op, attribute) in GRADER_OPS.items():
+        cls = getattr(engine.ops, name, None)
+        if isinstance(cls, type):
+            forward, backward = _grader_methods(engine, op, attribute, cls.forward)
+            replacements += [(cls, "forward", forward), (cls, "backward", backward)]
+    return _patched(replacements)
+
+
+def scalar_grader_ops(engine: ModuleType) -> contextlib.AbstractContextManager[None]:
+    """``Value``'s primitive ops (``+ * **``, tanh, exp, relu) are the grader's while inside:
+    each builds ``Value(data, operands, op)`` with an exact, accumulating ``_backward``, so
+    whatever the engine composes from them (``-``, ``/``, the reflected forms) is built on
+    correct parts."""
+    value_class = engine.Value
+
+    def wrap(x: Any) -> Any:
+        return x if isinstance(x, value_class) else value_class(x)
+
+    def node(data: float, op: str, local: list[tuple[Any, float]]) -> Any:
+        out = value_class(data, tuple(operand for operand, _ in local), op)
+
+        def _backward() -> None:
+            for operand, derivative in local:
+                operand.grad += derivative * out.grad
+
+        out._backward = _backward
+        return out
+
+    def add(self: Any, other: Any) -> Any:
+        other = wrap(other)
+        return node(float(self.data) + float(other.data), "+", [(self, 1.0), (other, 1.0)])
+
+    def mul(self: Any, other: Any) -> Any:
+        other = wrap(other)
+        a, b = float(self.data), float(other.data)
+        return node(a * b, "*", [(self, b), (other, a)])
+
+    def power(self: Any, k: float) -> Any:
+        x = float(self.data)
+        return node(x ** k, f"**{k}", [(self, k * x ** (k - 1))])
+
+    def tanh(self: Any) -> Any:
+        t = math.tanh(float(self.data))
+        return node(t, "tanh", [(self, 1.0 - t * t)])
+
+    def exp(self: Any) -> Any:
+        e = math.exp(float(self.data))
+        return node(e, "exp", [(self, e)])
+
+    def relu(self: Any) -> Any:
+        x = float(self.data)
+        return node(max(x, 0.0), "relu", [(self, 1.0 if x > 0 else 0.0)])
+
+    methods = {"__add__": add, "__mul__": mul, "__pow__": power, "tanh": tanh, "exp": exp,
+               "relu": relu}
+    return _patched([(value_class, name, method) for name, method in methods.items()])
+
+
 def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """``probe_graph`` with the grader's ops in place of the student's (``grader_ops``): only
-    the routing of operators and methods to ops, and ``Tensor.backward``, are the engine's."""
+    """Build with operators and methods on the grader's ops (``grader_ops``), then walk with
+    the grader's own ledger (``tensor_walk``): only which ops the operators and methods reach
+    is the engine's."""
+    graph = graph_from_json(case["graph"])
     with grader_ops(engine):
-        return probe_graph(engine, case)
+        nodes = _build(engine, graph, "tensor")
+        ledger = tensor_walk(engine, nodes[-1])
+    return _report(graph, nodes, [ledger.get(id(n)) for n in nodes])
+
+
+def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Build with micrograd's operators on the grader's primitive ops (``scalar_grader_ops``),
+    then walk with the grader's own walk: only how ``-``, ``/``, negation and the reflected
+    forms are composed is the engine's."""
+    graph = graph_from_json(case["graph"])
+    with scalar_grader_ops(engine):
+        nodes = _build(engine, graph, "micrograd")
+        scalar_walk(nodes[-1])
+    return _report(graph, nodes, _own_grads(graph, nodes))
+
+
+def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Do the engine's ``_backward`` closures add into gradients that already hold something?
+
+    Two runs of the grader's walk over graphs built with the engine's own ops: the graph with
+    every use of a leaf split into a fresh copy (nothing to accumulate into), then the graph
+    as drawn, shared leaves included, with each leaf's gradient preloaded. Reported: each
+    leaf's summed copies, then each leaf after the preloaded run. The parent compares the two,
+    so the engine's own derivatives, right or wrong, cancel out."""
+    graph = graph_from_json(case["graph"])
+    out_grad = float(case["out_grad"])
+    split, owners = graph.split_leaves()
+    copies = _build(engine, split, "micrograd")
+    scalar_walk(copies[-1], out_grad)
+    separate = [0.0] * len(graph.leaves)
+    for owner, leaf in zip(owners, copies, strict=False):
+        separate[owner] += leaf.grad
+    nodes = _build(engine, graph, "micrograd")
+    for leaf, preload in zip(nodes, case["preload"], strict=False):
+        leaf.grad = float(preload)
+    scalar_walk(nodes[-1], out_grad)
+    return {"separate": [encode(g, f"gradient of leaf {i}") for i, g in enumerate(separate)],
+            "preloaded": [encode(n.grad, f"gradient of leaf {i}")
+                          for i, n in enumerate(nodes[: len(graph.leaves)])]}
+
+
+def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """One elementwise ``Function`` twice: on operands of different shapes (numpy broadcasts
+    them implicitly), and on the same operands broadcast explicitly beforehand. Values and
+    gradients of both, so the parent can check the reduction alone against the op's own
+    formulas."""
+    graph = graph_from_json(case["graph"])
+    out_grad = np.asarray(case["out_grad"], dtype=np.float64)
+    shape = out_grad.shape
+    runs = []
+    for arrays in (graph.leaves, [np.broadcast_to(v, shape).copy() for v in graph.leaves]):
+        op = eval(function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
+        inputs = [engine.Tensor(v) for v in arrays]
+        out = op(*inputs)
+        grads = op.backward(engine.Tensor(out_grad), out)
+        if not isinstance(grads, tuple | list) or len(grads) != len(inputs):
+            raise ProbeError(f"backward must return {len(inputs)} gradients")
+        runs.append({"value": encode(out.data, "the result"),
+                     "grads": [encode(getattr(g, "data", g), f"gradient {i}")
+                               for i, g in enumerate(grads)]})
+    return {"implicit": runs[0], "explicit": runs[1]}
 
 
 def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -240,34 +427,20 @@ def _given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], l
     return nodes, calls
 
 
-def _grader_topo(root: Any) -> list[Any]:
-    """A known-correct, iterative, identity-based topological order (children first)."""
-    order: list[Any] = []
-    visited: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        stack.extend((child, False) for child in node._prev if id(child) not in visited)
-    return order
-
-
 def _scalar_grads(nodes: list[Any]) -> list[Encoded | None]:
     return [grad_of(n, "scalar", f"node {i} grad") for i, n in enumerate(nodes)]
 
 
-def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """The student's ``build_topo`` on a grader-made graph, reported as node indices."""
-    nodes, _ = _given_scalar(engine, case["dag"])
+def _topo_indices(engine: ModuleType, nodes: list[Any]) -> dict[str, Any]:
+    """The student's ``build_topo`` from the last node, as indices (-1: not one of ours)."""
     index = {id(n): i for i, n in enumerate(nodes)}
     order = engine.build_topo(nodes[-1])
     return {"order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]]}
+
+
+def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``build_topo`` on a grader-made graph, reported as node indices."""
+    return _topo_indices(engine, _given_scalar(engine, case["dag"])[0])
 
 
 def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -275,7 +448,7 @@ def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     substituted, so only the walk itself (seed, order, each closure once) is observed."""
     nodes, calls = _given_scalar(engine, case["dag"])
     original = getattr(engine, "build_topo", None)
-    engine.build_topo = _grader_topo
+    engine.build_topo = lambda root: walk_order(root, lambda n: n._prev)
     try:
         passes = []
         for _ in range(case.get("passes", 1)):
@@ -296,11 +469,9 @@ def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """A long chain of grader nodes through the student's own ``backward()``."""
+    """The student's ``build_topo`` over a long chain of grader nodes."""
     dag = {"leaves": 1, "nodes": [[[i, 1.0]] for i in range(case["length"])]}
-    nodes, _ = _given_scalar(engine, dag)
-    nodes[-1].backward()
-    return {"grads": [grad_of(nodes[0], "scalar", "the first node's grad")]}
+    return _topo_indices(engine, _given_scalar(engine, dag)[0])
 
 
 def _given_tensor(engine: ModuleType, case: dict[str, Any]) -> list[Any]:
@@ -337,6 +508,9 @@ PROBES: dict[str, Callable[[ModuleType, dict[str, Any]], dict[str, Any]]] = {
     "load": lambda engine, case: {},
     "graph": probe_graph,
     "routing": probe_routing,
+    "sugar": probe_sugar,
+    "accumulate": probe_accumulate,
+    "broadcast": probe_broadcast,
     "op": probe_op,
     "topo": probe_topo,
     "backward": probe_backward,
