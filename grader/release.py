@@ -192,11 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     gradescope.add_argument("--out", default="dist/gradescope")
     gradescope.add_argument("--seed", type=int, help="secret grading seed")
     args = parser.parse_args(argv)
+    out = Path(args.out).absolute()  # the caller's, before the checks run elsewhere
     try:
         if args.command == "student":
-            built = build_student(Path(args.out), Path(args.rubric))
+            built = build_student(out, Path(args.rubric).absolute())
         else:
-            built = build_gradescope(Path(args.out), args.seed)
+            built = build_gradescope(out, args.seed)
     except (ReleaseError, rubric_module.RubricError) as exc:
         print(f"release failed: {exc}", file=sys.stderr)
         return 1

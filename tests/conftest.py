@@ -1,10 +1,13 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and the closing line about optional programs."""
 
 import importlib
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from tests import programs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,3 +44,18 @@ def _import_isolated(root, name):
 def import_isolated():
     """``import_isolated(root, "pkg.module")``: import from ``root``, leaving sys.modules as is."""
     return _import_isolated
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line at the end of the run: how many tests did not run for want of which program,
+    so a green run never hides that the sandbox, the pictures or the browser went unchecked."""
+    wanting: Counter[tuple[str, str]] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        found = isinstance(report.longrepr, tuple) and programs.REASON.search(
+            report.longrepr[2])  # a skip's longrepr: (file, line, reason)
+        if found:
+            wanting[(found[1], found[2])] += 1
+    if wanting:
+        terminalreporter.write_line("skipped for want of a program: " + ", ".join(
+            f"{count} tests need {program} (apt-get install {package})"
+            for (program, package), count in sorted(wanting.items())))

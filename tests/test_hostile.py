@@ -30,8 +30,9 @@ import yaml
 
 from grader.cli import DEFAULT_RUBRIC, GradeOptions, GraderFailure, grade
 from grader.report import GradeReport
-from grader.worker.sandbox import DEFAULT_LIMITS, bwrap_status
+from grader.worker.sandbox import DEFAULT_LIMITS
 from tests.grading import EXERCISES, REFERENCE, REPO, planted
+from tests.programs import SANDBOX_MODES, needs_bwrap
 from tests.test_sandbox import _processes_with
 
 MICRO = "micrograd/engine.py"
@@ -41,9 +42,6 @@ EXP = 'out = Value(math.exp(self.data), (self,), "exp")'  # plant before it: run
 EXP_BACKWARD = "self.grad += out.data * out.grad"
 TANH = "t = math.tanh(self.data)"
 TANH_DERIVATIVE = ("1.0 - t * t", "1.0 - t")  # a classic bug: the engine has earned a fail
-BWRAP_OK, BWRAP_WHY = bwrap_status()
-needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap unusable: {BWRAP_WHY}")
-MODES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
 pytestmark = pytest.mark.slow  # every test grades at least once: 2 to 10 s each
 
 
@@ -73,15 +71,22 @@ def grade_report(submission: Path, only: list[str], *, sandbox: str = "auto",
                               rubric=rubric))
 
 
-def assert_graded(report: GradeReport, expected: dict[str, tuple[str, str]]) -> None:
-    """Each item in ``expected`` has that status, no points and a one-line reason containing
-    the text; every other item passed with full marks."""
+Verdict = tuple[str, str]
+"""An item's status and a text its one-line reason contains."""
+
+
+def assert_graded(report: GradeReport, expected: dict[str, Verdict | list[Verdict]]) -> None:
+    """Each item in ``expected`` has no points, a one-line reason and that verdict (or one of
+    a list of them, where which one a submission earns depends on the machine's speed); every
+    other item passed with full marks."""
     items = {item["id"]: item for item in report.items}
     for item_id, item in items.items():
         if item_id in expected:
-            status, reason = expected[item_id]
-            assert (item["status"], item["score"]) == (status, 0), item
-            assert reason in item["reason"] and "\n" not in item["reason"], item["reason"]
+            verdicts = expected[item_id]
+            allowed = verdicts if isinstance(verdicts, list) else [verdicts]
+            assert item["score"] == 0 and "\n" not in item["reason"], item
+            assert any(item["status"] == status and reason in item["reason"]
+                       for status, reason in allowed), (item["status"], item["reason"], allowed)
         else:
             assert item["status"] == "passed", (item_id, item["reason"], item["feedback"])
             assert item["score"] == item["max_score"]
@@ -225,8 +230,9 @@ def test_slow(tmp_path, fast_rubric, name):
     started = time.monotonic()
     report = grade_report(planted(tmp_path, plants), only, rubric=fast_rubric)
     assert_graded(report, expected)
-    # per request: 1 s of CPU (wall backstop 8 s); per test: 6 s; plus start-up and load
-    assert time.monotonic() - started < 30
+    # Every request ends by its wall-clock backstop (3 x 1 s + 5 s), every grading test by 4 x
+    # its 6 s: only a hang nothing ends takes this long, even on a loaded machine.
+    assert time.monotonic() - started < 120
 
 
 def test_slow_but_within_every_budget_passes(tmp_path):
@@ -287,7 +293,7 @@ def test_memory_bomb(tmp_path, bomb):
     assert_graded(report, {"micrograd.ops.exp": ("error", "MemoryError")})
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_fork_bomb_is_bounded_and_killed(tmp_path, mode, token):
     submission = planted(tmp_path, {MICRO: [at_import(FORK_BOMB.format(token=token)),
                                             in_op("raise RuntimeError(f'forked {FORKED}')")]})
@@ -302,7 +308,7 @@ def test_fork_bomb_is_bounded_and_killed(tmp_path, mode, token):
     assert not _processes_with(token)
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_threads_children_and_daemons_left_running_then_a_correct_engine(tmp_path, mode,
                                                                            token):
     """The worker's leftovers (a spinning thread, a child and a setsid daemon that ignore
@@ -320,7 +326,10 @@ def test_filling_the_disk_is_bounded_and_cleaned_up(tmp_path, fast_rubric, token
     submission = planted(tmp_path, {MICRO: [in_op(fill)]})
     report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"],
                           rubric=fast_rubric)
-    assert_graded(report, {"micrograd.ops.exp": ("error", "File too large")})
+    assert_graded(report, {"micrograd.ops.exp": [
+        ("error", "File too large"),  # the 64 MB file limit stopped the last write
+        ("timeout", "timed out after"),  # or a loaded machine's disk took longer than 1 s
+    ]})
     assert not list(Path(tempfile.gettempdir()).glob(f"grader-worker-*/{token}-*"))
 
 
@@ -454,7 +463,7 @@ except OSError:
 """
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_forged_results_file_is_replaced(tmp_path, mode):
     """A results file written by the worker (before the parent writes its own) is replaced."""
     submission = planted(tmp_path, {MICRO: [at_import(FORGE_RESULTS), unimplemented_tanh()]})
@@ -498,7 +507,7 @@ def test_overwriting_the_grader_rubric_tests_and_reference_fails(tmp_path):
     assert not [name for name in NEW_FILES if (REPO / name).exists()]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_killing_the_parent(tmp_path, mode):
     kill = in_op("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
     submission = planted(tmp_path, {MICRO: [kill]})
@@ -548,7 +557,7 @@ SHADOWS = ["numpy.py", "json.py", "torch.py", "hypothesis.py", "grader.py", "pyt
            "sitecustomize.py", "usercustomize.py", "conftest.py"]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_shadowing_modules_reach_neither_process(tmp_path, mode):
     """A correct engine next to modules that would sabotage whoever imports them (and a .pth
     file) still gets full marks: the worker imports the real libraries, the trusted run never
@@ -589,7 +598,7 @@ raise ValueError(f'leaked {{len(leaks)}}: ' + '; '.join(leaks))
 """
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_snooping_finds_nothing_to_leak(tmp_path, mode):
     """Secrets leak through an exception message, a print or a value only if they can be
     read: with bubblewrap nothing can; without it the files can, the modules cannot."""
@@ -606,7 +615,7 @@ def test_snooping_finds_nothing_to_leak(tmp_path, mode):
         assert "BEGIN SOLUTION" not in json.dumps(report.to_json())
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_network(tmp_path, mode):
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))

@@ -24,10 +24,10 @@ from grader.cli import DEFAULT_RUBRIC, GradeOptions, grade
 from grader.html_report import STATUS_COLOUR, render_html, write_html_report
 from grader.report import GradeReport
 from tests.grading import REPO, planted
+from tests.programs import CHROMIUM, needs_chromium, needs_dot
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = shutil.which("chromium")
 WINDOW = (1200, 1600)
 
 
@@ -67,29 +67,37 @@ def test_the_table_lists_every_item_with_points_and_status(graded):
         assert f'class="status {item["status"]}"' in row
 
 
-def test_each_failure_has_its_picture_snippet_expected_got_bug_and_hint(graded):
+def test_each_failure_has_its_snippet_expected_got_bug_and_hint(graded):
     page = render_html(*graded)
     tanh = _article(page, "micrograd.ops.tanh")
-    assert tanh.count("<svg") == 1 and pictures.WRONG_FILL in tanh
     assert "<pre><code>from micrograd.engine import Value\na = Value(1.0)\nout = a.tanh()" in tanh
     assert "expected 0.419974, got 0.238406" in tanh
     assert '<p class="bug">Recognised bug: tanh-derivative' in tanh
     assert '<p class="hint">Hint: t = tanh(x)' in tanh
-    assert tanh.index("<svg") < tanh.index("<pre><code>")  # the picture before the snippet
     graphs = _article(page, "micrograd.graphs")
     assert '<p class="depends">Fix micrograd.accumulate, micrograd.ops.tanh first' in graphs
     assert 'href="#item-micrograd-ops-tanh"' in page
+    assert "b = a + a" in _article(page, "micrograd.accumulate")
+
+
+@needs_dot
+def test_with_graphviz_each_failure_has_its_picture_before_the_snippet(graded):
+    page = render_html(*graded)
+    tanh = _article(page, "micrograd.ops.tanh")
+    assert tanh.count("<svg") == 1 and pictures.WRONG_FILL in tanh
+    assert tanh.index("<svg") < tanh.index("<pre><code>")
     accumulate = _article(page, "micrograd.accumulate")
     assert accumulate.count("<title>a&#45;&gt;b</title>") == 2  # a + a: two edges into b
-    assert "b = a + a" in accumulate
 
 
 def test_without_graphviz_the_page_shows_the_text_drawing(graded, monkeypatch):
     monkeypatch.setattr(pictures, "dot_program", lambda: None)
-    tanh = _article(render_html(*graded), "micrograd.ops.tanh")
-    assert "<svg" not in tanh
-    assert '<pre class="drawing">' in tanh
+    page = render_html(*graded)
+    tanh = _article(page, "micrograd.ops.tanh")
+    assert "<svg" not in page
     assert '<span class="wrong">✗ a  leaf   ✗ WRONG</span>' in tanh
+    assert tanh.index('<pre class="drawing">') < tanh.index("<pre><code>")  # before the snippet
+    assert "b = add(a, a)" in _article(page, "micrograd.accumulate")  # a + a: one node, twice
 
 
 def _bands(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -108,7 +116,7 @@ def _pixels(image: np.ndarray, colour: str) -> np.ndarray:
     return np.all(image == rgb, axis=2)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@needs_chromium
 def test_a_browser_renders_the_table_and_the_graph(graded, tmp_path):
     Image = pytest.importorskip("PIL.Image")
     report, titles = graded
