@@ -1,9 +1,8 @@
-"""A grading session: one submission, one worker, the oracles, and the checks tests call.
+"""A grading session: one submission, one worker, the oracles; the bookkeeping of a run.
 
-The checks are the only place where answers meet expectations. A check that finds the student
-wrong raises ``GradeFailure`` (Hypothesis then shrinks the input). When the worker times out,
-crashes, or a function is missing, the check instead records that on the running test and
-raises ``Aborted``, a skip exception that Hypothesis re-raises at once without shrinking:
+The checks (``grader.checks``) ask the worker through the session. When the worker times out,
+crashes, or a function is missing, the session records that on the running test and raises
+``Aborted``, a skip exception that Hypothesis re-raises at once without shrinking:
 re-running a hang on every shrink step would be ruinous, and a missing function needs no
 smaller example. The plugin turns the record into the test's failure.
 """
@@ -22,23 +21,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader import bugs
-from grader.figures import dag_figure, graph_figure
-from grader.given import Dag, diamonds
-from grader.graphs import Graph, evaluate, names
-from grader.judge import GradeFailure, Tolerance, mismatch, show
+from grader.graphs import Graph
+from grader.judge import GradeFailure, Tolerance
 from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
-from grader.snippets import (
-    accumulate_snippet,
-    broadcast_snippet,
-    chain_snippet,
-    dag_snippet,
-    diamond_snippet,
-    graph_snippet,
-    op_snippet,
-    tensor_dag_snippet,
-)
 from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
 
@@ -52,18 +38,6 @@ TEST_BUDGET_FACTOR = 6
 make Hypothesis search, and above all shrink, for minutes."""
 TEST_WALL_FACTOR = 4
 """...and this many times that of wall-clock time, a backstop for a starved machine."""
-NOTES = {
-    "graph": "",
-    "routing": ("(graded with the grader's own forward and backward in every ops class and the "
-                "grader's own walk, so only which ops the operators and methods reach counts "
-                "here)"),
-    "sugar": ("(graded with the grader's own +, *, **, tanh, exp, relu and the grader's own "
-              "walk, so only how the other operators are built from them counts here)"),
-}
-"""What each way of building and walking a graph leaves to the student, said on failure."""
-EXPONENTIAL = "visits shared nodes again: exponential time"
-
-
 class Aborted(pytest.skip.Exception):
     """Stops the running property at once; the plugin reports the recorded ``Abort``."""
 
@@ -78,7 +52,7 @@ class Abort:
     """The verdict to report instead, when the test had already failed (shrinking stopped)."""
 
 
-def _recorded(check: Callable[..., None]) -> Callable[..., None]:
+def recorded(check: Callable[..., None]) -> Callable[..., None]:
     """Remember a check's latest verdict on the running test (during shrinking, the smallest
     example so far), for the test to report if its time runs out."""
 
@@ -293,289 +267,9 @@ class GradingSession:
         return [None if item is None else protocol.decode_array(item, label)
                 for item, label, _ in zip(items, labels, shapes, strict=True)]
 
-    def _decoded(self, answer: dict[str, Any], key: str, labels: list[str],
+    def decoded(self, answer: dict[str, Any], key: str, labels: list[str],
                  shapes: list[tuple[int, ...]], snippet: str) -> list[np.ndarray | None]:
         try:
             return self.arrays(answer, key, labels, shapes)
         except protocol.InvalidAnswer as exc:
             raise GradeFailure("error", f"invalid answer: {exc}", [], snippet) from None
-
-    # -- checks ---------------------------------------------------------------------------
-
-    @_recorded
-    def check_graph(self, graph: Graph, probe: str = "graph") -> None:
-        """A graph built with operators and methods, its gradients compared with the oracles.
-
-        ``probe`` says what is the student's: ``graph`` everything (their ops and their
-        ``backward()``); ``routing`` (babygrad) only which ops operators and methods reach, on
-        the grader's ops and walk; ``sugar`` (micrograd) only how operators are composed from
-        the primitives, on the grader's primitives and walk."""
-        expected = self.oracles.expected(graph)
-        assignment = ASSIGNMENT_OF_KIND[graph.kind]
-        walk = probe == "sugar"
-        snippet = graph_snippet(graph, walk=walk)
-        answer = self.ask(assignment, probe, {"graph": graph.to_json()}, lambda: snippet)
-        var = names(graph)
-        values = self._decoded(answer, "values", [f"value of {v}" for v in var],
-                               [v.shape for v in expected.values], snippet)
-        grads = self._decoded(answer, "grads", [f"{v}.grad" for v in var],
-                              [v.shape for v in expected.values], snippet)
-        tol = self.oracles.tolerance(self.tolerances[assignment])
-        wrong_values = [m for v, got, exp in zip(var, values, expected.values, strict=True)
-                        if (m := mismatch(f"value of {v}", got, exp, tol))]
-        wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=False)
-                       if (m := mismatch(f"{v}.grad", got, exp, tol))]
-        if (wrong_values or wrong_grads) and not self.oracles.confirmed(graph, None, expected):
-            return
-        figure = graph_figure(graph, expected.values, values, expected.grads, grads, tol)
-        note = [NOTES[probe]] if NOTES[probe] else []
-        if wrong_values:
-            raise GradeFailure("failed", "wrong forward value", [*wrong_values[:4], *note],
-                               snippet, figure=figure)
-        if wrong_grads:
-            found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
-            raise GradeFailure("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
-                               found, figure)
-
-    @_recorded
-    def check_op(self, graph: Graph, out_grad: np.ndarray) -> None:
-        """One op alone: its forward value, then its own backward for ``out_grad``."""
-        expected = self.oracles.expected(graph, out_grad)
-        assignment = ASSIGNMENT_OF_KIND[graph.kind]
-        snippet = op_snippet(graph, out_grad)
-        try:
-            answer = self.ask(assignment, "op", {"graph": graph.to_json(),
-                                                 "out_grad": out_grad.tolist()}, lambda: snippet)
-        except GradeFailure as failure:  # their code raised: a classic bug may raise just so
-            failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason,
-                                                  failure.details)
-            raise
-        var = names(graph)[: len(graph.leaves)]
-        (value,) = self._decoded(answer, "values", ["out.data"], [expected.values[-1].shape],
-                                 snippet)
-        grads = self._decoded(answer, "grads", [f"gradient for {v}" for v in var],
-                              [g.shape for g in expected.grads], snippet)
-        tol = self.oracles.tolerance(self.tolerances[assignment])
-        wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
-        wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=True)
-                       if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))]
-        if (wrong or wrong_grads) and not self.oracles.confirmed(graph, out_grad, expected):
-            return
-        figure = graph_figure(graph, expected.values, [*graph.leaves, value],
-                              [*expected.grads, out_grad], [*grads, out_grad], tol)
-        if wrong:
-            raise GradeFailure("failed", "wrong forward value", [wrong], snippet, figure=figure)
-        if wrong_grads:
-            found = bugs.diagnose_op(graph, out_grad, grads, tol)
-            raise GradeFailure("failed", "wrong gradient in backward", wrong_grads, snippet,
-                               found, figure)
-
-    @_recorded
-    def check_topo(self, dag: Dag, on_timeout: GradeFailure | None = None) -> None:
-        snippet = dag_snippet(dag, "print(build_topo({root}))")
-        answer = self.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet,
-                          on_timeout)
-        order = protocol.field(answer, "order", list)
-        if not all(type(i) is int for i in order):
-            raise GradeFailure("error", "invalid answer: build_topo returned non-nodes", [],
-                               snippet)
-        problems = dag.topo_problems(order)
-        if problems:
-            found = bugs.diagnose_topo(dag, order)
-            raise GradeFailure("failed", "build_topo returned an invalid order",
-                               [f"order (as node numbers): {order}", *problems], snippet, found)
-
-    @_recorded
-    def check_backward(self, dag: Dag, passes: int = 1) -> None:
-        """``backward()`` over grader closures (and a correct ``build_topo``)."""
-        calls = "\n".join(["{root}.backward()"] * passes)
-        snippet = dag_snippet(dag, calls + "\nprint([n.grad for n in build_topo({root})])")
-        answer = self.ask("micrograd", "backward", {"dag": dag.to_json(), "passes": passes},
-                          lambda: snippet)
-        results = protocol.field(answer, "passes", list)
-        if len(results) != passes or not all(isinstance(r, dict) for r in results):
-            raise GradeFailure("error", "invalid answer from backward()", [], snippet)
-        expected = dag.backward(passes)
-        tol = self.tolerances["micrograd"]
-        live = dag.reachable()
-        for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
-            label = f"after backward() call {number}: " if passes > 1 else ""
-            grads = self._decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                                  [()] * dag.size, snippet)
-            calls_made = protocol.field(result, "calls", list)
-            twice = [i for i, c in enumerate(calls_made)
-                     if i in live and i >= dag.leaves and c != number]
-            if twice:
-                found = bugs.diagnose_calls(calls_made, number)
-                raise GradeFailure("failed", "a node's _backward ran the wrong number of times",
-                                   [f"{label}node(s) {twice} ran {[calls_made[i] for i in twice]}"
-                                    f" times, expected {number}"], snippet, found)
-            wrong = [m for i, (got, exp) in enumerate(zip(grads, want, strict=True))
-                     if (m := mismatch(f"{label}n{i}.grad", got, np.float64(exp), tol))]
-            if wrong:
-                found = bugs.diagnose_backward(dag, grads, number)
-                raise GradeFailure("failed", "wrong gradients after backward()", wrong[:4],
-                                   snippet, found, dag_figure(dag, want, grads, tol))
-
-    @_recorded
-    def check_zero_grad(self, dag: Dag) -> None:
-        snippet = dag_snippet(dag, "for n in build_topo({root}):\n    n.grad = 1.0\n"
-                                   "zero_grad({root})\nprint([n.grad for n in build_topo({root})])")
-        answer = self.ask("micrograd", "zero_grad", {"dag": dag.to_json()}, lambda: snippet)
-        grads = self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                              [()] * dag.size, snippet)
-        live = dag.reachable()
-        left = [f"n{i}.grad is {float(g)}" for i, g in enumerate(grads)
-                if i in live and (g is None or float(g) != 0.0)]
-        if left:
-            raise GradeFailure("failed", "zero_grad left gradients behind", left[:4], snippet)
-
-    @_recorded
-    def check_deep(self, length: int) -> None:
-        """``build_topo`` over a chain of ``length`` grader nodes returns each node once (in
-        any order: whether the order is valid is ``micrograd.topo``'s question)."""
-        snippet = chain_snippet(length)
-        answer = self.ask("micrograd", "deep", {"length": length}, lambda: snippet)
-        order = protocol.field(answer, "order", list)
-        if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
-            raise GradeFailure("failed", "build_topo lost nodes of a long chain",
-                               [f"it returned {len(order)} entries for the {length + 1:,} "
-                                "nodes of the chain"], snippet)
-
-    @_recorded
-    def check_walk_cost(self, assignment: str, depth: int) -> None:
-        """The walk of ``assignment`` over a chain of ``depth`` diamonds finishes within the
-        item's CPU budget, which a walk that revisits shared nodes (2**depth visits) does not.
-        micrograd's order is also checked (that is ``micrograd.topo``'s subject); babygrad's
-        gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
-        dag = diamonds(depth)
-        budget = self.budgets.get(self.current_item, 5.0)
-        failure = GradeFailure(
-            "failed", f"{'build_topo' if assignment == 'micrograd' else 'Tensor.backward'} "
-            f"{EXPONENTIAL}",
-            [f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
-             f"{budget:g} s of CPU time: each shared node was walked again from every path to "
-             "it, 2 ** depth times", "Each level added to `depth` below doubles the time."],
-            diamond_snippet(assignment), [bugs.BUGS["revisits-shared-nodes"].describe()])
-        if assignment == "micrograd":
-            self.check_topo(dag, on_timeout=failure)
-        else:
-            self._tensor_backward(dag, (1,), tensor_dag_snippet(dag, (1,)), on_timeout=failure)
-
-    def _tensor_backward(self, dag: Dag, shape: tuple[int, ...], snippet: str,
-                         on_timeout: GradeFailure | None = None) -> list[np.ndarray | None]:
-        """Every node's gradient after the student's ``Tensor.backward`` on grader-made ops."""
-        answer = self.ask("babygrad", "tensor_backward",
-                          {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet,
-                          on_timeout)
-        return self._decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                             [shape] * dag.size, snippet)
-
-    @_recorded
-    def check_tensor_backward(self, dag: Dag, shape: tuple[int, ...]) -> None:
-        """``Tensor.backward`` over grader-made weighted-sum ops: the walk and the ledger."""
-        snippet = tensor_dag_snippet(dag, shape)
-        grads = self._tensor_backward(dag, shape, snippet)
-        (want,) = dag.backward(1)
-        tol = self.tolerances["babygrad"]
-        live = dag.reachable()
-        wrong = [m for i, got in enumerate(grads)
-                 if i in live and (m := mismatch(f"n{i}.grad", got, np.full(shape, want[i]), tol))]
-        if wrong:
-            found = bugs.diagnose_tensor_backward(dag, grads)
-            expected = [np.full(shape, w) for w in want]
-            raise GradeFailure("failed", "wrong gradients from Tensor.backward()", wrong[:4],
-                               snippet, found, dag_figure(dag, expected, grads, tol))
-
-
-    @_recorded
-    def check_accumulate(self, graph: Graph, out_grad: float, preload: list[float]) -> None:
-        """Every ``_backward`` adds into its operands' gradients: with each leaf's gradient
-        preloaded, a leaf must end at its preload plus what its uses contribute when taken
-        apart (``probe_accumulate``). The engine's own derivatives are on both sides, so a
-        wrong derivative costs its op item, never this one."""
-        snippet = accumulate_snippet(graph, out_grad, preload)
-        answer = self.ask("micrograd", "accumulate", {"graph": graph.to_json(),
-                                                      "out_grad": out_grad, "preload": preload},
-                          lambda: snippet)
-        var = names(graph)[: len(graph.leaves)]
-        separate = self._decoded(answer, "separate", var, [()] * len(var), snippet)
-        preloaded = self._decoded(answer, "preloaded", var, [()] * len(var), snippet)
-        tol = self.tolerances["micrograd"]
-        wrong = [m for v, p, s, got in zip(var, preload, separate, preloaded, strict=True)
-                 if (m := mismatch(f"{v}.grad (held {p:g} before; its uses add "
-                                   f"{float(s):.6g})", got, np.float64(p + float(s)), tol))]
-        if wrong:
-            ops = sorted({node.op for node in graph.nodes} - {"add"} or {"add"})
-            values = evaluate(graph)
-            want = [np.float64(p + float(s)) for p, s in zip(preload, separate, strict=True)]
-            raise GradeFailure("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
-                               wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()],
-                               graph_figure(graph, values, values, want, preloaded, tol))
-
-    @_recorded
-    def check_broadcast(self, graph: Graph, out_grad: np.ndarray) -> None:
-        """An elementwise op on operands numpy broadcasts implicitly: each gradient must be the
-        op's own gradient for the operands broadcast beforehand, summed back to the operand's
-        shape. Only that reduction is judged; the op's formulas are its own item's."""
-        snippet = broadcast_snippet(graph, out_grad)
-        answer = self.ask("babygrad", "broadcast", {"graph": graph.to_json(),
-                                                    "out_grad": out_grad.tolist()},
-                          lambda: snippet)
-        shape = out_grad.shape
-        leaves = [v.shape for v in graph.leaves]
-        runs = {}
-        for run, shapes in (("implicit", leaves), ("explicit", [shape] * len(leaves))):
-            part = protocol.field(answer, run, dict)
-            runs[run] = (*self._decoded({"v": [part.get("value")]}, "v", ["out.data"], [shape],
-                                        snippet),
-                         self._decoded(part, "grads", [f"gradient {i}" for i in range(2)],
-                                       shapes, snippet))
-        tol = self.tolerances["babygrad"]
-        (value, grads), (full_value, full_grads) = runs["implicit"], runs["explicit"]
-        var = names(graph)[: len(leaves)]
-        wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m] if (
-            full_value is not None) else []
-        wrong += [m for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
-                  if full is not None
-                  and (m := mismatch(f"gradient for {v} (shape {leaf})", got,
-                                     reduce_to(full, leaf), tol))]
-        if wrong:
-            found = [bugs.BUGS["broadcast-no-sum"].describe()] if any(
-                g is not None and g.shape == shape != leaf
-                for g, leaf in zip(grads, leaves, strict=True)) else []
-            raise GradeFailure("failed", "broadcast gradients not summed back", wrong[:4],
-                               snippet, found)
-
-    @_recorded
-    def check_ledger(self, dag: Dag, shape: tuple[int, ...]) -> None:
-        """``Tensor.backward``'s ledger sums: on grader-made ops, each node's gradient on a DAG
-        must be the sum of its copies' gradients on the same DAG unrolled into a tree, both from
-        the student's own ``Tensor.backward``. A walk that is wrong on trees is wrong the same
-        way on both (``babygrad.backward`` grades it); only losing a contribution differs."""
-        tree, owners = dag.unrolled()
-        snippet = tensor_dag_snippet(dag, shape)
-        shared = self._tensor_backward(dag, shape, snippet)
-        apart = self._tensor_backward(tree, shape, tensor_dag_snippet(tree, shape))
-        tol = self.tolerances["babygrad"]
-        wrong = []
-        for index, got in enumerate(shared):
-            copies = [g for g, owner in zip(apart, owners, strict=True) if owner == index]
-            if len(copies) < 2 or any(c is None for c in copies):
-                continue  # not shared, or left without .grad by the walk (babygrad.backward's)
-            total = np.sum(copies, axis=0)
-            if (m := mismatch(
-                    f"n{index}.grad (used {len(copies)} times; the uses apart add up to "
-                    f"{show(total)})", got, total, tol)):
-                wrong.append(m)
-        if wrong:
-            raise GradeFailure("failed", "Tensor.backward lost a contribution to a shared tensor",
-                               wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()])
-
-
-def reduce_to(full: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """A gradient for a broadcast operand summed back to the operand's ``shape``: over the axes
-    broadcasting prepended, then over the axes it stretched from size 1."""
-    total = full.sum(axis=tuple(range(full.ndim - len(shape))))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and total.shape[i] != 1)
-    return total.sum(axis=stretched, keepdims=True).reshape(shape)

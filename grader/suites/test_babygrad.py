@@ -3,6 +3,7 @@ the engine an item does not name are the grader's own (its ops, its walk and led
 
 from hypothesis import given
 
+from grader.checks import accumulation, broadcasting, graphs, ops, walks
 from grader.given import dags
 from grader.graphs import BABYGRAD_GRAPH_OPS, BABYGRAD_OP_ITEMS, BABYGRAD_OPERATOR_FORMS
 from grader.plugin import graded, graded_property
@@ -22,41 +23,41 @@ DIAMONDS = 30
 for _item, _op in BABYGRAD_OP_ITEMS.items():
     globals()[f"test_{_item}"] = graded_property(
         f"babygrad.ops.{_item}", f"test_{_item}_forward_and_backward", op_cases("tensor", _op),
-        lambda grading, case: grading.check_op(*case))
+        lambda grading, case: ops.check_op(grading, *case))
 
 # One operator or method at a time (numbers on either side) reaches the right op.
 for _op in BABYGRAD_OPERATOR_FORMS:
     globals()[f"test_routing_{_op}"] = graded_property(
         "babygrad.tensor_ops", f"test_{_op}_routes_to_the_right_op",
         single_op_graphs("tensor", (_op,)),
-        lambda grading, graph: grading.check_graph(graph, probe="routing"),
+        lambda grading, graph: graphs.check_graph(grading, graph, probe="routing"),
         share=len(BABYGRAD_OPERATOR_FORMS))
 
 
 @graded("babygrad.broadcasting")
 @given(broadcasting_cases(("add", "mul", "sub", "div")))
 def test_implicit_broadcasting_sums_gradients_back(grading, case):
-    grading.check_broadcast(*case)
+    broadcasting.check_broadcast(grading, *case)
 
 
 @graded("babygrad.backward")
 @given(dags(shared=False), tensor_shapes())
 def test_backward_walks_the_graph_with_a_ledger(grading, dag, shape):
-    grading.check_tensor_backward(dag, shape)
+    walks.check_tensor_backward(grading, dag, shape)
 
 
 @graded("babygrad.backward")
 def test_backward_visits_each_shared_tensor_once(grading):
-    grading.check_walk_cost("babygrad", DIAMONDS)
+    walks.check_walk_cost(grading, "babygrad", DIAMONDS)
 
 
 @graded("babygrad.accumulate")
 @given(dags(max_nodes=5), tensor_shapes(max_dims=2))
 def test_shared_tensors_accumulate(grading, dag, shape):
-    grading.check_ledger(dag, shape)
+    accumulation.check_ledger(grading, dag, shape)
 
 
 @graded("babygrad.graphs")
 @given(tensor_graphs(BABYGRAD_GRAPH_OPS, max_leaves=3, max_nodes=6))
 def test_random_graphs_match_the_oracles(grading, graph):
-    grading.check_graph(graph)
+    graphs.check_graph(grading, graph)

@@ -4,6 +4,7 @@ the engine an item does not name are the grader's own (its nodes, its primitive 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import accumulation, graphs, ops, walks
 from grader.given import WEIGHTS, dags, shallow
 from grader.graphs import (
     MICROGRAD_COMPOSED,
@@ -21,24 +22,24 @@ DIAMONDS = 30
 @graded("micrograd.topo")
 @given(dags())
 def test_build_topo_is_a_valid_order(grading, dag):
-    grading.check_topo(dag)
+    walks.check_topo(grading, dag)
 
 
 @graded("micrograd.topo")
 def test_build_topo_visits_each_shared_node_once(grading):
-    grading.check_walk_cost("micrograd", DIAMONDS)
+    walks.check_walk_cost(grading, "micrograd", DIAMONDS)
 
 
 @graded("micrograd.backward")
 @given(dags())
 def test_backward_walks_in_reverse_topological_order(grading, dag):
-    grading.check_backward(dag)
+    walks.check_backward(grading, dag)
 
 
 @graded("micrograd.backward")
 @given(st.integers(1, 3), st.sampled_from(WEIGHTS))
 def test_second_backward_adds_without_reset(grading, leaves, weight):
-    grading.check_backward(shallow(leaves, (weight, 1.0, -2.0)), passes=2)
+    walks.check_backward(grading, shallow(leaves, (weight, 1.0, -2.0)), passes=2)
 
 
 # Every _backward adds into gradients that already hold something: one test per primitive,
@@ -47,14 +48,14 @@ for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MIC
     globals()[f"test_{_name}_accumulates"] = graded_property(
         "micrograd.accumulate", f"test_{_name}_adds_into_gradients",
         st.sampled_from(_ops).flatmap(accumulate_cases),
-        lambda grading, case: grading.check_accumulate(*case),
+        lambda grading, case: accumulation.check_accumulate(grading, *case),
         share=len(MICROGRAD_PRIMITIVES) + 1)
 
 
 @graded("micrograd.zero_grad")
 @given(dags())
 def test_zero_grad_resets_every_node(grading, dag):
-    grading.check_zero_grad(dag)
+    walks.check_zero_grad(grading, dag)
 
 
 # One op alone: its forward value and its own _backward, nothing else.
@@ -62,22 +63,22 @@ for _item, _op in [("add", "add"), ("mul", "mul"), ("pow", "powk"), ("tanh", "ta
                    ("exp", "exp"), ("relu", "relu")]:
     globals()[f"test_{_item}"] = graded_property(
         f"micrograd.ops.{_item}", f"test_{_op}_forward_and_backward", op_cases("scalar", _op),
-        lambda grading, case: grading.check_op(*case))
+        lambda grading, case: ops.check_op(grading, *case))
 
 # One composed operator at a time, on the grader's primitives and walk.
 for _op in MICROGRAD_COMPOSED:
     globals()[f"test_sugar_{_op}"] = graded_property(
         "micrograd.sugar", f"test_{_op}_is_composed_right", single_op_graphs("scalar", (_op,)),
-        lambda grading, graph: grading.check_graph(graph, probe="sugar"),
+        lambda grading, graph: graphs.check_graph(grading, graph, probe="sugar"),
         share=len(MICROGRAD_COMPOSED))
 
 
 @graded("micrograd.graphs")
 @given(scalar_graphs(MICROGRAD_OPS, max_leaves=3, max_nodes=8))
 def test_random_graphs_match_the_oracles(grading, graph):
-    grading.check_graph(graph)
+    graphs.check_graph(grading, graph)
 
 
 @graded("micrograd.deep")
 def test_build_topo_through_a_100000_node_chain(grading):
-    grading.check_deep(100_000)
+    walks.check_deep(grading, 100_000)

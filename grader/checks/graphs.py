@@ -1,0 +1,56 @@
+"""Whole graphs built with operators and methods, their gradients compared with the oracles."""
+
+from __future__ import annotations
+
+from grader import bugs
+from grader.figures import graph_figure
+from grader.graphs import Graph, names
+from grader.judge import GradeFailure, mismatch
+from grader.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
+from grader.snippets import graph_snippet
+
+NOTES = {
+    "graph": "",
+    "routing": ("(graded with the grader's own forward and backward in every ops class and the "
+                "grader's own walk, so only which ops the operators and methods reach counts "
+                "here)"),
+    "sugar": ("(graded with the grader's own +, *, **, tanh, exp, relu and the grader's own "
+              "walk, so only how the other operators are built from them counts here)"),
+}
+"""What each way of building and walking a graph leaves to the student, said on failure."""
+
+
+@recorded
+def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> None:
+    """A graph built with operators and methods, its gradients compared with the oracles.
+
+    ``probe`` says what is the student's: ``graph`` everything (their ops and their
+    ``backward()``); ``routing`` (babygrad) only which ops operators and methods reach, on
+    the grader's ops and walk; ``sugar`` (micrograd) only how operators are composed from
+    the primitives, on the grader's primitives and walk."""
+    expected = session.oracles.expected(graph)
+    assignment = ASSIGNMENT_OF_KIND[graph.kind]
+    walk = probe == "sugar"
+    snippet = graph_snippet(graph, walk=walk)
+    answer = session.ask(assignment, probe, {"graph": graph.to_json()}, lambda: snippet)
+    var = names(graph)
+    values = session.decoded(answer, "values", [f"value of {v}" for v in var],
+                           [v.shape for v in expected.values], snippet)
+    grads = session.decoded(answer, "grads", [f"{v}.grad" for v in var],
+                          [v.shape for v in expected.values], snippet)
+    tol = session.oracles.tolerance(session.tolerances[assignment])
+    wrong_values = [m for v, got, exp in zip(var, values, expected.values, strict=True)
+                    if (m := mismatch(f"value of {v}", got, exp, tol))]
+    wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=False)
+                   if (m := mismatch(f"{v}.grad", got, exp, tol))]
+    if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
+        return
+    figure = graph_figure(graph, expected.values, values, expected.grads, grads, tol)
+    note = [NOTES[probe]] if NOTES[probe] else []
+    if wrong_values:
+        raise GradeFailure("failed", "wrong forward value", [*wrong_values[:4], *note],
+                           snippet, figure=figure)
+    if wrong_grads:
+        found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
+        raise GradeFailure("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
+                           found, figure)

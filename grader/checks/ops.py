@@ -1,0 +1,65 @@
+"""One op alone: its forward value, then its own backward for a chosen output gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader import bugs
+from grader.figures import graph_figure
+from grader.graphs import Graph, expression, format_leaf, function_source, names
+from grader.judge import GradeFailure, mismatch
+from grader.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
+from grader.snippets import IMPORTS, array_literal
+
+
+def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
+    """One op alone: forward, then only its own backward with a chosen output gradient."""
+    var = names(graph)
+    leaves = [f"{v} = {format_leaf(value, graph.kind)}"
+              for v, value in zip(var, graph.leaves, strict=False)]
+    if graph.kind == "scalar":
+        grads = ", ".join(f"{v}.grad" for v in var[: len(graph.leaves)])
+        body = [f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
+                f"out.grad = {array_literal(out_grad)}", "out._backward()",
+                f"print(out.data, {grads})"]
+    else:
+        node = graph.nodes[0]
+        body = [f"op = {function_source(node)}",
+                f"out = op({', '.join(var[: len(graph.leaves)])})",
+                f"grads = op.backward(Tensor({array_literal(out_grad)}), out)",
+                "print(out.data, grads)"]
+    return "\n".join([IMPORTS[graph.kind], *leaves, *body])
+
+
+@recorded
+def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
+    """One op alone: its forward value, then its own backward for ``out_grad``."""
+    expected = session.oracles.expected(graph, out_grad)
+    assignment = ASSIGNMENT_OF_KIND[graph.kind]
+    snippet = op_snippet(graph, out_grad)
+    try:
+        answer = session.ask(assignment, "op", {"graph": graph.to_json(),
+                                             "out_grad": out_grad.tolist()}, lambda: snippet)
+    except GradeFailure as failure:  # their code raised: a classic bug may raise just so
+        failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason,
+                                              failure.details)
+        raise
+    var = names(graph)[: len(graph.leaves)]
+    (value,) = session.decoded(answer, "values", ["out.data"], [expected.values[-1].shape],
+                             snippet)
+    grads = session.decoded(answer, "grads", [f"gradient for {v}" for v in var],
+                          [g.shape for g in expected.grads], snippet)
+    tol = session.oracles.tolerance(session.tolerances[assignment])
+    wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
+    wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=True)
+                   if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))]
+    if (wrong or wrong_grads) and not session.oracles.confirmed(graph, out_grad, expected):
+        return
+    figure = graph_figure(graph, expected.values, [*graph.leaves, value],
+                          [*expected.grads, out_grad], [*grads, out_grad], tol)
+    if wrong:
+        raise GradeFailure("failed", "wrong forward value", [wrong], snippet, figure=figure)
+    if wrong_grads:
+        found = bugs.diagnose_op(graph, out_grad, grads, tol)
+        raise GradeFailure("failed", "wrong gradient in backward", wrong_grads, snippet,
+                           found, figure)
