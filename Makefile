@@ -7,7 +7,7 @@ SUBMISSION ?= exercises
 ASSIGNMENT ?= all
 ARGS ?=
 
-.PHONY: grade watch test bench stubs lint clean release gradescope
+.PHONY: grade watch test check bench stubs lint clean release gradescope
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,19 @@ grade: $(STAMP)
 watch: $(STAMP)
 	$(PY) -m grader watch --submission $(SUBMISSION) --assignment $(ASSIGNMENT) $(foreach item,$(ONLY),--only $(item))
 
+# The tests on every core (pytest-xdist); tests that share a costly fixture keep to one worker
+# (xdist_group). ARGS: more pytest arguments.
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup $(ARGS)
+
+# The quick half: every test not marked slow, in under a minute.
+check: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -n auto --dist loadgroup -m "not slow" $(ARGS)
 
 bench: $(STAMP)
-	$(PY) -m grader.bench
+	$(PY) -m grader.bench $(ARGS)
 
 stubs: $(STAMP)
 	$(PY) -m grader.stubs

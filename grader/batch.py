@@ -271,10 +271,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=True)
-    options = BatchOptions(
-        submissions=Path(args.submissions), out=Path(args.out), jobs=args.jobs,
-        assignment=args.assignment, seed=args.seed, only=tuple(args.only),
-        rubric=Path(args.rubric), reference=Path(args.reference) if args.reference else None,
+    options = BatchOptions(  # absolute: a Dask worker grades in a directory of its own
+        submissions=Path(args.submissions).absolute(), out=Path(args.out).absolute(),
+        jobs=args.jobs, assignment=args.assignment, seed=args.seed, only=tuple(args.only),
+        rubric=Path(args.rubric).absolute(),
+        reference=Path(args.reference).absolute() if args.reference else None,
         torch=not args.no_torch, sandbox=args.sandbox, slot=args.slot, force=args.force,
         scheduler=args.scheduler)
     try:

@@ -38,8 +38,12 @@ REPO = PACKAGE.parent
 TEMPLATES = PACKAGE / "templates"
 HIDDEN = ("hidden", "after_due_date")
 MIN_SOLUTION_LINE = 24  # shorter solution lines (``return out``) are too common to be evidence
-# Solution lines the grader's own feedback snippets need (how any micrograd node is wired).
-NOT_EVIDENCE = frozenset({"out._backward = _backward"})
+# Solution lines the grader itself needs: its feedback snippets (how any micrograd node is
+# wired, the walk they run) and its own walk over a student's graph (worker/probes.py, for the
+# items that grade one part alone). Students see them in their feedback anyway.
+NOT_EVIDENCE = frozenset({
+    "out._backward = _backward", "for child in node._prev:", "for node in reversed(order):",
+    "if id(child) not in visited:", "for parent, part in zip(node._inputs, parts, strict=True):"})
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 

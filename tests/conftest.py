@@ -46,9 +46,12 @@ def import_isolated():
     return _import_isolated
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """One line at the end of the run: how many tests did not run for want of which program,
-    so a green run never hides that the sandbox, the pictures or the browser went unchecked."""
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter):
+    """One line at the end of the run, after pytest's short summary and just before its
+    counts: how many tests did not run for want of which program, so a green run never hides
+    that the sandbox, the pictures or the browser went unchecked."""
+    yield
     wanting: Counter[tuple[str, str]] = Counter()
     for report in terminalreporter.stats.get("skipped", []):
         found = isinstance(report.longrepr, tuple) and programs.REASON.search(
@@ -57,5 +60,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             wanting[(found[1], found[2])] += 1
     if wanting:
         terminalreporter.write_line("skipped for want of a program: " + ", ".join(
-            f"{count} tests need {program} (apt-get install {package})"
-            for (program, package), count in sorted(wanting.items())))
+            f"{n} {'test needs' if n == 1 else 'tests need'} {program} (apt-get install {package})"
+            for (program, package), n in sorted(wanting.items())))

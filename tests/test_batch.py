@@ -23,7 +23,7 @@ from grader.ledger import Key
 from grader.rubric import load
 from tests.grading import EXERCISES, REFERENCE
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]  # one class, graded once
 
 ONLY = ("micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.tanh", "micrograd.ops.exp",
         "micrograd.ops.relu")

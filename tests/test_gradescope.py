@@ -17,7 +17,7 @@ from grader.rubric import load
 from tests.grading import REFERENCE
 from tests.venvs import overlay_venv
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("gradescope")]  # one autograder
 
 # The schema the issue gives, independently of the one the grader validates against.
 ISSUE_SCHEMA = {

@@ -179,7 +179,7 @@ def test_missing_module_costs_only_its_assignment(tmp_path):
     (submission / MICRO).unlink()
     report = grade_report(submission, ["micrograd.ops.add", "babygrad.ops.add"])
     assert_graded(report, {"micrograd.ops.add": (
-        "missing", "the submission has no micrograd/engine.py")})
+        "missing", "not submitted (looked for micrograd/engine.py")})
 
 
 # --------------------------------------------------------------------------- slow

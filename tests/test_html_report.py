@@ -26,7 +26,7 @@ from grader.report import GradeReport
 from tests.grading import REPO, planted
 from tests.programs import CHROMIUM, needs_chromium, needs_dot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("html_report")]  # graded once
 
 WINDOW = (1200, 1600)
 
