@@ -134,7 +134,7 @@ def grade(options: GradeOptions) -> GradeReport:
     assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
     rubric = rubric_module.load(options.rubric)
     selected = [a for a in assignments if any(
-        i.assignment == a and _selected(i.id, options.only) for i in rubric.items)]
+        i.assignment == a and rubric_module.selected(i.id, options.only) for i in rubric.items)]
     if not selected:
         raise UsageFailure(f"--only {' '.join(options.only)} selects no rubric item")
     absent = {a: not_submitted(a) for a in selected if not submitted(options.submission, a)}
@@ -169,7 +169,7 @@ def _absent_items(rubric: rubric_module.Rubric, assignment: str, only: tuple[str
                        max_score=i.points, extra_credit=i.extra_credit,
                        visibility=i.visibility, status="missing", bugs=[], feedback=why,
                        reason=why).to_json()
-            for i in rubric.for_assignments({assignment}) if _selected(i.id, only)]
+            for i in rubric.for_assignments({assignment}) if rubric_module.selected(i.id, only)]
 
 
 def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
@@ -181,11 +181,6 @@ def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
         return (f"{why} and there is no reference solution: graded on a single oracle, "
                 f"{oracles[0]}, with no second oracle to confirm a verdict.")
     return f"{why}: checking against {' and '.join(oracles)} only."
-
-
-def _selected(item_id: str, only: list[str]) -> bool:
-    return not only or any(item_id == o or item_id.startswith(o.rstrip(".") + ".")
-                           for o in only)
 
 
 def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:

@@ -2,7 +2,8 @@
 
 Registered through the ``pytest11`` entry point; the grading run loads it explicitly with
 ``-p grader.plugin`` and plugin autoloading off, so nothing else (least of all a submission's
-conftest) can rewrite a report. It runs in the trusted process: student code never does.
+conftest) can rewrite a report. It runs in the trusted process: student code never does. The
+run's state (``GradingRun``) lives in ``config.stash``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Generator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,31 @@ from grader.scoring import TestOutcome, score_items
 from grader.session import GradingSession
 from grader.worker.launch import Limits
 
-_state: dict[str, Any] = {}
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
 """No example database to reuse, and no "explain" phase: its extra runs of a failing example
 about double the time to grade a failing item, for notes the feedback does not show."""
+MIN_EXAMPLES = 3
+"""A grading test that shares its item's examples with others still draws at least this many."""
+
+
+@dataclass
+class GradingRun:
+    """One grading run of one submission: what the hooks share, kept in ``config.stash``."""
+
+    rubric: rubric_module.Rubric
+    session: GradingSession
+    seed: int
+    assignments: set[str]
+    only: list[str]
+    outcomes: list[TestOutcome] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+
+
+RUN = pytest.StashKey[GradingRun]()
+
+
+def _run(config: pytest.Config) -> GradingRun | None:
+    return config.stash.get(RUN, None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,8 +73,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "rubric(item, weight=1.0): the rubric item a grading "
-                                       "test counts towards")
+    """At start-up: register the marker and, in a grading run, load the rubric and open the
+    session (the worker starts on the first probe)."""
+    config.addinivalue_line("markers", "rubric(item, weight=1.0, share=1): the rubric item a "
+                                       "grading test counts towards")
     submission = config.getoption("--grader-submission", default=None)
     if not submission:
         return
@@ -72,34 +96,18 @@ def pytest_configure(config: pytest.Config) -> None:
         limits=Limits(memory_mb=config.getoption("--grader-memory-mb")),
         budgets={item.id: item.timeout for item in rubric.items},
     )
-    _state.update(rubric=rubric, session=session, outcomes=[], internal_errors=[],
-                  seed=rubric.seed if base_seed is None else base_seed,
-                  assignments=set(config.getoption("--grader-assignment")),
-                  only=config.getoption("--grader-only"))
-
-
-MIN_EXAMPLES = 3
-"""A grading test that shares its item's examples with others still draws at least this many."""
+    config.stash[RUN] = GradingRun(
+        rubric=rubric, session=session,
+        seed=rubric.seed if base_seed is None else base_seed,
+        assignments=set(config.getoption("--grader-assignment")),
+        only=config.getoption("--grader-only"))
 
 
 def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
-    """Mark a grading test with its rubric item and apply the run's Hypothesis settings:
-    the rubric's number of examples (split between the ``share`` tests of an item that has one
-    test per op), the run's seed, no database, no timing health checks."""
-
-    def decorate(test: Any) -> Any:
-        rubric = _state.get("rubric")
-        item = rubric.by_id.get(item_id) if rubric else None
-        examples = max(MIN_EXAMPLES, -(-item.examples // share)) if item else 10
-        run_seed = (_state.get("seed", 0) + zlib.crc32(test.__name__.encode())) % (1 << 32)
-        if getattr(test, "is_hypothesis_test", False):
-            test = settings(max_examples=examples, derandomize=False, database=None,
-                            deadline=None, print_blob=False, phases=PHASES,
-                            suppress_health_check=list(HealthCheck))(test)
-            test = seed(run_seed)(test)
-        return pytest.mark.rubric(item_id, weight=weight)(test)
-
-    return decorate
+    """Mark a grading test with its rubric item. ``share``: how many tests of the item (one per
+    op) split the rubric's number of examples between them. The run's Hypothesis settings are
+    applied at collection (``pytest_collection_modifyitems``), where the run is known."""
+    return pytest.mark.rubric(item_id, weight=weight, share=share)
 
 
 def graded_property(item_id: str, name: str, strategy: SearchStrategy[Any],
@@ -115,23 +123,33 @@ def graded_property(item_id: str, name: str, strategy: SearchStrategy[Any],
 
 
 @pytest.fixture(scope="session")
-def grading() -> Generator[GradingSession, None, None]:
-    session = _state.get("session")
-    if session is None:
+def grading(request: pytest.FixtureRequest) -> GradingSession:
+    """The run's session, for the grading tests to hand to the checks."""
+    run = _run(request.config)
+    if run is None:
         pytest.skip("not a grading run (no --grader-submission)")
-    yield session
+    return run.session
 
 
-def _selected(item_id: str) -> bool:
-    only = _state.get("only") or []
-    return not only or any(item_id == o or item_id.startswith(o.rstrip(".") + ".")
-                           for o in only)
+def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> None:
+    """The rubric's number of examples, a seed from the run's seed and the test's name, no
+    database, no timing health checks: the same submission draws the same examples."""
+    function = test.obj
+    if not getattr(function, "is_hypothesis_test", False):
+        return
+    settings(max_examples=examples, derandomize=False, database=None, deadline=None,
+             print_blob=False, phases=PHASES, suppress_health_check=list(HealthCheck))(function)
+    seed((run.seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if "rubric" not in _state:
+    """After collection: every grading test names a rubric item and every item of the graded
+    assignments has a test; tests of items ``--grader-only`` leaves out are deselected; each
+    kept test gets the run's Hypothesis settings."""
+    run = _run(config)
+    if run is None:
         return
-    rubric = _state["rubric"]
+    rubric = run.rubric
     tested: set[str] = set()
     keep, drop = [], []
     for test in items:
@@ -144,8 +162,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"grading test {test.nodeid} names {item_id!r}, which is "
                                     f"not in {rubric.path}")
         tested.add(item_id)
-        (keep if _selected(item_id) else drop).append(test)
-    untested = [i.id for i in rubric.for_assignments(_state["assignments"]) if i.id not in tested]
+        if not rubric_module.selected(item_id, run.only):
+            drop.append(test)
+            continue
+        keep.append(test)
+        share = int(marker.kwargs.get("share", 1))
+        _apply_settings(test, run,  # type: ignore[arg-type]
+                        max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)))
+    untested = [i.id for i in rubric.for_assignments(run.assignments) if i.id not in tested]
     if untested:
         raise pytest.UsageError(f"{rubric.path}: item(s) {', '.join(untested)} have no "
                                 "grading test")
@@ -156,14 +180,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    session = _state.get("session")
-    if session is not None:
-        session.current_item = item.get_closest_marker("rubric").args[0]
-        session.current_test = item.nodeid
+    """Around each grading test: tell the session which item and test are running, for the
+    item's time budget and for recording aborts and failures against the right test."""
+    run = _run(item.config)
+    if run is not None:
+        run.session.current_item = item.get_closest_marker("rubric").args[0]
+        run.session.current_test = item.nodeid
     return (yield)
 
 
 def _grade_failure(exc: BaseException | None) -> GradeFailure | None:
+    """The verdict a test raised, also from inside an exception group."""
     if isinstance(exc, GradeFailure):
         return exc
     if isinstance(exc, BaseExceptionGroup):
@@ -177,10 +204,13 @@ def _grade_failure(exc: BaseException | None) -> GradeFailure | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """After each test phase: turn the report into the item's outcome (the verdict, an abort's
+    status and reason, or an internal error that must not count against the student)."""
     report = yield
-    session = _state.get("session")
-    if session is None or report.when not in ("setup", "call"):
+    run = _run(item.config)
+    if run is None or report.when not in ("setup", "call"):
         return report
+    session = run.session
     if report.when == "setup" and report.passed:
         return report
     marker = item.get_closest_marker("rubric")
@@ -193,31 +223,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         report.outcome, report.longrepr = "failed", f"{abort.status}: {abort.reason}"
         failure = abort.failure  # a failing test stopped while shrinking reports its failure
     elif failure is None and report.failed:
-        _state["internal_errors"].append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
+        run.internal_errors.append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
         outcome.status, outcome.reason = "error", "internal grader error (not your fault)"
     if failure is not None:
         outcome.status, outcome.reason = failure.status, failure.reason
         outcome.details, outcome.snippet, outcome.bugs = (failure.details, failure.snippet,
                                                            failure.bugs)
         outcome.figure = failure.figure
-    _state["outcomes"].append(outcome)
+    run.outcomes.append(outcome)
     return report
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    grading = _state.get("session")
-    if grading is None:
+    """At the end: stop the worker, score every selected item (one never reached scores 0)
+    and write the results file, atomically, for the parent process."""
+    run = _run(session.config)
+    if run is None:
         return
+    grading = run.session
     grading.close()
-    rubric = _state["rubric"]
-    items = [i for i in rubric.for_assignments(_state["assignments"]) if _selected(i.id)]
-    results = score_items(rubric, items, _state["outcomes"])
+    items = [i for i in run.rubric.for_assignments(run.assignments)
+             if rubric_module.selected(i.id, run.only)]
+    results = score_items(run.rubric, items, run.outcomes)
     payload = {
         "items": [r.to_json() for r in results],
-        "outcomes": [asdict(o) for o in _state["outcomes"]],
+        "outcomes": [asdict(o) for o in run.outcomes],
         "oracles": grading.oracles.names,
         "protections": grading.protections,
-        "internal_errors": _state["internal_errors"],
+        "internal_errors": run.internal_errors,
         "oracle_disagreements": grading.oracles.disagreements,
         "checks": grading.checks,
     }

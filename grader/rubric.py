@@ -164,3 +164,9 @@ def _check_references(path: Path, root: yaml.Node, data: dict[str, Any],
             if dep not in by_id:
                 raise RubricError(f"{path}:{line}: {raw['id']!r} depends on unknown item "
                                   f"{dep!r}")
+
+
+def selected(item_id: str, only: list[str] | tuple[str, ...]) -> bool:
+    """Does ``--only`` select this item? Nothing given selects all; an id, or an id prefix
+    ending at a dot (``micrograd.ops`` is every micrograd op), selects those."""
+    return not only or any(item_id == o or item_id.startswith(o.rstrip(".") + ".") for o in only)
