@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.given import Dag
+from grader.dags import Dag
 from grader.graphs import Graph, evaluate
 from grader.judge import Tolerance
 from grader.worker.probes import numeric_vjp

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.given import Dag
+from grader.dags import Dag
 from grader.graphs import Graph, names
 from grader.judge import Tolerance, show
 

@@ -26,7 +26,7 @@ class Tolerance:
 
 
 @dataclass
-class GradeFailure(Exception):
+class WrongAnswer(Exception):
     """A verdict against the student, with everything the feedback needs."""
 
     status: str

@@ -21,7 +21,7 @@ from hypothesis.strategies import SearchStrategy
 
 from grader import rubric as rubric_module
 from grader.atomic import write_atomically
-from grader.judge import GradeFailure
+from grader.judge import WrongAnswer
 from grader.scoring import TestOutcome, score_items
 from grader.session import GradingSession
 from grader.worker.launch import Limits
@@ -189,9 +189,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return (yield)
 
 
-def _grade_failure(exc: BaseException | None) -> GradeFailure | None:
+def _grade_failure(exc: BaseException | None) -> WrongAnswer | None:
     """The verdict a test raised, also from inside an exception group."""
-    if isinstance(exc, GradeFailure):
+    if isinstance(exc, WrongAnswer):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:

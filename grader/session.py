@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from grader.graphs import Graph
-from grader.judge import GradeFailure, Tolerance
+from grader.judge import Tolerance, WrongAnswer
 from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
 from grader.worker import protocol
@@ -48,7 +48,7 @@ class Abort:
 
     status: str
     reason: str
-    failure: GradeFailure | None = None
+    failure: WrongAnswer | None = None
     """The verdict to report instead, when the test had already failed (shrinking stopped)."""
 
 
@@ -60,7 +60,7 @@ def recorded(check: Callable[..., None]) -> Callable[..., None]:
     def recording(self: GradingSession, *args: Any, **kwargs: Any) -> None:
         try:
             check(self, *args, **kwargs)
-        except GradeFailure as failure:
+        except WrongAnswer as failure:
             self.failures[self.current_test] = failure
             raise
 
@@ -136,7 +136,7 @@ class GradingSession:
         self._worker: Worker | None = None
         self._next_id = 0
         self.checks = 0
-        self.failures: dict[str, GradeFailure] = {}
+        self.failures: dict[str, WrongAnswer] = {}
         self.import_failures: dict[str, tuple[str, str]] = {}
         self._imported: set[str] = set()
         self._test_started: dict[str, tuple[float, float, float]] = {}
@@ -168,10 +168,10 @@ class GradingSession:
     # -- talking to the worker ------------------------------------------------------------
 
     def ask(self, assignment: str, probe: str, case: dict[str, Any],
-            snippet: Callable[[], str], on_timeout: GradeFailure | None = None
+            snippet: Callable[[], str], on_timeout: WrongAnswer | None = None
             ) -> dict[str, Any]:
         """One probe on the student's engine: the validated ok-result. A Python exception from
-        the student's code is a ``GradeFailure``; a hang, a crash or a missing function is
+        the student's code is a ``WrongAnswer``; a hang, a crash or a missing function is
         recorded and raises ``Aborted``, except a timeout where the check says what running
         out of time means (``on_timeout``)."""
         budget = self.budgets.get(self.current_item, 5.0)
@@ -184,11 +184,11 @@ class GradingSession:
         error = result["error"]
         if error["status"] == "missing":
             self._abort("missing", error["message"])
-        raise GradeFailure("error", error["message"], [f"  at {f}" for f in error["frames"]],
+        raise WrongAnswer("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
 
     def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
-                 on_timeout: GradeFailure | None = None) -> dict[str, Any]:
+                 on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
         """One validated result; a dead, hung or garbling worker aborts the running test."""
         self._next_id += 1
         message = protocol.request(self._next_id, assignment, probe, [case])
@@ -231,7 +231,7 @@ class GradingSession:
             self._abort(*self.import_failures[assignment])
         self._imported.add(assignment)
 
-    def _abort(self, status: str, reason: str, failure: GradeFailure | None = None) -> None:
+    def _abort(self, status: str, reason: str, failure: WrongAnswer | None = None) -> None:
         self.aborts[self.current_test] = Abort(status, reason, failure)
         raise Aborted(reason)
 
@@ -272,4 +272,4 @@ class GradingSession:
         try:
             return self.arrays(answer, key, labels, shapes)
         except protocol.InvalidAnswer as exc:
-            raise GradeFailure("error", f"invalid answer: {exc}", [], snippet) from None
+            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.given import Dag
+from grader.dags import Dag
 from grader.graphs import (
     Graph,
     build_source,

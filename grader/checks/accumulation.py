@@ -8,10 +8,10 @@ import numpy as np
 
 from grader import bugs
 from grader.checks.walks import tensor_backward
+from grader.dags import Dag
 from grader.figures import graph_figure
-from grader.given import Dag
 from grader.graphs import MICROGRAD_PRIMITIVES, Graph, build_source, evaluate, names
-from grader.judge import GradeFailure, mismatch, show
+from grader.judge import WrongAnswer, mismatch, show
 from grader.session import GradingSession, recorded
 from grader.snippets import IMPORTS, WALK_HELPER, tensor_dag_snippet
 
@@ -53,7 +53,7 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
         ops = sorted({node.op for node in graph.nodes} - {"add"} or {"add"})
         values = evaluate(graph)
         want = [np.float64(p + float(s)) for p, s in zip(preload, separate, strict=True)]
-        raise GradeFailure("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
+        raise WrongAnswer("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
                            wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()],
                            graph_figure(graph, values, values, want, preloaded, tol))
 
@@ -80,5 +80,5 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
                 f"{show(total)})", got, total, tol)):
             wrong.append(m)
     if wrong:
-        raise GradeFailure("failed", "Tensor.backward lost a contribution to a shared tensor",
+        raise WrongAnswer("failed", "Tensor.backward lost a contribution to a shared tensor",
                            wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()])

@@ -6,7 +6,7 @@ import numpy as np
 
 from grader import bugs
 from grader.graphs import Graph, format_leaf, function_source, names
-from grader.judge import GradeFailure, mismatch
+from grader.judge import WrongAnswer, mismatch
 from grader.session import GradingSession, recorded
 from grader.snippets import IMPORTS, array_literal
 from grader.worker import protocol
@@ -65,7 +65,7 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
         found = [bugs.BUGS["broadcast-no-sum"].describe()] if any(
             g is not None and g.shape == shape != leaf
             for g, leaf in zip(grads, leaves, strict=True)) else []
-        raise GradeFailure("failed", "broadcast gradients not summed back", wrong[:4],
+        raise WrongAnswer("failed", "broadcast gradients not summed back", wrong[:4],
                            snippet, found)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from grader import bugs
 from grader.figures import graph_figure
 from grader.graphs import Graph, names
-from grader.judge import GradeFailure, mismatch
+from grader.judge import WrongAnswer, mismatch
 from grader.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
 from grader.snippets import graph_snippet
 
@@ -48,9 +48,9 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
     figure = graph_figure(graph, expected.values, values, expected.grads, grads, tol)
     note = [NOTES[probe]] if NOTES[probe] else []
     if wrong_values:
-        raise GradeFailure("failed", "wrong forward value", [*wrong_values[:4], *note],
+        raise WrongAnswer("failed", "wrong forward value", [*wrong_values[:4], *note],
                            snippet, figure=figure)
     if wrong_grads:
         found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
-        raise GradeFailure("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
+        raise WrongAnswer("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
                            found, figure)

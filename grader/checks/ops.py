@@ -7,7 +7,7 @@ import numpy as np
 from grader import bugs
 from grader.figures import graph_figure
 from grader.graphs import Graph, expression, format_leaf, function_source, names
-from grader.judge import GradeFailure, mismatch
+from grader.judge import WrongAnswer, mismatch
 from grader.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
 from grader.snippets import IMPORTS, array_literal
 
@@ -40,7 +40,7 @@ def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     try:
         answer = session.ask(assignment, "op", {"graph": graph.to_json(),
                                              "out_grad": out_grad.tolist()}, lambda: snippet)
-    except GradeFailure as failure:  # their code raised: a classic bug may raise just so
+    except WrongAnswer as failure:  # their code raised: a classic bug may raise just so
         failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason,
                                               failure.details)
         raise
@@ -58,8 +58,8 @@ def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     figure = graph_figure(graph, expected.values, [*graph.leaves, value],
                           [*expected.grads, out_grad], [*grads, out_grad], tol)
     if wrong:
-        raise GradeFailure("failed", "wrong forward value", [wrong], snippet, figure=figure)
+        raise WrongAnswer("failed", "wrong forward value", [wrong], snippet, figure=figure)
     if wrong_grads:
         found = bugs.diagnose_op(graph, out_grad, grads, tol)
-        raise GradeFailure("failed", "wrong gradient in backward", wrong_grads, snippet,
+        raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet,
                            found, figure)

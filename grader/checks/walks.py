@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from grader import bugs
+from grader.dags import Dag, diamonds
 from grader.figures import dag_figure
-from grader.given import Dag, diamonds
-from grader.judge import GradeFailure, mismatch
+from grader.judge import WrongAnswer, mismatch
 from grader.session import GradingSession, recorded
 from grader.snippets import (
     DAG_HELPER,
@@ -53,18 +53,18 @@ def diamond_snippet(assignment: str) -> str:
 
 
 @recorded
-def check_topo(session: GradingSession, dag: Dag, on_timeout: GradeFailure | None = None) -> None:
+def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None) -> None:
     snippet = dag_snippet(dag, "print(build_topo({root}))")
     answer = session.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet,
                       on_timeout)
     order = protocol.field(answer, "order", list)
     if not all(type(i) is int for i in order):
-        raise GradeFailure("error", "invalid answer: build_topo returned non-nodes", [],
+        raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [],
                            snippet)
     problems = dag.topo_problems(order)
     if problems:
         found = bugs.diagnose_topo(dag, order)
-        raise GradeFailure("failed", "build_topo returned an invalid order",
+        raise WrongAnswer("failed", "build_topo returned an invalid order",
                            [f"order (as node numbers): {order}", *problems], snippet, found)
 
 
@@ -77,7 +77,7 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
                       lambda: snippet)
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
-        raise GradeFailure("error", "invalid answer from backward()", [], snippet)
+        raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
     expected = dag.backward(passes)
     tol = session.tolerances["micrograd"]
     live = dag.reachable()
@@ -90,14 +90,14 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
                  if i in live and i >= dag.leaves and c != number]
         if twice:
             found = bugs.diagnose_calls(calls_made, number)
-            raise GradeFailure("failed", "a node's _backward ran the wrong number of times",
+            raise WrongAnswer("failed", "a node's _backward ran the wrong number of times",
                                [f"{label}node(s) {twice} ran {[calls_made[i] for i in twice]}"
                                 f" times, expected {number}"], snippet, found)
         wrong = [m for i, (got, exp) in enumerate(zip(grads, want, strict=True))
                  if (m := mismatch(f"{label}n{i}.grad", got, np.float64(exp), tol))]
         if wrong:
             found = bugs.diagnose_backward(dag, grads, number)
-            raise GradeFailure("failed", "wrong gradients after backward()", wrong[:4],
+            raise WrongAnswer("failed", "wrong gradients after backward()", wrong[:4],
                                snippet, found, dag_figure(dag, want, grads, tol))
 
 
@@ -112,7 +112,7 @@ def check_zero_grad(session: GradingSession, dag: Dag) -> None:
     left = [f"n{i}.grad is {float(g)}" for i, g in enumerate(grads)
             if i in live and (g is None or float(g) != 0.0)]
     if left:
-        raise GradeFailure("failed", "zero_grad left gradients behind", left[:4], snippet)
+        raise WrongAnswer("failed", "zero_grad left gradients behind", left[:4], snippet)
 
 
 @recorded
@@ -123,7 +123,7 @@ def check_deep(session: GradingSession, length: int) -> None:
     answer = session.ask("micrograd", "deep", {"length": length}, lambda: snippet)
     order = protocol.field(answer, "order", list)
     if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
-        raise GradeFailure("failed", "build_topo lost nodes of a long chain",
+        raise WrongAnswer("failed", "build_topo lost nodes of a long chain",
                            [f"it returned {len(order)} entries for the {length + 1:,} "
                             "nodes of the chain"], snippet)
 
@@ -136,7 +136,7 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
     gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
     dag = diamonds(depth)
     budget = session.budgets.get(session.current_item, 5.0)
-    failure = GradeFailure(
+    failure = WrongAnswer(
         "failed", f"{'build_topo' if assignment == 'micrograd' else 'Tensor.backward'} "
         f"{EXPONENTIAL}",
         [f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
@@ -150,7 +150,7 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
 
 
 def tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...], snippet: str,
-                     on_timeout: GradeFailure | None = None) -> list[np.ndarray | None]:
+                     on_timeout: WrongAnswer | None = None) -> list[np.ndarray | None]:
     """Every node's gradient after the student's ``Tensor.backward`` on grader-made ops."""
     answer = session.ask("babygrad", "tensor_backward",
                       {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet,
@@ -172,5 +172,5 @@ def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, .
     if wrong:
         found = bugs.diagnose_tensor_backward(dag, grads)
         expected = [np.full(shape, w) for w in want]
-        raise GradeFailure("failed", "wrong gradients from Tensor.backward()", wrong[:4],
+        raise WrongAnswer("failed", "wrong gradients from Tensor.backward()", wrong[:4],
                            snippet, found, dag_figure(dag, expected, grads, tol))

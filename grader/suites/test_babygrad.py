@@ -4,7 +4,7 @@ the engine an item does not name are the grader's own (its ops, its walk and led
 from hypothesis import given
 
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
-from grader.given import dags
+from grader.dags import dags
 from grader.graphs import BABYGRAD_GRAPH_OPS, BABYGRAD_OP_ITEMS, BABYGRAD_OPERATOR_FORMS
 from grader.plugin import graded, graded_property
 from grader.strategies import (

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.checks import accumulation, graphs, ops, walks
-from grader.given import WEIGHTS, dags, shallow
+from grader.dags import WEIGHTS, dags, shallow
 from grader.graphs import (
     MICROGRAD_COMPOSED,
     MICROGRAD_OPS,
