@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from grader.cli import DEFAULT_REFERENCE, GradeOptions, grade
+from grader.report import GradeReport
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "reference"
@@ -29,10 +31,17 @@ def planted(tmp_path: Path, replacements: dict[str, list[tuple[str, str]]]) -> P
     return target
 
 
-def grade_items(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
-                seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
-                sandbox: str = "auto") -> dict[str, dict]:
-    """Grade ``submission`` as the CLI does; the items by id."""
-    options = GradeOptions(submission=submission, assignment=assignment, seed=seed,
-                           only=tuple(only or ()), reference=reference, sandbox=sandbox)
-    return {item["id"]: item for item in grade(options).items}
+def grade_report(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
+                 seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
+                 torch: bool = True, sandbox: str = "auto") -> GradeReport:
+    """Grade ``submission`` as the CLI does. ``reference=None`` and ``torch=False`` choose the
+    oracle configuration (both: finite differences alone, as the student release without
+    torch)."""
+    return grade(GradeOptions(submission=submission, assignment=assignment, seed=seed,
+                              only=tuple(only or ()), reference=reference, torch=torch,
+                              sandbox=sandbox))
+
+
+def grade_items(submission: Path, **options: Any) -> dict[str, dict]:
+    """``grade_report``'s items, by id."""
+    return {item["id"]: item for item in grade_report(submission, **options).items}

@@ -1,91 +1,210 @@
-"""The three oracles agree on thousands of domain-safe graphs, so a grade never rests on one."""
+"""The oracles agree, in every configuration the grader runs in, on everything a grading suite
+draws: no grade rests on one oracle being right by luck.
+
+- The suites' own grading tests run here, with the rubric's numbers of examples, on the
+  reference engine in this process: each graph and op case a check asks the oracles about
+  (repaired operands included) must be answered right by every configuration's first
+  oracle, and confirmed by its second.
+- Finite differences alone (the student release without torch) are right on every op the
+  rubric grades, each scalar parameter apart. This part needs no torch.
+- Where torch is installed, all three agree on thousands of random whole graphs.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib.util
+import zlib
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from grader.graphs import BABYGRAD_GRAPH_OPS, BABYGRAD_OP_ITEMS, MICROGRAD_OPS
+from grader import rubric as rubric_module
+from grader.cli import DEFAULT_RUBRIC, SUITES
+from grader.graphs import (
+    BABYGRAD_GRAPH_OPS,
+    BABYGRAD_OP_ITEMS,
+    BABYGRAD_OPERATOR_FORMS,
+    MICROGRAD_OPS,
+    MICROGRAD_PRIMITIVES,
+    MICROGRAD_SUGAR,
+    Graph,
+)
 from grader.judge import Tolerance
-from grader.oracles import numeric
-from grader.oracles.reference import ReferenceOracle
-from grader.strategies import op_cases, scalar_graphs, tensor_graphs
+from grader.oracles import Evaluation, numeric, torch_oracle
+from grader.oracles.reference import ReferenceOracle, load_engine
+from grader.session import GradingSession, Oracles
+from grader.strategies import (
+    SCALAR_PARAMS,
+    op_cases,
+    scalar_graphs,
+    single_op_graphs,
+    tensor_graphs,
+)
+from grader.worker import probes
+from tests.grading import REFERENCE
 
-torch_oracle = pytest.importorskip("grader.oracles.torch_oracle")
-if not torch_oracle.available():
-    pytest.skip("torch is not installed", allow_module_level=True)
-
-REF = ReferenceOracle(Path(__file__).resolve().parent.parent / "reference")
-FD = numeric.TOLERANCE  # finite differences: ~1e-6 relative error at worst
+RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
+REF = ReferenceOracle(REFERENCE)
+TORCH = torch_oracle.available()
+needs_torch = pytest.mark.skipif(not TORCH, reason="torch is not installed")
 EXACT = Tolerance(atol=1e-9, rtol=1e-9)
-MANY = settings(max_examples=1000, database=None, deadline=None,
-                suppress_health_check=list(HealthCheck))
+"""Two float64 engines computing the same expression."""
 
 
-def agree(graph, out_grad=None):
-    ref = REF.evaluate_graph(graph, out_grad)
-    tor = torch_oracle.evaluate_graph(graph, out_grad)
-    fd = numeric.evaluate_graph(graph, out_grad)
-    for name, other, tol in (("torch", tor, EXACT), ("finite differences", fd, FD)):
-        for a, b in zip(ref.values, other.values, strict=True):
-            assert tol.close(a, b), f"{name} value {b} != reference {a}"
-        for a, b in zip(ref.grads, other.grads, strict=True):
-            assert tol.close(a, b), f"{name} grad {b} != reference {a}"
+def configurations() -> dict[str, Oracles]:
+    """Every oracle configuration this machine can grade in."""
+    found = {"reference": Oracles(REFERENCE, use_torch=False),
+             "finite differences": Oracles(None, use_torch=False)}
+    if TORCH:
+        found |= {"reference+torch": Oracles(REFERENCE), "torch": Oracles(None)}
+    return found
 
 
-@MANY
-@seed(1)
-@given(scalar_graphs(MICROGRAD_OPS, max_nodes=8))
-def test_scalar_graphs(graph):
-    agree(graph)
+CONFIGURATIONS = configurations()
 
 
-@MANY
-@seed(2)
-@given(tensor_graphs(BABYGRAD_GRAPH_OPS, max_nodes=6))
-def test_tensor_graphs(graph):
-    agree(graph)
+def assert_close(got: Evaluation, want: Evaluation, tol: Tolerance, what: str) -> None:
+    for kind, pairs in (("value", zip(got.values, want.values, strict=True)),
+                        ("grad", zip(got.grads, want.grads, strict=True))):
+        for index, (a, b) in enumerate(pairs):
+            assert tol.close(np.asarray(a), np.asarray(b)), (
+                f"{what}: {kind} {index} is {a}, the reference says {b}")
 
 
-@pytest.mark.parametrize("op", sorted(set(BABYGRAD_OP_ITEMS.values())))
-@settings(max_examples=60, database=None, deadline=None,
+def right_in_every_configuration(graph: Graph, out_grad: np.ndarray | None) -> Evaluation:
+    """Each configuration's first oracle gives the reference's answer (finite differences
+    within their own error), and its second oracle confirms it: a correct engine is never
+    failed, and a wrong one never escapes because the oracles disagreed. The answer."""
+    truth = REF.evaluate_graph(graph, out_grad)
+    for name, oracles in CONFIGURATIONS.items():
+        first = oracles.expected(graph, out_grad)
+        bound = numeric.TOLERANCE if oracles.chain[0] is numeric else EXACT
+        assert_close(first, truth, bound, f"{name}: {oracles.chain[0].name}")
+        assert oracles.confirmed(graph, out_grad, first), (
+            f"{name}: {oracles.chain[-1].name} does not confirm {oracles.chain[0].name}")
+    return truth
+
+
+class EveryConfiguration:
+    """Where a session's oracles stand: each graph and op case a check asks about is put to
+    every configuration (``right_in_every_configuration``), then checked against the answer."""
+
+    def __init__(self) -> None:
+        self.cases = 0
+
+    def expected(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
+        self.cases += 1
+        return right_in_every_configuration(graph, out_grad)
+
+    def tolerance(self, rubric: Tolerance) -> Tolerance:
+        return rubric
+
+    def confirmed(self, graph: Graph, out_grad: np.ndarray | None, first: Evaluation) -> bool:
+        raise AssertionError("the reference engine, graded, disagrees with the oracles")
+
+
+class InProcess(GradingSession):
+    """A grading session whose student is the reference engine, answering in this process
+    (no worker, no sandbox), and whose oracles are ``EveryConfiguration``: the suites' own
+    tests run on it unchanged, every check included."""
+
+    def __init__(self) -> None:
+        super().__init__(submission=REFERENCE, tolerances=RUBRIC.tolerances)
+        self.oracles = EveryConfiguration()
+        self.engines = {a: load_engine(REFERENCE, a) for a in ("micrograd", "babygrad")}
+
+    def ask(self, assignment: str, probe: str, case: dict[str, Any], *_: Any) -> dict[str, Any]:
+        return probes.PROBES[probe](self.engines[assignment], case)
+
+
+def suite_tests(assignment: str, run_seed: int) -> list[Any]:
+    """The hypothesis tests of a fresh copy of a grading suite, each with the share of its
+    item's examples a grading run gives it and a seed of its own from ``run_seed``."""
+    path = SUITES / f"test_{assignment}.py"
+    spec = importlib.util.spec_from_file_location(f"_suite_{assignment}_{run_seed}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tests = []
+    for name, test in vars(module).items():
+        if not (name.startswith("test_") and getattr(test, "is_hypothesis_test", False)):
+            continue
+        (rubric,) = [mark for mark in test.pytestmark if mark.name == "rubric"]
+        share = rubric.kwargs.get("share", 1)
+        examples = max(3, -(-RUBRIC.by_id[rubric.args[0]].examples // share))
+        settings(max_examples=examples, database=None, deadline=None,
+                 suppress_health_check=list(HealthCheck))(test)
+        tests.append(seed(run_seed + zlib.crc32(name.encode()))(test))
+    return tests
+
+
+SUITE_RUNS = [(assignment, run_seed) for assignment in ("micrograd", "babygrad")
+              for run_seed in (RUBRIC.seed, RUBRIC.seed + 7919)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("assignment", "run_seed"), SUITE_RUNS,
+                         ids=[f"{a}-{s}" for a, s in SUITE_RUNS])
+def test_every_suite_strategy_in_every_configuration(assignment, run_seed):
+    tests = suite_tests(assignment, run_seed)
+    assert len(tests) >= 5
+    session = InProcess()
+    for test in tests:
+        test(session)
+    assert session.oracles.cases > 100
+
+
+ANY = "any"
+"""Any parameter: a babygrad op's parameters depend on its operand's shape."""
+
+
+def graded_ops() -> list[tuple[str, str, str, Any]]:
+    """Every op the rubric grades, as its item draws it: ``op_cases`` where an op is graded
+    alone (its own backward), ``single_op_graphs`` where as a one-op graph (micrograd's sugar,
+    babygrad's operator forms); each micrograd parameter apart (babygrad's depend on the
+    shape)."""
+    found = [(draw, "scalar", op, param)
+             for draw, ops in (("op", MICROGRAD_PRIMITIVES), ("graph", MICROGRAD_SUGAR))
+             for op in ops
+             for param in SCALAR_PARAMS.get(op, (None,))]
+    found += [("op", "tensor", op, ANY) for op in BABYGRAD_OP_ITEMS.values()]
+    return found + [("graph", "tensor", op, ANY) for op in BABYGRAD_OPERATOR_FORMS]
+
+
+GRADED_OPS = graded_ops()
+
+
+@pytest.mark.parametrize(("draw", "kind", "op", "param"), GRADED_OPS,
+                         ids=[f"{d}-{k}-{o}-{p}" for d, k, o, p in GRADED_OPS])
+@settings(max_examples=25, database=None, deadline=None,
           suppress_health_check=list(HealthCheck))
 @seed(3)
 @given(data=st.data())
-def test_single_tensor_ops(op, data):
-    graph, out_grad = data.draw(op_cases("tensor", op))
-    agree(graph, np.asarray(out_grad))
+def test_finite_differences_alone_are_right_on_every_graded_op(draw, kind, op, param, data):
+    if draw == "op":
+        cases = op_cases(kind, op)
+    else:
+        cases = single_op_graphs(kind, (op,)).map(lambda graph: (graph, None))
+    if param != ANY:
+        cases = cases.filter(lambda case: case[0].nodes[0].param == param)
+    graph, out_grad = data.draw(cases)
+    out_grad = None if out_grad is None else np.asarray(out_grad)
+    single = CONFIGURATIONS["finite differences"]
+    assert single.names == ["finite differences"]
+    assert_close(single.expected(graph, out_grad), REF.evaluate_graph(graph, out_grad),
+                 numeric.TOLERANCE, f"finite differences on {op}({param})")
 
 
-def test_oracle_chain_without_torch_or_reference(monkeypatch):
-    """Grading still runs on what remains: reference + finite differences without torch,
-    torch + finite differences without the reference, finite differences alone without both."""
-    from grader.session import Oracles
-
-    reference = Path(__file__).resolve().parent.parent / "reference"
-    assert Oracles(reference).names == ["reference", "pytorch"]
-    assert Oracles(None).names == ["pytorch", "finite differences"]
-    monkeypatch.setattr(torch_oracle, "available", lambda: False)
-    assert Oracles(reference).names == ["reference", "finite differences"]
-    assert Oracles(None).names == ["finite differences"]
-
-
-def test_finite_differences_alone_grade_a_correct_engine_with_their_own_bound(tmp_path):
+def test_finite_differences_alone_grade_a_correct_engine_with_their_own_bound():
     """Without reference and torch the rubric's tolerance widens to finite differences' own
     error, so a correct engine keeps full marks."""
-    from grader.oracles.reference import load_engine
-    from grader.session import Oracles
-    from grader.worker import probes
-
-    oracles = Oracles(None)
-    oracles.chain = [numeric]
+    oracles = CONFIGURATIONS["finite differences"]
     tight = Tolerance(atol=1e-9, rtol=1e-9)
     assert oracles.tolerance(tight) == numeric.TOLERANCE
-    engine = load_engine(Path(__file__).resolve().parent.parent / "reference", "micrograd")
+    engine = load_engine(REFERENCE, "micrograd")
 
     @settings(max_examples=200, database=None, deadline=None)
     @seed(4)
@@ -98,3 +217,36 @@ def test_finite_differences_alone_grade_a_correct_engine_with_their_own_bound(tm
                                                   want)
 
     agrees()
+
+
+def test_the_options_choose_the_oracles(monkeypatch):
+    """The reference unless dropped, torch unless turned off or absent, finite differences
+    wherever fewer than two remain."""
+    assert Oracles(REFERENCE, use_torch=False).names == ["reference", "finite differences"]
+    assert Oracles(None, use_torch=False).names == ["finite differences"]
+    monkeypatch.setattr(torch_oracle, "available", lambda: True)
+    assert Oracles(REFERENCE).names == ["reference", "pytorch"]
+    assert Oracles(None).names == ["pytorch", "finite differences"]
+    monkeypatch.setattr(torch_oracle, "available", lambda: False)
+    assert Oracles(REFERENCE).names == ["reference", "finite differences"]
+    assert Oracles(None).names == ["finite differences"]
+
+
+MANY = settings(max_examples=1000, database=None, deadline=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@needs_torch
+@MANY
+@seed(1)
+@given(scalar_graphs(MICROGRAD_OPS, max_nodes=8))
+def test_scalar_graphs(graph):
+    right_in_every_configuration(graph, None)
+
+
+@needs_torch
+@MANY
+@seed(2)
+@given(tensor_graphs(BABYGRAD_GRAPH_OPS, max_nodes=6))
+def test_tensor_graphs(graph):
+    right_in_every_configuration(graph, None)
