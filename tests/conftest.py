@@ -1,6 +1,7 @@
-"""Shared pytest fixtures, and the closing line about optional programs."""
+"""Shared pytest fixtures, Ctrl-C for children, and the closing line about optional programs."""
 
 import importlib
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -44,6 +45,14 @@ def _import_isolated(root, name):
 def import_isolated():
     """``import_isolated(root, "pkg.module")``: import from ``root``, leaving sys.modules as is."""
     return _import_isolated
+
+
+def pytest_configure() -> None:
+    """Some tests stop a child with Ctrl-C (SIGINT). A shell starts a background job with
+    SIGINT ignored, its children inherit that, and Python then never raises KeyboardInterrupt:
+    undo it, so those tests do not depend on how the run was started."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
