@@ -56,6 +56,7 @@ def test_overwrite_bug_loses_accumulate_with_the_smallest_counterexample(tmp_pat
     assert set(others.values()) == {"passed"}, others
 
 
+@pytest.mark.slow
 def test_a_hang_costs_only_the_item_it_was_on(tmp_path):
     submission = planted(tmp_path, {MICRO: [("t = math.tanh(self.data)\n",
                                              "t = math.tanh(self.data)\n        while True:\n"
@@ -76,6 +77,7 @@ def test_a_crash_costs_only_the_item_it_was_on(tmp_path):
     assert all(v["status"] == "passed" for k, v in items.items() if k != "micrograd.ops.exp")
 
 
+@pytest.mark.slow
 def test_same_submission_same_result(tmp_path):
     submission = planted(tmp_path, {MICRO: [("1.0 - t * t", "1.0 - t")]})
     first = grade_items(submission, assignment="micrograd", only=["micrograd.ops.tanh"])

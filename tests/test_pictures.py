@@ -18,7 +18,7 @@ from grader.judge import Tolerance, mismatch, show
 from tests.grading import grade_items, planted
 from tests.programs import needs_dot
 
-pytestmark = pytest.mark.xdist_group("pictures")  # the figures are graded once, on one worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pictures")]  # figures graded once
 SVG = "{http://www.w3.org/2000/svg}"
 CLASSIC = {
     "overwrite-grad": ("micrograd.accumulate", {"micrograd/engine.py": [
