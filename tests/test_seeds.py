@@ -1,5 +1,6 @@
-"""The reference gets full marks on every item whatever the seed: no example any seed draws
-may fail a correct engine (a domain edge, a tolerance, an oracle disagreement)."""
+"""Correct engines get full marks on every item whatever the seed: no example any seed draws
+may fail a correct engine (a domain edge, a tolerance, an oracle disagreement, a check that
+leans on one way of writing an engine)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,24 @@ import pytest
 
 from grader import rubric as rubric_module
 from grader.cli import DEFAULT_RUBRIC
-from tests.grading import REFERENCE, grade_items
+from tests.grading import ENGINES, REFERENCE, grade_items
 
 pytestmark = pytest.mark.slow
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
 SEEDS = [RUBRIC.seed + 7919 * k for k in range(1, 21)]
+CORRECT = {"reference": REFERENCE, "notes_style": ENGINES / "notes_style",
+           "value_equality": ENGINES / "value_equality"}
+MAY_LOSE = {"notes_style": {"micrograd.deep"}}
+"""The notes' recursive build_topo cannot walk a 100,000-node chain: extra credit it forgoes."""
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_the_reference_gets_full_marks_with_seed(seed):
-    items = grade_items(REFERENCE, seed=seed)
+@pytest.mark.parametrize("engine", sorted(CORRECT))
+def test_a_correct_engine_gets_full_marks_with_seed(engine, seed):
+    items = grade_items(CORRECT[engine], seed=seed)
     assert set(items) == {item.id for item in RUBRIC.items}
     lost = {k: f"{v['status']} {v['score']}/{v['max_score']}: {v['feedback'][:2000]}"
-            for k, v in items.items()
-            if v["status"] != "passed" or v["score"] != v["max_score"]}
+            for k, v in items.items() if k not in MAY_LOSE.get(engine, set())
+            and (v["status"] != "passed" or v["score"] != v["max_score"])}
     assert not lost, "\n\n".join(f"{k}: {v}" for k, v in lost.items())
