@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n auto --dist loadgroup $(ARGS)
 
-# The quick half: every test not marked slow, in under a minute.
+# The quick half: every test not marked slow, in about a minute.
 check: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n auto --dist loadgroup -m "not slow" $(ARGS)
