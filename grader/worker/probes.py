@@ -81,20 +81,17 @@ def _build(engine: ModuleType, graph: Graph, api: str) -> list[Any]:
     return [namespace[v] for v in names(graph)]
 
 
-def _report(graph: Graph, nodes: list[Any], grads: list[Any]) -> dict[str, Any]:
+def _report(graph: Graph, nodes: list[Any], grads: list[Encoded | None]) -> dict[str, Any]:
     var = names(graph)
     return {
         "values": [encode(n.data, f"the value of {v}") for n, v in zip(nodes, var, strict=True)],
-        "grads": [None if g is None else encode(g, f"{v}.grad")
-                  for g, v in zip(grads, var, strict=True)],
+        "grads": grads,
     }
 
 
-def _own_grads(graph: Graph, nodes: list[Any]) -> list[Any]:
-    """What the engine itself stored in ``.grad`` (a babygrad grad unwrapped to its array)."""
-    if graph.kind == "scalar":
-        return [n.grad for n in nodes]
-    return [None if n.grad is None else getattr(n.grad, "data", n.grad) for n in nodes]
+def _own_grads(graph: Graph, nodes: list[Any]) -> list[Encoded | None]:
+    """What the engine itself stored in every node's ``.grad``."""
+    return [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, names(graph), strict=True)]
 
 
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -312,7 +309,9 @@ def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     with grader_ops(engine):
         nodes = _build(engine, graph, "tensor")
         ledger = tensor_walk(engine, nodes[-1])
-    return _report(graph, nodes, [ledger.get(id(n)) for n in nodes])
+    grads = [None if id(n) not in ledger else encode(ledger[id(n)], f"{v}.grad")
+             for n, v in zip(nodes, names(graph), strict=True)]
+    return _report(graph, nodes, grads)
 
 
 def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
