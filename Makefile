@@ -35,16 +35,16 @@ check: $(STAMP)
 	$(PY) -m pytest -n auto --dist loadgroup -m "not slow" $(ARGS)
 
 bench: $(STAMP)
-	$(PY) -m grader.bench $(ARGS)
+	$(PY) -m grader.workflows.bench $(ARGS)
 
 stubs: $(STAMP)
-	$(PY) -m grader.stubs
+	$(PY) -m grader.workflows.stubs
 
 release: $(STAMP)
-	$(PY) -m grader.release student --out dist/student
+	$(PY) -m grader.workflows.release student --out dist/student
 
 gradescope: $(STAMP)
-	$(PY) -m grader.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED))
+	$(PY) -m grader.workflows.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED))
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -1,7 +1,7 @@
-"""``python -m grader``: see grader.cli."""
+"""``python -m grader``: see grader.workflows.cli."""
 
 import sys
 
-from grader.cli import main
+from grader.workflows.cli import main
 
 sys.exit(main())

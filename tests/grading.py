@@ -6,8 +6,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from grader.cli import DEFAULT_REFERENCE, GradeOptions, grade
-from grader.report import GradeReport
+from grader.layout import DEFAULT_REFERENCE
+from grader.report.document import GradeReport
+from grader.workflows.api import GradeOptions, grade
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "reference"

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from grader import pictures
+from grader.report import drawing as pictures
 from grader.worker.sandbox import bwrap_status
 
 PACKAGES = {"bwrap": "bubblewrap", "dot": "graphviz", "chromium": "chromium"}

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import batch
-from grader.batch import BatchOptions
-from grader.ledger import Key
-from grader.rubric import load
+from grader.grading.rubric import load
+from grader.workflows import batch
+from grader.workflows.batch import BatchOptions
+from grader.workflows.ledger import Key
 from tests.grading import EXERCISES, REFERENCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]  # one class, graded once

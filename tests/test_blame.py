@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from grader import rubric as rubric_module
-from grader.cli import DEFAULT_RUBRIC
+from grader.grading import rubric as rubric_module
+from grader.layout import DEFAULT_RUBRIC
 from tests.grading import grade_items, planted
 
 pytestmark = pytest.mark.slow

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import rubric as rubric_module
-from grader.cli import DEFAULT_REFERENCE, DEFAULT_RUBRIC
+from grader.grading import rubric as rubric_module
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.oracles import torch_oracle
 from tests.grading import ENGINES, REFERENCE, grade_items, grade_report, planted
 from tests.test_blame import BABYGRAD_BUGS, MICROGRAD_BUGS

@@ -11,17 +11,17 @@ import zlib
 import jsonschema
 import pytest
 
-from grader.cli import DEFAULT_RUBRIC
-from grader.formats import StudentResult
-from grader.formats.classroom import notices
-from grader.formats.gradebook import escape_cell, gradebook_csv
-from grader.formats.gradescope import SCHEMA, results
-from grader.formats.histogram import counts, histogram_png
-from grader.formats.junit import junit_xml
-from grader.formats.markdown import cell, feedback, fenced
-from grader.formats.summary import summary_html
-from grader.report import GradeReport
-from grader.rubric import Item, load
+from grader.grading.rubric import Item, load
+from grader.layout import DEFAULT_RUBRIC
+from grader.report.document import GradeReport
+from grader.report.formats import StudentResult
+from grader.report.formats.classroom import notices
+from grader.report.formats.gradebook import escape_cell, gradebook_csv
+from grader.report.formats.gradescope import SCHEMA, results
+from grader.report.formats.histogram import counts, histogram_png
+from grader.report.formats.junit import junit_xml
+from grader.report.formats.markdown import cell, feedback, fenced
+from grader.report.formats.summary import summary_html
 
 RUBRIC = load(DEFAULT_RUBRIC)
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.formats.gradescope import SCHEMA
-from grader.release import build_gradescope
-from grader.rubric import load
+from grader.grading.rubric import load
+from grader.report.formats.gradescope import SCHEMA
+from grader.workflows.release import build_gradescope
 from tests.grading import REFERENCE
 from tests.venvs import overlay_venv
 
@@ -43,7 +43,7 @@ def autograder(tmp_path_factory) -> tuple[Path, Path]:
         assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
         assert not any(name.startswith(("tests/", "exercises/")) for name in modes)
         assert {"rubric.yaml", "reference/micrograd/engine.py",
-                "grader/suites/test_micrograd.py", "gradescope.json"} <= set(modes)
+                "grader/grading/suites/test_micrograd.py", "gradescope.json"} <= set(modes)
         handle.extractall(root / "source")
     return root, overlay_venv(tmp / "venv", root / "source")
 

@@ -1,5 +1,5 @@
 """The hostile catalog: broken, slow, abusive, lying, tampering, hijacking and snooping
-submissions, each graded end to end through the real pipeline (``grader.cli.grade``).
+submissions, each graded end to end through the real pipeline (``grader.workflows.api.grade``).
 
 Each entry plants a few lines into a copy of the reference (at the top of
 ``micrograd/engine.py``, or inside one op) or adds files next to it, grades the affected item and
@@ -28,9 +28,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import DEFAULT_RUBRIC, GradeOptions, GraderFailure, grade
-from grader.report import GradeReport
+from grader.layout import DEFAULT_RUBRIC
+from grader.report.document import GradeReport
 from grader.worker.sandbox import DEFAULT_LIMITS
+from grader.workflows.api import GradeOptions, GraderFailure, grade
 from tests.grading import EXERCISES, REFERENCE, REPO, planted
 from tests.programs import SANDBOX_MODES, needs_bwrap
 from tests.test_sandbox import _processes_with
@@ -414,12 +415,12 @@ def test_an_op_that_unblocks_torch_finds_it_empty(tmp_path):
 
 PATCH_THE_JUDGES = """
 import builtins, math, numpy
-import grader.judge, grader.worker.protocol
+import grader.checks.judge, grader.worker.protocol
 numpy.isclose = numpy.allclose = numpy.array_equal = lambda *a, **k: True
 math.isclose = lambda *a, **k: True
 builtins.abs = lambda x: 0.0
-grader.judge.mismatch = lambda *a, **k: None
-grader.judge.Tolerance.close = lambda *a, **k: True
+grader.checks.judge.mismatch = lambda *a, **k: None
+grader.checks.judge.Tolerance.close = lambda *a, **k: True
 """
 
 TAMPERING = {
@@ -471,8 +472,9 @@ def test_forged_results_file_is_replaced(tmp_path, mode):
     assert_graded(report, NO_TANH)
 
 
-TARGETS = ["rubric.yaml", "grader/plugin.py", "grader/session.py", "grader/worker/runner.py",
-           "grader/suites/test_micrograd.py", "reference/micrograd/engine.py",
+TARGETS = ["rubric.yaml", "grader/grading/plugin.py", "grader/grading/session.py",
+           "grader/worker/runner.py",
+           "grader/grading/suites/test_micrograd.py", "reference/micrograd/engine.py",
            "tests/test_hostile.py", "tests/grading.py"]
 NEW_FILES = ["grader/planted.py", "grader/worker/planted.py", "tests/conftest_planted.py"]
 OVERWRITE = """
@@ -573,9 +575,9 @@ def test_shadowing_modules_reach_neither_process(tmp_path, mode):
 
 # --------------------------------------------------------------------------- snooping
 
-SECRET_MODULES = ["reference.micrograd.engine", "grader.suites.test_micrograd",
+SECRET_MODULES = ["reference.micrograd.engine", "grader.grading.suites.test_micrograd",
                   "grader.oracles.reference", "torch"]
-SECRET_FILES = ["reference/micrograd/engine.py", "grader/suites/test_micrograd.py",
+SECRET_FILES = ["reference/micrograd/engine.py", "grader/grading/suites/test_micrograd.py",
                 "grader/oracles/reference.py", "rubric.yaml",
                 "tests/engines/notes_style/micrograd/engine.py", "tests/test_hostile.py"]
 SNOOP = """

@@ -19,10 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import pictures, rubric
-from grader.cli import DEFAULT_RUBRIC, GradeOptions, grade
-from grader.html_report import STATUS_COLOUR, render_html, write_html_report
-from grader.report import GradeReport
+from grader.grading import rubric
+from grader.layout import DEFAULT_RUBRIC
+from grader.report import drawing as pictures
+from grader.report.document import GradeReport
+from grader.report.html import STATUS_COLOUR, render_html, write_html_report
+from grader.workflows.api import GradeOptions, grade
 from tests.grading import REPO, planted
 from tests.programs import CHROMIUM, needs_chromium, needs_dot
 

@@ -1,5 +1,6 @@
-"""Named bugs: each classic mistake of grader/bugs.py BUGS, planted in a copy of the reference,
-fails its item, is named in the item's ``bugs``, and comes with a small runnable example."""
+"""Named bugs: each classic mistake of grader/checks/bugs.py BUGS, planted in a copy of the
+reference, fails its item, is named in the item's ``bugs``, and comes with a small runnable
+example."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from grader.bugs import BUGS
+from grader.checks.bugs import BUGS
 from tests.grading import grade_items, planted
 from tests.test_blame import ITERATIVE_TOPO, REVISITING_TOPO
 

@@ -21,9 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from grader import rubric as rubric_module
-from grader.cli import DEFAULT_RUBRIC, SUITES
-from grader.graphs import (
+from grader.checks.judge import Tolerance
+from grader.grading import rubric as rubric_module
+from grader.grading.session import GradingSession, Oracles
+from grader.language.graphs import (
     BABYGRAD_GRAPH_OPS,
     BABYGRAD_OP_ITEMS,
     BABYGRAD_OPERATOR_FORMS,
@@ -32,17 +33,16 @@ from grader.graphs import (
     MICROGRAD_SUGAR,
     Graph,
 )
-from grader.judge import Tolerance
-from grader.oracles import Evaluation, numeric, torch_oracle
-from grader.oracles.reference import ReferenceOracle, load_engine
-from grader.session import GradingSession, Oracles
-from grader.strategies import (
+from grader.language.strategies import (
     SCALAR_PARAMS,
     op_cases,
     scalar_graphs,
     single_op_graphs,
     tensor_graphs,
 )
+from grader.layout import DEFAULT_RUBRIC, SUITES
+from grader.oracles import Evaluation, numeric, torch_oracle
+from grader.oracles.reference import ReferenceOracle, load_engine
 from grader.worker import probes
 from tests.grading import REFERENCE
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli
+from grader.workflows import api, batch, cli
 from tests.grading import REFERENCE, REPO
 
 
@@ -28,9 +28,9 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_release_builds_where_the_caller_says(tmp_path):
-    _run(tmp_path, "-m", "grader.release", "student", "--out", "dist/student")
+    _run(tmp_path, "-m", "grader.workflows.release", "student", "--out", "dist/student")
     assert (tmp_path / "dist" / "student" / "rubric.yaml").is_file()
-    _run(tmp_path, "-m", "grader.release", "gradescope", "--out", "out", "--seed", "7")
+    _run(tmp_path, "-m", "grader.workflows.release", "gradescope", "--out", "out", "--seed", "7")
     with zipfile.ZipFile(tmp_path / "out" / "autograder.zip") as archive:
         assert json.loads(archive.read("gradescope.json")) == {"seed": 7}
 
@@ -52,7 +52,7 @@ def test_batch_hands_its_workers_absolute_paths(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     args = cli.parser().parse_args(["batch", "uploads", "--out", "grades", "--rubric", "r.yaml",
                                     "--reference", "ref"])
-    assert batch.main(args) == cli.EXIT_OK
+    assert batch.main(args) == api.EXIT_OK
     (options,) = seen
     paths = [options.submissions, options.out, options.rubric, options.reference]
     assert paths == [tmp_path / name for name in ("uploads", "grades", "r.yaml", "ref")]

@@ -12,9 +12,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from grader import pictures
-from grader.figures import Figure
-from grader.judge import Tolerance, mismatch, show
+from grader.checks.figures import Figure
+from grader.checks.judge import Tolerance, mismatch, show
+from grader.report import drawing as pictures
 from tests.grading import grade_items, planted
 from tests.programs import needs_dot
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader import rubric as rubric_module
+from grader.grading import rubric as rubric_module
 from tests.grading import REFERENCE
 
 pytest_plugins = ["pytester"]
@@ -28,13 +28,13 @@ def run(pytester: pytest.Pytester, tests: str) -> pytest.RunResult:
     rubric = pytester.makefile(".yaml", rubric=RUBRIC)
     pytester.makepyfile(test_suite=tests)
     return pytester.runpytest_subprocess(
-        "-p", "grader.plugin", "--grader-submission", str(REFERENCE), "--grader-rubric",
+        "-p", "grader.grading.plugin", "--grader-submission", str(REFERENCE), "--grader-rubric",
         str(rubric), "--grader-assignment", "micrograd", "--grader-sandbox", "none")
 
 
 def test_a_rubric_item_without_a_test_is_refused(pytester: pytest.Pytester) -> None:
     result = run(pytester, """
-from grader.plugin import graded
+from grader.grading.plugin import graded
 
 @graded("micrograd.topo")
 def test_topo(grading):
@@ -55,7 +55,7 @@ def test_unmarked():
 
 def test_a_test_naming_an_unknown_item_is_refused(pytester: pytest.Pytester) -> None:
     result = run(pytester, """
-from grader.plugin import graded
+from grader.grading.plugin import graded
 
 @graded("micrograd.nonsense")
 def test_x(grading):

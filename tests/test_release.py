@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.release import NOT_EVIDENCE, build_student
-from grader.rubric import load
+from grader.grading.rubric import load
+from grader.workflows.release import NOT_EVIDENCE, build_student
 from tests.grading import REFERENCE, REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("release")]
@@ -88,7 +88,7 @@ def test_contents_and_no_leaks(student):
     names = {p.relative_to(student).as_posix() for p in student.rglob("*") if p.is_file()}
     assert {"Makefile", "README.md", "rubric.yaml", "pyproject.toml",
             ".github/workflows/classroom.yml", "exercises/micrograd/engine.py",
-            "grader/suites/test_babygrad.py"} <= names
+            "grader/grading/suites/test_babygrad.py"} <= names
     assert not any(n.startswith(("reference/", "tests/")) or "__pycache__" in n for n in names)
     texts = [p.read_text() for p in student.rglob("*") if p.is_file()]
     blocks = solution_blocks()
@@ -98,7 +98,7 @@ def test_contents_and_no_leaks(student):
     workflow = yaml.safe_load((student / ".github/workflows/classroom.yml").read_text())
     assert workflow["permissions"]["checks"] == "write"
     steps = " ".join(str(s.get("run", "")) for s in workflow["jobs"]["grade"]["steps"])
-    assert "grader.formats.classroom" in steps and "GITHUB_STEP_SUMMARY" in steps
+    assert "grader.report.formats.classroom" in steps and "GITHUB_STEP_SUMMARY" in steps
     assert "apparmor_restrict_unprivileged_userns=0" in steps and "torch" not in steps
     assert "advisory" in (student / "README.md").read_text()
 
@@ -136,7 +136,8 @@ def test_make_grade_gives_the_reference_full_marks(student, python, tmp_path, se
     assert document["score"] >= document["max_score"] == 200
     assert len(ET.parse(out["xml"]).getroot().findall(".//testcase")) == len(document["items"])
     assert out["md"].read_text().startswith(f"# Grade: {document['score']:g}/200")
-    notices = subprocess.run([str(python), "-m", "grader.formats.classroom", str(out["json"])],
+    notices = subprocess.run([str(python), "-m", "grader.report.formats.classroom",
+                              str(out["json"])],
                              cwd=student, capture_output=True, text=True, check=True).stdout
     assert f"Points {document['score']:g}/200" in notices
 
@@ -153,5 +154,5 @@ def test_hidden_items_and_their_tests_stay_out(tmp_path):
     for path in student.rglob("*"):
         if path.is_file():
             assert "micrograd.deep" not in path.read_text(), path
-    suite = (student / "grader" / "suites" / "test_micrograd.py").read_text()
+    suite = (student / "grader" / "grading" / "suites" / "test_micrograd.py").read_text()
     assert "100000_node_chain" not in suite and "test_random_graphs" in suite

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader import rubric as rubric_module
-from grader.cli import DEFAULT_RUBRIC
+from grader.grading import rubric as rubric_module
+from grader.layout import DEFAULT_RUBRIC
 from tests.grading import ENGINES, REFERENCE, grade_items
 
 pytestmark = pytest.mark.slow

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import notebook, submissions
-from grader.submissions import Refused, Upload, UploadLimits, prepare
+from grader.workflows import notebook, submissions
+from grader.workflows.submissions import Refused, Upload, UploadLimits, prepare
 
 SLOT = 200
 ENGINE = "import math\n\nclass Value:\n    pass\n"

@@ -14,16 +14,17 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import cli
-from grader.cli import DEFAULT_RUBRIC, GradeOptions, grade
-from grader.formats import StudentResult
-from grader.formats.gradebook import gradebook_csv
-from grader.formats.gradescope import results
-from grader.formats.junit import junit_xml
-from grader.formats.markdown import feedback
-from grader.html_report import render_html
-from grader.report import render
-from grader.rubric import load
+from grader.grading.rubric import load
+from grader.layout import DEFAULT_RUBRIC
+from grader.report.document import render
+from grader.report.formats import StudentResult
+from grader.report.formats.gradebook import gradebook_csv
+from grader.report.formats.gradescope import results
+from grader.report.formats.junit import junit_xml
+from grader.report.formats.markdown import feedback
+from grader.report.html import render_html
+from grader.workflows import api
+from grader.workflows.api import GradeOptions, grade
 from tests.grading import REFERENCE, grade_items, planted
 
 RUBRIC = load(DEFAULT_RUBRIC)
@@ -85,7 +86,7 @@ def test_an_absent_assignment_is_one_line_and_every_item_a_zero(tmp_path, monkey
     def no_worker(assignment, *args):
         raise AssertionError(f"a worker was started for {assignment}, which is not there")
 
-    monkeypatch.setattr(cli, "run_assignment", no_worker)
+    monkeypatch.setattr(api, "run_assignment", no_worker)
     report = grade(GradeOptions(submission=tmp_path))
     assert [i["id"] for i in report.items] == [i.id for i in RUBRIC.items]
     assert {(i["status"], i["score"]) for i in report.items} == {("missing", 0)}

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from grader.submissions import Upload
-from grader.watch import changed_assignments, diff, totals, watch_target
+from grader.workflows.submissions import Upload
+from grader.workflows.watch import changed_assignments, diff, totals, watch_target
 from tests.grading import REPO, planted
 
 BUGGY_TANH = "1.0 - t"

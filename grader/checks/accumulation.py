@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import bugs
+from grader.checks import bugs
+from grader.checks.figures import graph_figure
+from grader.checks.judge import WrongAnswer, mismatch, show
 from grader.checks.walks import tensor_backward
-from grader.dags import Dag
-from grader.figures import graph_figure
-from grader.graphs import MICROGRAD_PRIMITIVES, Graph, build_source, evaluate, names
-from grader.judge import WrongAnswer, mismatch, show
-from grader.session import GradingSession, recorded
-from grader.snippets import IMPORTS, WALK_HELPER, tensor_dag_snippet
+from grader.grading.session import GradingSession, recorded
+from grader.language.dags import Dag
+from grader.language.graphs import MICROGRAD_PRIMITIVES, Graph, build_source, evaluate, names
+from grader.language.snippets import IMPORTS, WALK_HELPER, tensor_dag_snippet
 
 
 def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> str:

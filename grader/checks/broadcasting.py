@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import bugs
-from grader.graphs import Graph, format_leaf, function_source, names
-from grader.judge import WrongAnswer, mismatch
-from grader.session import GradingSession, recorded
-from grader.snippets import IMPORTS, array_literal
+from grader.checks import bugs
+from grader.checks.judge import WrongAnswer, mismatch
+from grader.grading.session import GradingSession, recorded
+from grader.language.graphs import Graph, format_leaf, function_source, names
+from grader.language.snippets import IMPORTS, array_literal
 from grader.worker import protocol
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from grader import bugs
-from grader.figures import graph_figure
-from grader.graphs import Graph, names
-from grader.judge import WrongAnswer, mismatch
-from grader.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
-from grader.snippets import graph_snippet
+from grader.checks import bugs
+from grader.checks.figures import graph_figure
+from grader.checks.judge import WrongAnswer, mismatch
+from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
+from grader.language.graphs import Graph, names
+from grader.language.snippets import graph_snippet
 
 NOTES = {
     "graph": "",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import bugs
-from grader.figures import graph_figure
-from grader.graphs import Graph, expression, format_leaf, function_source, names
-from grader.judge import WrongAnswer, mismatch
-from grader.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
-from grader.snippets import IMPORTS, array_literal
+from grader.checks import bugs
+from grader.checks.figures import graph_figure
+from grader.checks.judge import WrongAnswer, mismatch
+from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
+from grader.language.graphs import Graph, expression, format_leaf, function_source, names
+from grader.language.snippets import IMPORTS, array_literal
 
 
 def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import bugs
-from grader.dags import Dag, diamonds
-from grader.figures import dag_figure
-from grader.judge import WrongAnswer, mismatch
-from grader.session import GradingSession, recorded
-from grader.snippets import (
+from grader.checks import bugs
+from grader.checks.figures import dag_figure
+from grader.checks.judge import WrongAnswer, mismatch
+from grader.grading.session import GradingSession, recorded
+from grader.language.dags import Dag, diamonds
+from grader.language.snippets import (
     DAG_HELPER,
     IMPORTS,
     TENSOR_HELPER,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.graphs import Graph, evaluate
-from grader.judge import Tolerance
+from grader.checks.judge import Tolerance
+from grader.language.graphs import Graph, evaluate
 from grader.oracles import Evaluation
 
 EPS = 1e-6

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.graphs import Graph
+from grader.language.graphs import Graph
 from grader.oracles import Evaluation, OracleUnavailable
 
 name = "pytorch"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.graphs import (
+from grader.language.graphs import (
     OPS,
     Graph,
     Node,

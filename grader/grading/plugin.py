@@ -1,0 +1,260 @@
+"""The pytest plugin: rubric markers to items to scores. Inert unless ``--grader-submission``.
+
+Registered through the ``pytest11`` entry point; the grading run loads it explicitly with
+``-p grader.grading.plugin`` and plugin autoloading off, so nothing else (least of all a
+submission's conftest) can rewrite a report. It runs in the trusted process: student code
+never does. The run's state (``GradingRun``) lives in ``config.stash``.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable, Generator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.strategies import SearchStrategy
+
+from grader.atomic import write_atomically
+from grader.checks.judge import WrongAnswer
+from grader.grading import rubric as rubric_module
+from grader.grading.scoring import TestOutcome, score_items
+from grader.grading.session import GradingSession
+from grader.worker.launch import Limits
+
+PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
+"""No example database to reuse, and no "explain" phase: its extra runs of a failing example
+about double the time to grade a failing item, for notes the feedback does not show."""
+MIN_EXAMPLES = 3
+"""A grading test that shares its item's examples with others still draws at least this many."""
+
+
+@dataclass
+class GradingRun:
+    """One grading run of one submission: what the hooks share, kept in ``config.stash``."""
+
+    rubric: rubric_module.Rubric
+    session: GradingSession
+    seed: int
+    assignments: set[str]
+    only: list[str]
+    outcomes: list[TestOutcome] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+
+
+RUN = pytest.StashKey[GradingRun]()
+
+
+def _run(config: pytest.Config) -> GradingRun | None:
+    return config.stash.get(RUN, None)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("grader", "autograd grading")
+    group.addoption("--grader-submission", help="folder holding the submission to grade")
+    group.addoption("--grader-rubric", help="rubric.yaml to grade against")
+    group.addoption("--grader-assignment", action="append", default=[],
+                    help="assignment whose items this run grades (repeatable)")
+    group.addoption("--grader-seed", type=int, help="seed overriding the rubric's")
+    group.addoption("--grader-results", help="where the trusted results JSON goes")
+    group.addoption("--grader-reference", help="reference solutions folder (optional)")
+    group.addoption("--grader-no-torch", action="store_true",
+                    help="never use PyTorch as an oracle, even where it is installed")
+    group.addoption("--grader-sandbox", default="auto", choices=["auto", "bwrap", "none"])
+    group.addoption("--grader-slot", type=int, default=0, help="worker uid slot")
+    group.addoption("--grader-memory-mb", type=int, default=Limits().memory_mb,
+                    help="the worker's address-space limit")
+    group.addoption("--grader-only", action="append", default=[],
+                    help="grade only items with this id or id prefix (repeatable)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """At start-up: register the marker and, in a grading run, load the rubric and open the
+    session (the worker starts on the first probe)."""
+    config.addinivalue_line("markers", "rubric(item, weight=1.0, share=1): the rubric item a "
+                                       "grading test counts towards")
+    submission = config.getoption("--grader-submission", default=None)
+    if not submission:
+        return
+    try:
+        rubric = rubric_module.load(Path(config.getoption("--grader-rubric")))
+    except rubric_module.RubricError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    base_seed = config.getoption("--grader-seed")
+    reference = config.getoption("--grader-reference")
+    session = GradingSession(
+        submission=Path(submission),
+        tolerances=rubric.tolerances,
+        reference_dir=Path(reference) if reference else None,
+        use_torch=not config.getoption("--grader-no-torch"),
+        sandbox=config.getoption("--grader-sandbox"),
+        slot=config.getoption("--grader-slot"),
+        limits=Limits(memory_mb=config.getoption("--grader-memory-mb")),
+        budgets={item.id: item.timeout for item in rubric.items},
+    )
+    config.stash[RUN] = GradingRun(
+        rubric=rubric, session=session,
+        seed=rubric.seed if base_seed is None else base_seed,
+        assignments=set(config.getoption("--grader-assignment")),
+        only=config.getoption("--grader-only"))
+
+
+def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
+    """Mark a grading test with its rubric item. ``share``: how many tests of the item (one per
+    op) split the rubric's number of examples between them. The run's Hypothesis settings are
+    applied at collection (``pytest_collection_modifyitems``), where the run is known."""
+    return pytest.mark.rubric(item_id, weight=weight, share=share)
+
+
+def graded_property(item_id: str, name: str, strategy: SearchStrategy[Any],
+                    check: Callable[[GradingSession, Any], None], share: int = 1) -> Any:
+    """A grading test called ``name`` for a suite's namespace: each example drawn from
+    ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items)."""
+
+    def test(grading: GradingSession, example: Any) -> None:
+        check(grading, example)
+
+    test.__name__ = test.__qualname__ = name
+    return graded(item_id, share=share)(given(strategy)(test))
+
+
+@pytest.fixture(scope="session")
+def grading(request: pytest.FixtureRequest) -> GradingSession:
+    """The run's session, for the grading tests to hand to the checks."""
+    run = _run(request.config)
+    if run is None:
+        pytest.skip("not a grading run (no --grader-submission)")
+    return run.session
+
+
+def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> None:
+    """The rubric's number of examples, a seed from the run's seed and the test's name, no
+    database, no timing health checks: the same submission draws the same examples."""
+    function = test.obj
+    if not getattr(function, "is_hypothesis_test", False):
+        return
+    settings(max_examples=examples, derandomize=False, database=None, deadline=None,
+             print_blob=False, phases=PHASES, suppress_health_check=list(HealthCheck))(function)
+    seed((run.seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After collection: every grading test names a rubric item and every item of the graded
+    assignments has a test; tests of items ``--grader-only`` leaves out are deselected; each
+    kept test gets the run's Hypothesis settings."""
+    run = _run(config)
+    if run is None:
+        return
+    rubric = run.rubric
+    tested: set[str] = set()
+    keep, drop = [], []
+    for test in items:
+        marker = test.get_closest_marker("rubric")
+        if marker is None:
+            raise pytest.UsageError(f"grading test {test.nodeid} names no rubric item: "
+                                    "decorate it with @graded('<item id>')")
+        item_id = marker.args[0]
+        if item_id not in rubric.by_id:
+            raise pytest.UsageError(f"grading test {test.nodeid} names {item_id!r}, which is "
+                                    f"not in {rubric.path}")
+        tested.add(item_id)
+        if not rubric_module.selected(item_id, run.only):
+            drop.append(test)
+            continue
+        keep.append(test)
+        share = int(marker.kwargs.get("share", 1))
+        _apply_settings(test, run,  # type: ignore[arg-type]
+                        max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)))
+    untested = [i.id for i in rubric.for_assignments(run.assignments) if i.id not in tested]
+    if untested:
+        raise pytest.UsageError(f"{rubric.path}: item(s) {', '.join(untested)} have no "
+                                "grading test")
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Around each grading test: tell the session which item and test are running, for the
+    item's time budget and for recording aborts and failures against the right test."""
+    run = _run(item.config)
+    if run is not None:
+        run.session.current_item = item.get_closest_marker("rubric").args[0]
+        run.session.current_test = item.nodeid
+    return (yield)
+
+
+def _grade_failure(exc: BaseException | None) -> WrongAnswer | None:
+    """The verdict a test raised, also from inside an exception group."""
+    if isinstance(exc, WrongAnswer):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _grade_failure(inner)
+            if found is not None:
+                return found
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """After each test phase: turn the report into the item's outcome (the verdict, an abort's
+    status and reason, or an internal error that must not count against the student)."""
+    report = yield
+    run = _run(item.config)
+    if run is None or report.when not in ("setup", "call"):
+        return report
+    session = run.session
+    if report.when == "setup" and report.passed:
+        return report
+    marker = item.get_closest_marker("rubric")
+    outcome = TestOutcome(item=marker.args[0], name=item.name,
+                          weight=float(marker.kwargs.get("weight", 1.0)), passed=report.passed)
+    abort = session.aborts.pop(item.nodeid, None)
+    failure = _grade_failure(call.excinfo.value if call.excinfo else None)
+    if abort is not None:
+        outcome.passed, outcome.status, outcome.reason = False, abort.status, abort.reason
+        report.outcome, report.longrepr = "failed", f"{abort.status}: {abort.reason}"
+        failure = abort.failure  # a failing test stopped while shrinking reports its failure
+    elif failure is None and report.failed:
+        run.internal_errors.append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
+        outcome.status, outcome.reason = "error", "internal grader error (not your fault)"
+    if failure is not None:
+        outcome.status, outcome.reason = failure.status, failure.reason
+        outcome.details, outcome.snippet, outcome.bugs = (failure.details, failure.snippet,
+                                                           failure.bugs)
+        outcome.figure = failure.figure
+    run.outcomes.append(outcome)
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """At the end: stop the worker, score every selected item (one never reached scores 0)
+    and write the results file, atomically, for the parent process."""
+    run = _run(session.config)
+    if run is None:
+        return
+    grading = run.session
+    grading.close()
+    items = [i for i in run.rubric.for_assignments(run.assignments)
+             if rubric_module.selected(i.id, run.only)]
+    results = score_items(run.rubric, items, run.outcomes)
+    payload = {
+        "items": [r.to_json() for r in results],
+        "outcomes": [asdict(o) for o in run.outcomes],
+        "oracles": grading.oracles.names,
+        "protections": grading.protections,
+        "internal_errors": run.internal_errors,
+        "oracle_disagreements": grading.oracles.disagreements,
+        "checks": grading.checks,
+    }
+    target = session.config.getoption("--grader-results")
+    if target:
+        write_atomically(Path(target), json.dumps(payload, indent=1))
+

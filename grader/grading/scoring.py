@@ -1,0 +1,117 @@
+"""From test outcomes to item scores: partial credit, statuses, dependencies, feedback."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from grader.grading.rubric import Item, Rubric
+
+FAILING = ("missing", "timeout", "error", "failed")
+
+
+@dataclass
+class TestOutcome:
+    """What one grading test found (recorded by the plugin in the trusted process)."""
+
+    item: str
+    name: str
+    weight: float
+    passed: bool
+    status: str = "passed"
+    reason: str = ""
+    details: list[str] = field(default_factory=list)
+    snippet: str = ""
+    bugs: list[str] = field(default_factory=list)
+    figure: dict[str, Any] | None = None
+    """The counterexample graph's picture data (``grader.checks.figures``), where there is one."""
+
+
+@dataclass
+class ItemResult:
+    id: str
+    assignment: str
+    title: str
+    score: float
+    max_score: float
+    extra_credit: bool
+    visibility: str
+    status: str
+    bugs: list[str]
+    feedback: str
+    reason: str = ""
+    figure: dict[str, Any] | None = None
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    """Each failing test: ``test``, ``reason``, ``details``, ``snippet``, ``bugs``."""
+    fix_first: list[str] = field(default_factory=list)
+    """Items this one depends on that fail too."""
+    hint: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _status(outcomes: list[TestOutcome]) -> str:
+    failing = [o.status for o in outcomes if not o.passed]
+    if not failing:
+        return "passed"
+    if len(failing) < len(outcomes):
+        return "partial"
+    return next(s for s in FAILING if s in failing)
+
+
+def _failures(outcomes: list[TestOutcome]) -> list[dict[str, Any]]:
+    """Each failing test's verdict as fields, so every report renders it without parsing."""
+    return [{"test": o.name, "reason": o.reason, "details": list(o.details),
+             "snippet": o.snippet, "bugs": list(o.bugs)} for o in outcomes if not o.passed]
+
+
+def feedback_text(fix_first: list[str], failures: list[dict[str, Any]], hint: str) -> str:
+    """The feedback as plain text (terminal, Markdown, JSON, Gradescope)."""
+    lines = []
+    if fix_first:
+        lines.append(f"Fix {', '.join(fix_first)} first: this item uses it.")
+    for failure in failures:
+        lines.append(f"{failure['test']}: {failure['reason']}")
+        lines += failure["details"]
+        if failure["snippet"]:
+            lines += ["Smallest example (runnable):", "```python", failure["snippet"], "```"]
+        lines += [f"Recognised bug: {bug}" for bug in failure["bugs"]]
+    if lines and hint:
+        lines.append(f"Hint: {hint}")
+    return "\n".join(lines)
+
+
+def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
+                ) -> list[ItemResult]:
+    by_item: dict[str, list[TestOutcome]] = {}
+    for outcome in outcomes:
+        by_item.setdefault(outcome.item, []).append(outcome)
+    statuses = {item.id: _status(by_item.get(item.id, [])) for item in items}
+    results = []
+    for item in items:
+        mine = by_item.get(item.id, [])
+        total = sum(o.weight for o in mine) or 1.0
+        earned = sum(o.weight for o in mine if o.passed)
+        status = statuses[item.id]
+        fraction = earned / total if item.partial_credit or status == "passed" else 0.0
+        if not mine:
+            status, fraction = "error", 0.0
+        failed_deps = [] if status == "passed" else [
+            d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
+        first = next((o for o in mine if not o.passed), None)
+        failures = _failures(mine)
+        hint = item.hint if failures or failed_deps else ""
+        results.append(ItemResult(
+            id=item.id, assignment=item.assignment, title=item.title,
+            score=round(item.points * fraction, 4), max_score=item.points,
+            extra_credit=item.extra_credit, visibility=item.visibility, status=status,
+            bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
+            feedback=(feedback_text(failed_deps, failures, hint) if mine
+                      else "no grading test ran"),
+            reason=first.reason if first else ("" if mine else "no grading test ran"),
+            figure=first.figure if first else None,
+            failures=failures, fix_first=failed_deps, hint=hint,
+        ))
+    return results
+

@@ -1,0 +1,275 @@
+"""A grading session: one submission, one worker, the oracles; the bookkeeping of a run.
+
+The checks (``grader.checks``) ask the worker through the session. When the worker times out,
+crashes, or a function is missing, the session records that on the running test and raises
+``Aborted``, a skip exception that Hypothesis re-raises at once without shrinking:
+re-running a hang on every shrink step would be ruinous, and a missing function needs no
+smaller example. The plugin turns the record into the test's failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from grader.checks.judge import Tolerance, WrongAnswer
+from grader.language.graphs import Graph
+from grader.layout import PACKAGE, SECRET
+from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
+from grader.oracles.reference import ReferenceOracle
+from grader.worker import protocol
+from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
+
+ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
+AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
+IMPORT_BUDGET_FACTOR = 2
+"""Importing a submission may take this many request budgets of CPU time (some engines run a
+training loop at module level)."""
+TEST_BUDGET_FACTOR = 6
+"""A grading test may use this many request budgets of CPU time in all: slow examples cannot
+make Hypothesis search, and above all shrink, for minutes."""
+TEST_WALL_FACTOR = 4
+"""...and this many times that of wall-clock time, a backstop for a starved machine."""
+class Aborted(pytest.skip.Exception):
+    """Stops the running property at once; the plugin reports the recorded ``Abort``."""
+
+
+@dataclass
+class Abort:
+    """Why a test stopped asking the worker: it scores as this status with this reason."""
+
+    status: str
+    reason: str
+    failure: WrongAnswer | None = None
+    """The verdict to report instead, when the test had already failed (shrinking stopped)."""
+
+
+def recorded(check: Callable[..., None]) -> Callable[..., None]:
+    """Remember a check's latest verdict on the running test (during shrinking, the smallest
+    example so far), for the test to report if its time runs out."""
+
+    @functools.wraps(check)
+    def recording(self: GradingSession, *args: Any, **kwargs: Any) -> None:
+        try:
+            check(self, *args, **kwargs)
+        except WrongAnswer as failure:
+            self.failures[self.current_test] = failure
+            raise
+
+    return recording
+
+
+class Oracles:
+    """The available oracles. The first gives the expected answer; before any verdict against
+    a student, the second must confirm it. A correct engine never needs the second, so a
+    passing grade does not even import torch."""
+
+    def __init__(self, reference_dir: Path | None, use_torch: bool = True) -> None:
+        self.chain: list[Any] = []
+        if reference_dir is not None:
+            with contextlib.suppress(OracleUnavailable):
+                self.chain.append(ReferenceOracle(reference_dir))
+        if use_torch and torch_oracle.available():
+            self.chain.append(torch_oracle)
+        if len(self.chain) < 2:
+            self.chain.append(numeric)
+        self.disagreements = 0
+
+    @property
+    def names(self) -> list[str]:
+        return [oracle.name for oracle in self.chain]
+
+    def expected(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
+        return self.chain[0].evaluate_graph(graph, out_grad)
+
+    def tolerance(self, rubric: Tolerance) -> Tolerance:
+        """The rubric's bound, widened to finite differences' own error when they are the
+        only reference point (no reference, no torch): never a false fail from an oracle."""
+        if self.chain[0] is not numeric:
+            return rubric
+        return Tolerance(max(rubric.atol, numeric.TOLERANCE.atol),
+                         max(rubric.rtol, numeric.TOLERANCE.rtol))
+
+    def confirmed(self, graph: Graph, out_grad: np.ndarray | None, first: Evaluation) -> bool:
+        """Does the second oracle agree with the first? If not the example says nothing
+        about the student (a grader problem): it is skipped rather than risk a false fail."""
+        if len(self.chain) < 2:
+            return True
+        second = self.chain[1]
+        answer = second.evaluate_graph(graph, out_grad)
+        pairs = [*zip(first.values, answer.values, strict=True),
+                 *zip(first.grads, answer.grads, strict=True)]
+        bound = numeric.TOLERANCE if second is numeric else AGREEMENT
+        if all(bound.close(a, b) for a, b in pairs):
+            return True
+        self.disagreements += 1
+        return False
+
+
+@dataclass
+class GradingSession:
+    """Everything one grading run of one submission needs."""
+
+    submission: Path
+    tolerances: dict[str, Tolerance]
+    reference_dir: Path | None = None
+    use_torch: bool = True
+    """PyTorch may be an oracle when installed (off: grade as a student release without it)."""
+    sandbox: str = "auto"
+    slot: int = 0
+    limits: Limits = field(default_factory=Limits)
+    budgets: dict[str, float] = field(default_factory=dict)
+    current_item: str = ""
+    current_test: str = ""
+    aborts: dict[str, Abort] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.oracles = Oracles(self.reference_dir, self.use_torch)
+        self._worker: Worker | None = None
+        self._next_id = 0
+        self.checks = 0
+        self.failures: dict[str, WrongAnswer] = {}
+        self.import_failures: dict[str, tuple[str, str]] = {}
+        self._imported: set[str] = set()
+        self._test_started: dict[str, tuple[float, float, float]] = {}
+
+    @property
+    def worker(self) -> Worker:
+        if self._worker is None:
+            hidden = list(SECRET)
+            torch_dir = torch_oracle.location()
+            if torch_dir is not None:
+                hidden.append(torch_dir)
+            if self.reference_dir is not None:
+                hidden.append(self.reference_dir.resolve())
+            self._worker = worker_in_free_slot(
+                [sys.executable, "-I", "-m", "grader.worker.runner"], first_slot=self.slot,
+                submission=self.submission, readable=[Path(sys.prefix), PACKAGE],
+                hidden=hidden, limits=self.limits, sandbox=self.sandbox)
+        return self._worker
+
+    @property
+    def protections(self) -> list[str]:
+        return list(self._worker.protections) if self._worker is not None else []
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+    # -- talking to the worker ------------------------------------------------------------
+
+    def ask(self, assignment: str, probe: str, case: dict[str, Any],
+            snippet: Callable[[], str], on_timeout: WrongAnswer | None = None
+            ) -> dict[str, Any]:
+        """One probe on the student's engine: the validated ok-result. A Python exception from
+        the student's code is a ``WrongAnswer``; a hang, a crash or a missing function is
+        recorded and raises ``Aborted``, except a timeout where the check says what running
+        out of time means (``on_timeout``)."""
+        budget = self.budgets.get(self.current_item, 5.0)
+        self._check_test_time(budget * TEST_BUDGET_FACTOR)
+        self._import(assignment, budget * IMPORT_BUDGET_FACTOR)
+        result = self._request(assignment, probe, case, budget, on_timeout)
+        self.checks += 1
+        if "ok" in result:
+            return result["ok"]
+        error = result["error"]
+        if error["status"] == "missing":
+            self._abort("missing", error["message"])
+        raise WrongAnswer("error", error["message"], [f"  at {f}" for f in error["frames"]],
+                           snippet())
+
+    def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
+                 on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
+        """One validated result; a dead, hung or garbling worker aborts the running test."""
+        self._next_id += 1
+        message = protocol.request(self._next_id, assignment, probe, [case])
+        try:
+            (result,) = protocol.results(self.worker.request(message, budget), message)
+        except WorkerFailure as failure:
+            if failure.kind == "timeout" and on_timeout is not None:
+                raise on_timeout from None
+            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
+        except protocol.InvalidAnswer as exc:
+            self._abort("error", f"invalid answer: {exc}")
+        return result
+
+    def _import(self, assignment: str, budget: float) -> None:
+        """Import the submission in a (fresh) worker before probing it, with its own budget.
+
+        A submission that cannot be imported (syntax error, exception, hang or crash at import)
+        fails every item of the assignment at once with that reason: no shrinking and no
+        timeout per item. A slow import (a training loop at module level) is not charged to
+        the first probe."""
+        if assignment in self.import_failures:
+            self._abort(*self.import_failures[assignment])
+        if not self.worker.running:
+            self._imported.clear()
+        if assignment in self._imported:
+            return
+        try:
+            result = self._request(assignment, "load", {}, budget)
+        except Aborted:
+            abort = self.aborts[self.current_test]
+            self.import_failures[assignment] = (abort.status, f"while importing: {abort.reason}")
+            self.aborts[self.current_test] = Abort(*self.import_failures[assignment])
+            raise
+        if "error" in result:
+            error = result["error"]
+            where = f" (at {error['frames'][-1]})" if error["frames"] else ""
+            self.import_failures[assignment] = (
+                "missing" if error["status"] == "missing" else "error",
+                f"{error['message']}{where}")
+            self._abort(*self.import_failures[assignment])
+        self._imported.add(assignment)
+
+    def _abort(self, status: str, reason: str, failure: WrongAnswer | None = None) -> None:
+        self.aborts[self.current_test] = Abort(status, reason, failure)
+        raise Aborted(reason)
+
+    def _check_test_time(self, limit: float) -> None:
+        """Stop the running test once it has used ``limit`` seconds of CPU time (the grader's
+        and the worker's), or ``TEST_WALL_FACTOR`` times that of wall time: with its latest
+        failure (the search for a smaller example ends there), else as a timeout. CPU time is
+        read only once the wall clock passes the limit, and machine load does not move it."""
+        now = time.monotonic()
+        if self.current_test not in self._test_started:
+            self._test_started[self.current_test] = (now, time.process_time(),
+                                                     self.worker.cpu_seconds())
+        wall, cpu, worker_cpu = self._test_started[self.current_test]
+        if now - wall <= limit:
+            return
+        used = time.process_time() - cpu + max(0.0, self.worker.cpu_seconds() - worker_cpu)
+        if used <= limit and now - wall <= limit * TEST_WALL_FACTOR:
+            return
+        failure = self.failures.get(self.current_test)
+        if failure is not None:
+            failure.details = [*failure.details, f"(examples were slow: the search for a "
+                                                 f"smaller one stopped after {limit:g} s)"]
+            self._abort(failure.status, failure.reason, failure)
+        self._abort("timeout", f"its examples took more than {limit:g} s in all (each request "
+                               "was within its own time limit)")
+
+    def arrays(self, answer: dict[str, Any], key: str, labels: list[str],
+               shapes: list[tuple[int, ...]]) -> list[np.ndarray | None]:
+        """Decode a list of arrays from an answer; a missing gradient decodes to None."""
+        items = protocol.field(answer, key, list)
+        if len(items) != len(labels):
+            raise protocol.InvalidAnswer(f"{len(items)} {key} for {len(labels)} nodes")
+        return [None if item is None else protocol.decode_array(item, label)
+                for item, label, _ in zip(items, labels, shapes, strict=True)]
+
+    def decoded(self, answer: dict[str, Any], key: str, labels: list[str],
+                 shapes: list[tuple[int, ...]], snippet: str) -> list[np.ndarray | None]:
+        try:
+            return self.arrays(answer, key, labels, shapes)
+        except protocol.InvalidAnswer as exc:
+            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None

@@ -1,0 +1,20 @@
+"""Where the grader's own files live, and which of them a student's code must never see."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+"""The ``grader`` package: readable inside every sandboxed worker, minus ``SECRET``."""
+REPO = PACKAGE.parent
+"""The checkout (or the student release) that holds the package, the rubric and the stubs."""
+SUITES = PACKAGE / "grading" / "suites"
+"""The grading tests: pytest runs them in the trusted parent."""
+TEMPLATES = PACKAGE / "workflows" / "templates"
+"""The files a release writes for students, Gradescope and GitHub Classroom."""
+DEFAULT_RUBRIC = REPO / "rubric.yaml"
+DEFAULT_REFERENCE = REPO / "reference"
+EXERCISES = REPO / "exercises"
+SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE)
+"""Masked in every worker (bwrap) or blocked from import (fallback): the grading tests, the
+oracles and the reference solutions. A grade adds the reference it was given and PyTorch."""

@@ -1,0 +1,156 @@
+"""The grade report as one self-contained HTML page a student can open anywhere.
+
+Everything is inline (CSS, the Graphviz SVG pictures) and nothing is fetched when the page is
+viewed, so it works from an e-mail attachment or a course platform's file view. Batch grading
+writes the same page per student with ``write_html_report``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from grader.atomic import write_atomically
+from grader.report.document import GradeReport
+from grader.report.drawing import WRONG_FILL, WRONG_LINE, Picture, draw
+
+STATUS_COLOUR = {"passed": "#2e7d32", "partial": "#b26a00", "failed": "#c62828",
+                 "error": "#c62828", "timeout": "#8e24aa", "missing": "#757575"}
+"""Badge colours; the test finds the rendered table by the ``passed`` one."""
+
+STYLE = f"""
+body {{ font: 15px/1.45 "DejaVu Sans", Helvetica, Arial, sans-serif; color: #1d2530;
+       margin: 24px auto; max-width: 1100px; padding: 0 20px; background: #ffffff; }}
+h1 {{ margin: 0 0 4px; font-size: 26px; }}
+h2 {{ margin: 28px 0 8px; font-size: 20px; border-bottom: 2px solid #d8dee6; }}
+h3 {{ margin: 0 0 6px; font-size: 17px; }}
+.meta, .title {{ color: #5a6b7d; font-size: 13px; }}
+.notice {{ background: #fff4d6; padding: 6px 10px; border-left: 4px solid #b26a00; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ text-align: left; padding: 4px 10px; border-bottom: 1px solid #e3e8ee;
+          vertical-align: top; }}
+th {{ background: #eef2f6; font-size: 13px; }}
+td.points {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }}
+.status {{ display: inline-block; min-width: 64px; text-align: center; color: #ffffff;
+           border-radius: 4px; padding: 1px 6px; font-size: 13px; font-weight: bold; }}
+{"".join(f".status.{name} {{ background: {colour}; }}" for name, colour in STATUS_COLOUR.items())}
+.score {{ font-weight: bold; }}
+.failure {{ border: 1px solid #d8dee6; border-radius: 6px; padding: 14px 18px;
+            margin: 16px 0; }}
+.failure figure {{ margin: 10px 0; overflow-x: auto; }}
+.failure figcaption {{ color: #5a6b7d; font-size: 13px; }}
+pre {{ background: #f4f6f8; padding: 8px 12px; border-radius: 4px; overflow-x: auto;
+       font: 13px/1.4 "DejaVu Sans Mono", monospace; }}
+pre.drawing span.wrong {{ background: {WRONG_FILL}; color: {WRONG_LINE}; font-weight: bold; }}
+p {{ margin: 4px 0; }}
+p.detail {{ font-family: "DejaVu Sans Mono", monospace; font-size: 13px;
+            white-space: pre-wrap; }}
+h2.absent {{ color: #757575; }}
+p.bug {{ background: #fdecea; border-left: 4px solid {WRONG_LINE}; padding: 6px 10px; }}
+p.hint {{ background: #e8f1fb; border-left: 4px solid #1565c0; padding: 6px 10px; }}
+p.depends {{ font-weight: bold; }}
+"""
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def anchor(item_id: str) -> str:
+    """An HTML id (and SVG id prefix) for an item: ids are dotted, SVG ids must be names."""
+    return "item-" + re.sub(r"[^A-Za-z0-9_-]", "-", item_id)
+
+
+def _badge(status: str) -> str:
+    return f'<span class="status {escape(status)}">{escape(status)}</span>'
+
+
+def _table(items: list[dict[str, Any]], title: str) -> str:
+    score = round(sum(i["score"] for i in items), 4)
+    maximum = round(sum(i["max_score"] for i in items if not i["extra_credit"]), 4)
+    rows = []
+    for item in items:
+        name = escape(item["id"])
+        if item["status"] != "passed" and item["feedback"]:
+            name = f'<a href="#{anchor(item["id"])}">{name}</a>'
+        extra = " (extra)" if item["extra_credit"] else ""
+        rows.append(
+            f'<tr><td>{name}</td><td class="title">{escape(item["title"])}</td>'
+            f'<td class="points">{_points(item["score"])}/{_points(item["max_score"])}{extra}'
+            f"</td><td>{_badge(item['status'])}</td><td>{escape(item.get('reason', ''))}</td>"
+            "</tr>")
+    return (f'<h2>{escape(title)} <span class="score">{_points(score)}/{_points(maximum)}'
+            '</span></h2><table class="scores"><thead><tr><th>item</th><th>what</th><th>points</th>'
+            f'<th>status</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def _feedback(item: dict[str, Any], picture: str) -> str:
+    """The item's verdicts as HTML, from their fields: the picture goes after the first
+    expected vs. got, before its snippet."""
+    parts = [f'<p class="depends">Fix {escape(", ".join(item["fix_first"]))} first: this item '
+             "uses it.</p>"] if item["fix_first"] else []
+    for failure in item["failures"]:
+        parts.append(f'<p class="detail">{escape(failure["test"])}: '
+                     f'{escape(failure["reason"])}</p>')
+        parts += [f'<p class="detail">{escape(line)}</p>' for line in failure["details"]]
+        parts.append(picture)
+        picture = ""
+        if failure["snippet"]:
+            parts.append('<p class="caption">Smallest example (runnable):</p>'
+                         f'<pre><code>{escape(failure["snippet"])}</code></pre>')
+        parts += [f'<p class="bug">Recognised bug: {escape(bug)}</p>' for bug in failure["bugs"]]
+    if item["hint"]:
+        parts.append(f'<p class="hint">Hint: {escape(item["hint"])}</p>')
+    return "".join(parts) + picture
+
+
+def _picture(picture: Picture) -> str:
+    caption = ("The smallest graph where your engine goes wrong: each box is a node with its "
+               "value, the expected gradient and yours.")
+    if picture.svg is not None:
+        body = picture.svg
+    else:
+        body = '<pre class="drawing">' + "\n".join(
+            f'<span class="wrong">{escape(line)}</span>' if wrong else escape(line)
+            for line, wrong in picture.lines) + "</pre>"
+    return f"<figure>{body}<figcaption>{caption}</figcaption></figure>"
+
+
+def _failure(item: dict[str, Any]) -> str:
+    figure = item.get("figure")
+    picture = _picture(draw(figure, anchor(item["id"]))) if figure else ""
+    return (f'<article class="failure" id="{anchor(item["id"])}"><h3>{escape(item["id"])} '
+            f'{_badge(item["status"])}</h3><p class="title">{escape(item["title"])}</p>'
+            f"{_feedback(item, picture)}</article>")
+
+
+def render_html(report: GradeReport, titles: dict[str, str], notes: Sequence[str] = ()) -> str:
+    """The whole page: totals, one score table per assignment (one line for an assignment not
+    submitted), then every failure. ``notes``: where the engines were found in the upload."""
+    tables = "".join(f'<h2 class="absent">{escape(absent)}</h2>'
+                     if (absent := report.absent(a)) else
+                     _table(report.items_of(a), titles.get(a, a)) for a in report.assignments)
+    details = ("<h2>What went wrong</h2>" + "".join(_failure(i) for i in report.failures)
+               if report.failures else "")
+    notices = "".join(f'<p class="meta">upload: {escape(n)}</p>' for n in notes) + "".join(
+        f'<p class="notice">{escape(n)}</p>' for n in report.notices)
+    checked = (f"Checked against: {escape(', '.join(report.oracles))} · " if report.oracles
+               else "")  # nothing was checked when nothing was submitted
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Grade report: {_points(report.score)}/{_points(report.max_score)}</title>"
+        f"<style>{STYLE}</style></head><body>"
+        f'<h1>Grade report <span class="score">{_points(report.score)}/'
+        f"{_points(report.max_score)}</span></h1>"
+        f'<p class="meta">{checked}graded in {report.duration_s:.1f} s</p>'
+        f"{notices}{tables}{details}</body></html>\n")
+
+
+def write_html_report(report: GradeReport, titles: dict[str, str], path: Path,
+                      notes: Sequence[str] = ()) -> None:
+    """Write the page in one step (readers never see half a file)."""
+    write_atomically(path, render_html(report, titles, notes))

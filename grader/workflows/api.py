@@ -1,0 +1,168 @@
+"""Grade one submission folder: the options that decide a grade, and the run that makes it.
+
+Each assignment is graded by its own trusted pytest process (so both cores work), started with
+plugin autoloading off, our own ini and rootdir, isolated mode (no current directory or user
+site on ``sys.path``), in a private directory. The submission folder is never on its path. An
+assignment the folder lacks scores 0, item by item, without starting a worker for it.
+
+Exit codes, shared by every command: 0 graded (whatever the score); 1 graded but below
+``--fail-under``; 2 usage or configuration error; 3 the grader itself failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.grading import rubric as rubric_module
+from grader.grading.scoring import ItemResult
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, SUITES
+from grader.report.document import GradeReport
+from grader.worker.launch import Limits
+from grader.workflows.submissions import not_submitted, submitted
+
+ASSIGNMENTS = ("micrograd", "babygrad")
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
+
+
+class GraderFailure(Exception):
+    """The grader could not produce a grade (exit code 3)."""
+
+
+class UsageFailure(Exception):
+    """The command line or the configuration is wrong (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """Everything that determines a grade, besides the submission's files."""
+
+    submission: Path
+    assignment: str = "all"
+    seed: int | None = None
+    only: tuple[str, ...] = ()
+    rubric: Path = DEFAULT_RUBRIC
+    reference: Path | None = DEFAULT_REFERENCE
+    torch: bool = True
+    """PyTorch may be an oracle where installed (``--no-torch``: grade as the student release
+    does without it)."""
+    sandbox: str = "auto"
+    slot: int = 0
+    memory_mb: int = Limits().memory_mb
+    """The worker's address-space limit (Gradescope's container has 768 MB in all)."""
+
+
+def pytest_command(assignment: str, options: GradeOptions, results: Path,
+                   slot: int) -> list[str]:
+    command = [
+        sys.executable, "-I", "-m", "pytest", str(SUITES / f"test_{assignment}.py"),
+        "-p", "grader.grading.plugin", "-p", "hypothesis.extra.pytestplugin",
+        "-p", "no:cacheprovider", "-c", str(SUITES / "grading.ini"),
+        "--rootdir", str(SUITES), "--confcutdir", str(SUITES), "-q", "--no-header",
+        "-o", "console_output_style=classic",
+        "--grader-submission", str(Path(options.submission).resolve()),
+        "--grader-rubric", str(Path(options.rubric).resolve()),
+        "--grader-assignment", assignment, "--grader-results", str(results),
+        "--grader-sandbox", options.sandbox, "--grader-slot", str(slot),
+        "--grader-memory-mb", str(options.memory_mb),
+    ]
+    if options.seed is not None:
+        command += ["--grader-seed", str(options.seed)]
+    if not options.torch:
+        command.append("--grader-no-torch")
+    if options.reference is not None and options.reference.is_dir():
+        command += ["--grader-reference", str(Path(options.reference).resolve())]
+    for only in options.only:
+        command += ["--grader-only", only]
+    return command
+
+
+def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: int
+                   ) -> dict[str, Any]:
+    results = workdir / f"{assignment}.json"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONHASHSEED="0")
+    env.pop("CI", None)  # Hypothesis would load its own CI profile
+    proc = subprocess.run(pytest_command(assignment, options, results, slot), cwd=workdir,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if proc.returncode == 4:
+        raise UsageFailure(_last_error(proc.stderr + proc.stdout))
+    if proc.returncode not in (0, 1) or not results.is_file():
+        raise GraderFailure(f"grading {assignment} failed (pytest exit {proc.returncode}): "
+                            f"{_last_error(proc.stdout + proc.stderr)}")
+    payload = json.loads(results.read_text())
+    if payload["internal_errors"]:
+        raise GraderFailure(f"grading {assignment} hit an internal error: "
+                            f"{payload['internal_errors'][0]}")
+    return payload
+
+
+def _last_error(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "error" in line]
+    return (errors or lines or ["no output"])[-1][:500]
+
+
+def grade(options: GradeOptions) -> GradeReport:
+    """Grade the selected assignments in parallel; the results files are ours alone."""
+    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
+    rubric = rubric_module.load(options.rubric)
+    selected = [a for a in assignments if any(
+        i.assignment == a and rubric_module.selected(i.id, options.only) for i in rubric.items)]
+    if not selected:
+        raise UsageFailure(f"--only {' '.join(options.only)} selects no rubric item")
+    absent = {a: not_submitted(a) for a in selected if not submitted(options.submission, a)}
+    present = [a for a in selected if a not in absent]
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
+        futures = {a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n)
+                   for n, a in enumerate(present)}
+        payloads = {a: f.result() for a, f in futures.items()}
+    first = next(iter(payloads.values()), {"oracles": [], "protections": []})
+    notice = oracle_notice(first["oracles"], options.torch) if payloads else None
+    return GradeReport(
+        assignment=options.assignment,
+        seed="secret" if options.seed is not None else rubric.seed,
+        items=[item for a in selected for item in (
+            payloads[a]["items"] if a in payloads else _absent_items(rubric, a, options.only))],
+        oracles=first["oracles"],
+        protections=first["protections"],
+        duration_s=time.monotonic() - started,
+        notices=[notice] if notice else [],
+        checks=sum(payload["checks"] for payload in payloads.values()),
+        not_submitted=absent,
+    )
+
+
+def _absent_items(rubric: rubric_module.Rubric, assignment: str, only: tuple[str, ...]
+                  ) -> list[dict[str, Any]]:
+    """The selected items of an assignment that was not submitted: 0 points, ``missing``,
+    decided here without starting a worker."""
+    why = not_submitted(assignment)
+    return [ItemResult(id=i.id, assignment=assignment, title=i.title, score=0.0,
+                       max_score=i.points, extra_credit=i.extra_credit,
+                       visibility=i.visibility, status="missing", bugs=[], feedback=why,
+                       reason=why).to_json()
+            for i in rubric.for_assignments({assignment}) if rubric_module.selected(i.id, only)]
+
+
+def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
+    """One line when PyTorch is not among the oracles, saying what the grade rests on."""
+    if "pytorch" in oracles:
+        return None
+    why = "PyTorch is not installed" if torch_allowed else "PyTorch is turned off (--no-torch)"
+    if len(oracles) == 1:
+        return (f"{why} and there is no reference solution: graded on a single oracle, "
+                f"{oracles[0]}, with no second oracle to confirm a verdict.")
+    return f"{why}: checking against {' and '.join(oracles)} only."
+
+

@@ -1,0 +1,292 @@
+"""``python -m grader batch SUBMISSIONS --out DIR``: grade a whole class, in parallel, resumably.
+
+Each upload in SUBMISSIONS (see ``grader.workflows.submissions``) is prepared and graded exactly as
+``grade`` grades one folder, in its own trusted pytest processes and sandboxed workers, on
+``-j`` lanes at once or on a Dask cluster (``--scheduler``). Results go into a ledger
+(``DIR/ledger``, see ``grader.workflows.ledger``) the moment each is known, so an interrupted
+batch loses nothing finished and a rerun grades only what is new or changed (``--force``:
+everything). Then it writes ``grades.csv``, ``feedback/<student>.md`` and ``.html``, and
+``summary.html``.
+
+Every worker takes the first free uid slot from ``--slot`` (see
+``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
+threads of a Dask worker never share a uid.
+
+With ``--scheduler`` the uploads, the rubric and the reference must be visible at the same
+paths on every Dask worker (a shared filesystem), and the workers must run the same grader
+version (checked: a result from another version is a failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from grader import __version__
+from grader.atomic import write_atomically
+from grader.grading import rubric as rubric_module
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
+from grader.report.document import GradeReport
+from grader.report.formats import StudentResult
+from grader.report.formats.gradebook import gradebook_csv
+from grader.report.formats.markdown import feedback
+from grader.report.formats.summary import summary_html
+from grader.report.html import write_html_report
+from grader.workflows.api import (
+    ASSIGNMENTS,
+    EXIT_GRADER,
+    EXIT_OK,
+    EXIT_USAGE,
+    GradeOptions,
+    UsageFailure,
+    grade,
+)
+from grader.workflows.arguments import add_grading_options
+from grader.workflows.ledger import Key, Ledger
+from grader.workflows.submissions import (
+    DuplicateStudent,
+    Upload,
+    UploadLimits,
+    content_hash,
+    discover,
+    prepare,
+)
+
+DEFAULT_SLOT = 100  # clear of the interactive ``grade`` (slots 0 and 1)
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """Everything a batch run needs; picklable, so Dask can ship it with each job."""
+
+    submissions: Path
+    out: Path
+    jobs: int = os.cpu_count() or 1
+    assignment: str = "all"
+    seed: int | None = None
+    only: tuple[str, ...] = ()
+    rubric: Path = DEFAULT_RUBRIC
+    reference: Path | None = DEFAULT_REFERENCE
+    torch: bool = True
+    sandbox: str = "auto"
+    slot: int = DEFAULT_SLOT
+    force: bool = False
+    scheduler: str | None = None
+    limits: UploadLimits = UploadLimits()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One upload to grade; runs locally or on a Dask worker."""
+
+    upload: Upload
+    key: Key
+    options: BatchOptions
+
+
+@dataclass
+class BatchResult:
+    """What a batch run did: every student's result and how each was obtained."""
+
+    results: list[StudentResult] = field(default_factory=list)
+    graded: int = 0
+    reused: int = 0
+    failed: int = 0
+
+
+def grade_upload(job: Job) -> dict[str, Any]:
+    """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
+    o = job.options
+    with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
+        prepared = prepare(job.upload, Path(tmp) / "submission", limits=o.limits,
+                           sandbox=o.sandbox, slot=o.slot)
+        report = grade(GradeOptions(
+            submission=prepared.folder, assignment=o.assignment, seed=o.seed, only=o.only,
+            rubric=o.rubric, reference=o.reference, torch=o.torch, sandbox=o.sandbox,
+            slot=o.slot))
+    return {"version": __version__, "notes": prepared.notes, "report": asdict(report)}
+
+
+def _outcome(future: Any) -> dict[str, Any]:
+    """A finished job's entry, or ``{"error": ...}``; never raises."""
+    try:
+        entry = future.result()
+    except Exception as exc:  # noqa: BLE001 - one student's grader failure must not stop a class
+        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+    if entry.get("version") != __version__:
+        return {"error": f"a worker runs grader {entry.get('version')}, not {__version__}"}
+    return entry
+
+
+def _local(jobs: list[Job], workers: int) -> Iterator[tuple[Job, dict[str, Any]]]:
+    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="grade")
+    try:
+        futures = {pool.submit(grade_upload, job): job for job in jobs}
+        for future in as_completed(futures):
+            yield futures[future], _outcome(future)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _dask(jobs: list[Job], address: str) -> Iterator[tuple[Job, dict[str, Any]]]:
+    try:
+        from dask.distributed import Client
+        from dask.distributed import as_completed as dask_completed
+    except ImportError:
+        raise UsageFailure("--scheduler needs Dask: pip install 'autograd-grader[cluster]'"
+                           ) from None
+    with Client(address) as client:
+        futures = {client.submit(grade_upload, job, pure=False): job for job in jobs}
+        for future in dask_completed(futures):
+            yield futures[future], _outcome(future)
+
+
+def keys(options: BatchOptions, uploads: Iterable[Upload], rubric: rubric_module.Rubric
+         ) -> dict[str, Key]:
+    """Each student's ledger key."""
+    return {u.student: Key(content=content_hash(u), rubric=rubric.digest, seed=options.seed,
+                           version=__version__, assignment=options.assignment,
+                           only=tuple(sorted(options.only)))
+            for u in uploads}
+
+
+def _check_selection(options: BatchOptions, rubric: rubric_module.Rubric) -> None:
+    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
+    for only in options.only:
+        if not any(i.assignment in assignments and (i.id == only or i.id.startswith(
+                only.rstrip(".") + ".")) for i in rubric.items):
+            raise UsageFailure(f"--only {only} selects no rubric item")
+
+
+def run(options: BatchOptions, console: Console) -> BatchResult:
+    """Grade what the ledger lacks, then write the class's files from the ledger."""
+    rubric = rubric_module.load(options.rubric)
+    _check_selection(options, rubric)
+    if not options.submissions.is_dir():
+        raise UsageFailure(f"no submissions folder {options.submissions}")
+    uploads, ignored = discover(options.submissions)
+    if ignored:
+        console.print(f"ignored (not a folder, .zip, .py or .ipynb): {', '.join(ignored)}")
+    student_keys = keys(options, uploads, rubric)
+    ledger = Ledger(options.out / "ledger")
+    todo: dict[str, Job] = {}
+    for upload in uploads:
+        key = student_keys[upload.student]
+        if options.force or _from_ledger(ledger, key, upload.student) is None:
+            todo.setdefault(key.digest, Job(upload, key, options))
+    outcome = BatchResult(reused=len(uploads) - len(todo))
+    errors: dict[str, str] = {}
+    jobs = list(todo.values())
+    runner = _dask(jobs, options.scheduler) if options.scheduler else _local(jobs, options.jobs)
+    started = time.monotonic()
+    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}/min"),
+               TextColumn("[red]{task.fields[failures]} failed"), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("grading", total=len(uploads), completed=outcome.reused,
+                                 rate="-", failures=0)
+        for job, entry in runner:
+            if "error" in entry:
+                errors[job.key.digest] = entry["error"]
+                outcome.failed += 1
+            else:
+                ledger.put(job.key, entry)
+                outcome.graded += 1
+            done = outcome.graded + outcome.failed
+            progress.update(task, advance=1, failures=outcome.failed,
+                            rate=f"{done / max(time.monotonic() - started, 1e-9) * 60:.1f}")
+    for upload in uploads:
+        key = student_keys[upload.student]
+        outcome.results.append(_from_ledger(ledger, key, upload.student) or StudentResult(
+            upload.student, None, error=errors.get(key.digest, "not graded")))
+    write_outputs(options.out, outcome.results, rubric)
+    return outcome
+
+
+def _from_ledger(ledger: Ledger, key: Key, student: str) -> StudentResult | None:
+    """The student's result from the ledger, or None (also for an entry this version of the
+    grader cannot read: it is graded again)."""
+    entry = ledger.get(key)
+    if entry is None:
+        return None
+    try:
+        return StudentResult(student, GradeReport(**entry["report"]), tuple(entry["notes"]))
+    except (TypeError, KeyError):
+        return None
+
+
+def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module.Rubric
+                  ) -> None:
+    """``grades.csv``, ``feedback/<student>.md`` and ``.html`` per graded student (the same
+    content as the terminal report), ``summary.html`` linking to them."""
+    write_atomically(out / "grades.csv", gradebook_csv(results, rubric.items))
+    for result in results:
+        if result.report is not None:
+            write_atomically(out / "feedback" / f"{result.student}.md",
+                             feedback(result.report, rubric.titles, result.notes))
+            write_html_report(result.report, rubric.titles,
+                              out / "feedback" / f"{result.student}.html")
+    write_atomically(out / "summary.html", summary_html(results, rubric.items))
+
+
+def throughput(copies: int, jobs: int) -> float:
+    """Submissions per minute grading ``copies`` distinct copies of the reference on ``jobs``
+    lanes (``make bench``). Each copy differs by a comment, so none is a ledger hit."""
+    with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
+        uploads = Path(tmp) / "uploads"
+        for n in range(copies):
+            copy = uploads / f"student{n:03d}"
+            shutil.copytree(DEFAULT_REFERENCE, copy,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            with (copy / "micrograd" / "engine.py").open("a") as engine:
+                engine.write(f"\n# copy {n}\n")
+        started = time.monotonic()
+        run(BatchOptions(uploads, Path(tmp) / "out", jobs=jobs), Console(quiet=True))
+        return copies / ((time.monotonic() - started) / 60)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", help="folder of uploads named by student id "
+                        "(folders, .zip, .py, .ipynb)")
+    parser.add_argument("--out", required=True, help="folder for the ledger, grades.csv, "
+                        "feedback/ and summary.html")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="submissions graded at once (default: the cores)")
+    add_grading_options(parser, slot=DEFAULT_SLOT)
+    parser.add_argument("--force", action="store_true", help="regrade what the ledger has")
+    parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
+
+
+def main(args: argparse.Namespace) -> int:
+    console = Console(highlight=False, stderr=True)
+    options = BatchOptions(  # absolute: a Dask worker grades in a directory of its own
+        submissions=Path(args.submissions).absolute(), out=Path(args.out).absolute(),
+        jobs=args.jobs, assignment=args.assignment, seed=args.seed, only=tuple(args.only),
+        rubric=Path(args.rubric).absolute(),
+        reference=Path(args.reference).absolute() if args.reference else None,
+        torch=not args.no_torch, sandbox=args.sandbox, slot=args.slot, force=args.force,
+        scheduler=args.scheduler)
+    try:
+        outcome = run(options, console)
+    except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:
+        console.print(f"[red]usage error:[/red] {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted:[/yellow] every result finished so far is in the "
+                      "ledger; run the same command again to go on")
+        return EXIT_INTERRUPTED
+    console.print(f"{outcome.graded} graded, {outcome.reused} from the ledger, "
+                  f"{outcome.failed} failed; wrote {options.out / 'grades.csv'}")
+    return EXIT_GRADER if outcome.failed else EXIT_OK

@@ -1,0 +1,84 @@
+"""``python -m grader``: the command line (grade, batch, watch); the grading itself is
+``grader.workflows.api``.
+
+``grade`` takes an upload as batch takes it (a folder, ``.py``, ``.ipynb`` or ``.zip``), found
+and unpacked by ``grader.workflows.submissions`` into a private folder, and writes the reports
+asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from grader.atomic import write_atomically
+from grader.grading import rubric as rubric_module
+from grader.report.document import render
+from grader.report.formats.junit import junit_xml
+from grader.report.formats.markdown import feedback
+from grader.report.html import write_html_report
+from grader.workflows import batch, watch
+from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, grade
+from grader.workflows.arguments import (
+    SUBMISSION_HELP,
+    add_grading_options,
+    exit_code,
+    grade_options,
+    submission_upload,
+)
+from grader.workflows.submissions import Upload, prepared
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n")[0])
+    commands = main.add_subparsers(dest="command", required=True)
+    g = commands.add_parser("grade", help="grade one submission")
+    g.add_argument("--submission", required=True, help=SUBMISSION_HELP)
+    add_grading_options(g)
+    g.add_argument("--json", help="write the result as JSON here")
+    g.add_argument("--junit", help="write JUnit XML here (one test case per rubric item)")
+    g.add_argument("--markdown", help="write the report as Markdown here")
+    g.add_argument("--html", help="write a self-contained HTML report (with pictures) here")
+    g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
+    batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
+    watch.add_arguments(commands.add_parser("watch", help="re-grade on every save"))
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "batch":
+        return batch.main(args)
+    if args.command == "watch":
+        return watch.main(args)
+    console = Console(highlight=False)
+    upload = submission_upload(args.submission, console)
+    if upload is None:
+        return EXIT_USAGE
+    options = grade_options(args, upload.path)
+    return exit_code(console, lambda: _grade_and_report(upload, options, args, console))
+
+
+def _grade_and_report(upload: Upload, options: GradeOptions, args: argparse.Namespace,
+                      console: Console) -> int:
+    with prepared(upload, sandbox=options.sandbox, slot=options.slot) as found:
+        report = grade(dataclasses.replace(options, submission=found.folder))
+    titles = rubric_module.load(options.rubric).titles
+    render(report, titles, console, found.notes)
+    if args.json:
+        write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))
+    if args.junit:
+        write_atomically(Path(args.junit), junit_xml(report))
+    if args.markdown:
+        write_atomically(Path(args.markdown), feedback(report, titles, found.notes))
+    if args.html:
+        write_html_report(report, titles, Path(args.html), found.notes)
+    if args.fail_under is not None and report.score < args.fail_under / 100 * (
+            report.max_score or 1):
+        console.print(f"score below --fail-under {args.fail_under}%")
+        return EXIT_BELOW
+    return EXIT_OK

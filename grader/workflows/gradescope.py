@@ -1,0 +1,90 @@
+"""Inside Gradescope's container: grade ``submission/`` and write ``results/results.json``.
+
+``run_autograder`` starts this with ``AUTOGRADER_ROOT`` (default ``/autograder``). The rubric,
+the reference and ``gradescope.json`` (the secret seed) are read from ``source/`` by this
+trusted process only; the student's code runs in the sandboxed worker, which does not see
+``source/``. Results are written last, atomically, replacing anything a submission may have
+put there.
+
+Gradescope's own timeout (10 minutes by default) would give 0 with no results at all, so
+grading has a deadline of its own (``deadline_s`` in ``gradescope.json``, default 480 s):
+past it, every item is reported with 0 and the reason, and every grading process is ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.atomic import write_atomically
+from grader.grading import rubric as rubric_module
+from grader.report.document import GradeReport
+from grader.report.formats.gradescope import results
+from grader.workflows.api import GradeOptions, GraderFailure, UsageFailure, grade
+from grader.workflows.submissions import Upload, prepare
+
+DEFAULT_DEADLINE_S = 480.0
+GRADESCOPE_MEMORY_MB = 512
+"""Each worker's address-space limit: two workers and two grading processes share the default
+768 MB container, and numpy with one OpenBLAS thread runs in 512 MB."""
+
+
+def _grade_within(options: GradeOptions, deadline_s: float
+                  ) -> tuple[GradeReport | None, str, bool]:
+    """The report or None and why not, and whether grading finished within ``deadline_s``."""
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["report"] = grade(options)
+        except (GraderFailure, UsageFailure) as exc:
+            outcome["failure"] = str(exc)
+
+    thread = threading.Thread(target=work, daemon=True)  # never keeps the process alive
+    thread.start()
+    thread.join(deadline_s)
+    if thread.is_alive():
+        return None, f"grading did not finish within {deadline_s:g} s", False
+    return outcome.get("report"), outcome.get("failure", ""), True
+
+
+def _abandon() -> None:
+    """End every grading process (they are in our process group) and exit at once."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.killpg(0, signal.SIGTERM)
+    os._exit(0)
+
+
+def main() -> int:
+    started = time.monotonic()
+    os.setpgrp()  # our own process group: past the deadline, one signal ends all of grading
+    root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    source = root / "source"
+    config_path = source / "gradescope.json"
+    config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    rubric = rubric_module.load(source / "rubric.yaml")
+    with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as tmp:
+        prepared = prepare(Upload("submission", root / "submission", "folder"),
+                           Path(tmp) / "submission")
+        report, failure, finished = _grade_within(
+            GradeOptions(submission=prepared.folder, seed=config.get("seed"),
+                         memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
+                         rubric=source / "rubric.yaml", reference=source / "reference"),
+            float(config.get("deadline_s", DEFAULT_DEADLINE_S)))
+        document = results(rubric.items, report, time.monotonic() - started, prepared.notes,
+                           failure)
+        write_atomically(root / "results" / "results.json", json.dumps(document, indent=1))
+        if not finished:
+            _abandon()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

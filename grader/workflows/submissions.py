@@ -1,0 +1,396 @@
+"""Uploads in, gradable folders out: find the engine files wherever a student put them.
+
+An upload is a folder, a ``.zip``, or a single ``.py`` or ``.ipynb`` file, named by the
+student's id (``alice.zip``, ``alice/``). ``prepare`` writes a folder with the layout the
+grader expects (``micrograd/engine.py``, ``babygrad/{__init__,tensor,ops}.py``), containing
+only the source files it chose, and notes saying where each came from.
+
+Where the engines are looked for, in this order of precedence (within one rule the shallowest
+path wins, then the alphabetically first):
+
+micrograd
+    1. a ``micrograd/engine.py`` (with the other ``.py`` files of that ``micrograd/`` folder);
+    2. a file named ``engine.py``;
+    3. a ``.py`` file with a top-level ``class Value``;
+    4. a notebook (``.ipynb``) whose code cells define ``class Value`` (its definitions only).
+    A single uploaded ``.py`` or ``.ipynb`` file is always the micrograd engine. For rules 2 to
+    4 the ``.py`` files beside the engine come along into ``micrograd/``, so that an engine
+    importing a helper (``from utils import RNG``) finds it as it does when the student runs
+    it in its folder (the worker puts the engine's folder on ``sys.path``).
+babygrad
+    a ``babygrad/`` folder holding ``tensor.py`` and ``ops.py`` (with its other ``.py`` files).
+
+Folders named ``__MACOSX``, ``__pycache__``, ``site-packages`` or starting with ``.`` are
+ignored. Archives are read by a sandboxed worker (``grader.workflows.unpack``) under limits on
+member count, unpacked bytes and CPU time; a member that escapes the folder, is absolute or is a
+symbolic link gets the whole archive refused. In a folder upload, symbolic links and special
+files are skipped. An upload with nothing gradable is graded anyway (every item 0, "missing"),
+with a note saying what was looked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from grader.layout import REPO, SECRET
+from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
+from grader.workflows import notebook
+from grader.workflows.unpack import Refused, unsafe_path
+
+SUFFIXES = (".py", ".ipynb")
+KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
+IGNORED = frozenset({"__MACOSX", "__pycache__", "site-packages"})
+BABYGRAD_FILES = ("tensor.py", "ops.py")
+LAYOUT = {"micrograd": ("micrograd/engine.py",),
+          "babygrad": tuple(f"babygrad/{name}" for name in BABYGRAD_FILES)}
+"""The files of each assignment in a prepared folder: without them it was not submitted."""
+LOOKED_FOR = {
+    "micrograd": "micrograd/engine.py, engine.py, or a .py file or notebook defining class Value",
+    "babygrad": "a babygrad/ folder with tensor.py and ops.py",
+}
+NOT_SIBLINGS = frozenset({"engine.py", "__init__.py"})
+"""Files beside a found engine that are not carried: the engine's own name, and a package
+``__init__`` that running the file in its folder would not execute either."""
+UNPACK_LIMITS = Limits(memory_mb=1024, file_size_mb=1, processes=8,
+                       reply_bytes=32 * 1024 * 1024)  # base64 of up to 16 MB of sources
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """How much of an upload is read; beyond that the upload is refused."""
+
+    max_files: int = 5000  # archive members, or files walked in a folder
+    max_bytes: int = 16 << 20  # total size of the source files read
+    max_upload_bytes: int = 256 << 20  # size of an uploaded file (zip, py, ipynb)
+    cpu_s: float = 30.0  # CPU budget of the sandboxed unpacker
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One student's upload: their id, where it is, and what it is."""
+
+    student: str
+    path: Path
+    kind: str  # "folder" | "zip" | "py" | "ipynb"
+
+
+@dataclass
+class Prepared:
+    """A folder in the grader's layout, and what the instructor should know about it."""
+
+    folder: Path
+    notes: list[str] = field(default_factory=list)
+
+
+class DuplicateStudent(ValueError):
+    """Two uploads carry the same student id (``alice.zip`` and ``alice/``)."""
+
+
+def upload_at(path: Path) -> Upload | None:
+    """``path`` as an upload named by its stem (a folder, ``.zip``, ``.py`` or ``.ipynb``,
+    not a symbolic link), or None."""
+    if path.is_symlink():
+        return None
+    if path.is_dir():
+        return Upload(path.name, path, "folder")
+    if path.is_file() and path.suffix.lower() in KINDS:
+        return Upload(path.stem, path, KINDS[path.suffix.lower()])
+    return None
+
+
+def discover(root: Path) -> tuple[list[Upload], list[str]]:
+    """Every upload in ``root`` sorted by student id, and the names that are not uploads."""
+    uploads: dict[str, Upload] = {}
+    ignored = []
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".") or entry.name in IGNORED:
+            continue
+        upload = upload_at(entry)
+        if upload is None:
+            ignored.append(entry.name)
+            continue
+        if upload.student in uploads:
+            raise DuplicateStudent(f"two uploads for {upload.student!r}: "
+                                   f"{uploads[upload.student].path.name} and {entry.name}")
+        uploads[upload.student] = upload
+    return [uploads[s] for s in sorted(uploads)], ignored
+
+
+def content_hash(upload: Upload) -> str:
+    """sha256 of what was uploaded: the file, or every name and file of the folder."""
+    digest = hashlib.sha256(f"{upload.kind}\0".encode())
+    if upload.kind != "folder":
+        _hash_file(digest, upload.path)
+        return digest.hexdigest()
+    for path in sorted(_walk(upload.path)):
+        info = path.lstat()
+        digest.update(f"{path.relative_to(upload.path).as_posix()}\0{stat.S_IFMT(info.st_mode)}"
+                      "\0".encode())
+        if stat.S_ISREG(info.st_mode):
+            _hash_file(digest, path)
+        elif stat.S_ISLNK(info.st_mode):
+            digest.update(os.readlink(path).encode(errors="surrogateescape"))
+    return digest.hexdigest()
+
+
+def _hash_file(digest: hashlib._Hash, path: Path) -> None:
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Every entry below ``root``, not following symbolic links, skipping ignored folders."""
+    for directory, folders, files in os.walk(root):
+        folders[:] = sorted(f for f in folders if not _ignored(f))
+        for name in [*folders, *sorted(files)]:
+            yield Path(directory) / name
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith(".") or name in IGNORED
+
+
+# --------------------------------------------------------------------------- reading sources
+
+
+def folder_sources(root: Path, limits: UploadLimits) -> tuple[dict[str, bytes], list[str]]:
+    """The ``.py`` and ``.ipynb`` files below ``root`` (regular files only), and notes."""
+    found: dict[str, bytes] = {}
+    notes: list[str] = []
+    total = count = 0
+    for path in _walk(root):
+        count += 1
+        if count > limits.max_files:
+            raise Refused(f"the upload has more than {limits.max_files} files")
+        info = path.lstat()
+        relative = path.relative_to(root).as_posix()
+        if not path.name.lower().endswith(SUFFIXES) or stat.S_ISDIR(info.st_mode):
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            notes.append(f"skipped {relative}: not a regular file (a symbolic link?)")
+            continue
+        total += info.st_size
+        if total > limits.max_bytes:
+            raise Refused(f"the upload's source files exceed {limits.max_bytes >> 20} MB")
+        found[relative] = _read_regular(path)
+    return found, notes
+
+
+def _read_regular(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def archive_sources(archive: Path, limits: UploadLimits, *, sandbox: str = "auto",
+                    slot: int = 0) -> dict[str, bytes]:
+    """The ``.py`` and ``.ipynb`` members of a zip, read by the sandboxed unpacker."""
+    worker = worker_in_free_slot(
+        [sys.executable, "-I", "-m", "grader.workflows.unpack"], first_slot=slot,
+        submission=archive,
+        readable=[Path(sys.prefix), REPO], hidden=SECRET,
+        limits=UNPACK_LIMITS, sandbox=sandbox)
+    with worker:
+        try:
+            reply = worker.request({"max_files": limits.max_files, "max_bytes": limits.max_bytes,
+                                    "suffixes": list(SUFFIXES)}, limits.cpu_s)
+        except WorkerFailure as failure:
+            raise Refused(f"the archive could not be read ({failure.kind}: {failure.detail})"
+                          ) from None
+    return _checked_reply(reply, limits)
+
+
+def _checked_reply(reply: object, limits: UploadLimits) -> dict[str, bytes]:
+    """The unpacker's answer, trusted no further than its checks."""
+    if isinstance(reply, dict) and set(reply) == {"refused"} and isinstance(reply["refused"], str):
+        raise Refused(reply["refused"][:300])
+    if not (isinstance(reply, dict) and set(reply) == {"files"} and isinstance(reply["files"], dict)
+            and len(reply["files"]) <= limits.max_files):
+        raise Refused("the unpacker gave an invalid answer")
+    files: dict[str, bytes] = {}
+    total = 0
+    for name, data in reply["files"].items():
+        if not isinstance(name, str) or not isinstance(data, str) or unsafe_path(name):
+            raise Refused("the unpacker gave an invalid answer")
+        try:
+            files[name] = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise Refused("the unpacker gave an invalid answer") from None
+        total += len(files[name])
+    if total > limits.max_bytes:
+        raise Refused("the unpacker gave an invalid answer")
+    return files
+
+
+# --------------------------------------------------------------------------- choosing
+
+
+def _depth_then_name(path: str) -> tuple[int, str]:
+    return len(PurePosixPath(path).parts), path
+
+
+def _usable(path: str) -> bool:
+    return not any(_ignored(part) for part in PurePosixPath(path).parts[:-1])
+
+
+def choose_micrograd(files: dict[str, bytes]) -> tuple[str, str] | None:
+    """``(rule, path)`` of the micrograd engine by the documented precedence, or None."""
+    paths = sorted((p for p in files if _usable(p)), key=_depth_then_name)
+    rules = [
+        ("package", lambda p: p.endswith("micrograd/engine.py")
+         and PurePosixPath(p).parent.name == "micrograd"),
+        ("file", lambda p: PurePosixPath(p).name == "engine.py"),
+        ("file", lambda p: p.endswith(".py") and bool(notebook.DEFINES_VALUE.search(
+            files[p].decode(errors="replace")))),
+        ("notebook", lambda p: p.endswith(".ipynb") and _notebook_defines_value(files[p])),
+    ]
+    for rule, matches in rules:
+        for path in paths:
+            if matches(path):
+                return rule, path
+    return None
+
+
+def _notebook_defines_value(data: bytes) -> bool:
+    try:
+        return notebook.defines_value(data.decode(errors="replace"))
+    except notebook.NotebookError:
+        return False
+
+
+def choose_babygrad(files: dict[str, bytes]) -> str | None:
+    """The folder of the babygrad package (``.../babygrad``), or None."""
+    folders = sorted({str(PurePosixPath(p).parent) for p in files if _usable(p)
+                      and PurePosixPath(p).parent.name == "babygrad"}, key=_depth_then_name)
+    return next((f for f in folders if all(f"{f}/{name}" in files for name in BABYGRAD_FILES)),
+                None)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _write(root: Path, relative: str, data: bytes) -> None:
+    if unsafe_path(relative):
+        raise Refused(f"refusing to write {relative!r}")
+    target = root / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _copy_package(files: dict[str, bytes], folder: str, name: str, dest: Path) -> None:
+    """Every ``.py`` file below ``folder`` into ``dest/name``, keeping sub-folders."""
+    for path, data in files.items():
+        if path.endswith(".py") and path.startswith(folder + "/") and _usable(path):
+            _write(dest / name, path[len(folder) + 1:], data)
+
+
+def _siblings(files: dict[str, bytes], path: str) -> list[str]:
+    """The ``.py`` files in the same folder as ``path`` that come along with it."""
+    folder = PurePosixPath(path).parent
+    return sorted(p for p in files if p != path and p.endswith(".py") and _usable(p)
+                  and PurePosixPath(p).parent == folder
+                  and PurePosixPath(p).name not in NOT_SIBLINGS)
+
+
+def _place_micrograd(files: dict[str, bytes], rule: str, path: str, dest: Path) -> list[str]:
+    if rule == "package":
+        _copy_package(files, str(PurePosixPath(path).parent), "micrograd", dest)
+        return [f"micrograd: {path}"]
+    if rule == "file":
+        engine, notes = files[path], [f"micrograd: {path}"]
+    else:
+        try:
+            source, notes = notebook.definitions(files[path].decode(errors="replace"))
+        except notebook.NotebookError as exc:
+            return [f"micrograd: {path} is unreadable ({exc})"]
+        engine, notes = source.encode(), [f"micrograd: definitions of the notebook {path}",
+                                          *notes]
+    _write(dest, "micrograd/engine.py", engine)
+    siblings = _siblings(files, path)
+    for sibling in siblings:
+        _write(dest, f"micrograd/{PurePosixPath(sibling).name}", files[sibling])
+    if siblings:
+        notes.insert(1, "micrograd: with the files beside it: "
+                     + ", ".join(PurePosixPath(p).name for p in siblings))
+    return notes
+
+
+def place(files: dict[str, bytes], dest: Path, *, single: str | None = None) -> list[str]:
+    """Write the chosen engines into ``dest``; notes on what was found. ``single``: the kind
+    of a one-file upload ("py" or "ipynb"), whose only file is the micrograd engine."""
+    if single is not None:
+        (path,) = files
+        return _place_micrograd(files, "file" if single == "py" else "notebook", path, dest)
+    notes = []
+    micrograd = choose_micrograd(files)
+    if micrograd is not None:
+        notes += _place_micrograd(files, *micrograd, dest)
+    babygrad = choose_babygrad(files)
+    if babygrad is not None:
+        _copy_package(files, babygrad, "babygrad", dest)
+        notes.append(f"babygrad: {babygrad}/")
+    if micrograd is None and babygrad is None:
+        notes.append("nothing gradable: looked for " + "; and for ".join(LOOKED_FOR.values()))
+    return notes
+
+
+def prepare(upload: Upload, dest: Path, *, limits: UploadLimits = UploadLimits(),
+            sandbox: str = "auto", slot: int = 0) -> Prepared:
+    """Read ``upload`` within ``limits`` and write the gradable folder ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    prepared = Prepared(dest)
+    try:
+        if upload.kind != "folder" and upload.path.stat().st_size > limits.max_upload_bytes:
+            raise Refused(f"the upload exceeds {limits.max_upload_bytes >> 20} MB")
+        if upload.kind == "folder":
+            files, prepared.notes = folder_sources(upload.path, limits)
+        elif upload.kind == "zip":
+            files = archive_sources(upload.path, limits, sandbox=sandbox, slot=slot)
+        else:
+            files = {upload.path.name: upload.path.read_bytes()}
+    except Refused as exc:
+        prepared.notes.append(f"upload refused: {exc}; nothing was graded from it")
+        return prepared
+    single = upload.kind if upload.kind in ("py", "ipynb") else None
+    prepared.notes += place(files, dest, single=single)
+    return prepared
+
+
+@contextmanager
+def prepared(upload: Upload, *, sandbox: str = "auto", slot: int = 0) -> Iterator[Prepared]:
+    """``upload`` prepared in a private temporary folder, deleted when the block ends."""
+    with tempfile.TemporaryDirectory(prefix="grader-upload-") as tmp:
+        yield prepare(upload, Path(tmp) / "submission", sandbox=sandbox, slot=slot)
+
+
+# --------------------------------------------------------------------------- prepared folders
+
+
+def submitted(folder: Path, assignment: str) -> bool:
+    """Whether the prepared ``folder`` holds ``assignment``'s files (else no worker starts)."""
+    return all((folder / name).is_file() for name in LAYOUT[assignment])
+
+
+def not_submitted(assignment: str) -> str:
+    """What the reports say, once, for an assignment with nothing to grade."""
+    return f"not submitted (looked for {LOOKED_FOR[assignment]})"
+
+
+def fingerprints(folder: Path) -> dict[str, str | None]:
+    """Each assignment's prepared files as a hash (None: not submitted); ``watch`` re-grades
+    an assignment when its hash changes, whatever file of the upload was saved."""
+    return {assignment: content_hash(Upload(assignment, folder / assignment, "folder"))
+            if submitted(folder, assignment) else None for assignment in LAYOUT}
