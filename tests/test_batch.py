@@ -4,6 +4,7 @@ killed-and-resumed batch equal to an uninterrupted one, and Dask equal to the lo
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from rich.console import Console
 
 from grader.grading.rubric import load
 from grader.workflows import batch
+from grader.workflows.api import GradeOptions
 from grader.workflows.batch import BatchOptions
 from grader.workflows.ledger import Key
 from tests.grading import EXERCISES, REFERENCE
@@ -30,6 +32,7 @@ ONLY = ("micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.tanh", "microgr
 POINTS = 6
 SLOT = 40
 SECRET_SEED = 918273645  # distinctive: a short seed would match any duration or count
+GRADING = GradeOptions(Path(), seed=SECRET_SEED, only=ONLY, slot=SLOT)
 ENGINE = (REFERENCE / "micrograd" / "engine.py").read_text()
 ALL = frozenset(ONLY)
 
@@ -147,8 +150,7 @@ def graded_class(tmp_path_factory):
     uploads = root / "uploads"
     uploads.mkdir()
     build_class(uploads)
-    options = BatchOptions(uploads, root / "out", jobs=2, only=ONLY, slot=SLOT,
-                           seed=SECRET_SEED)
+    options = BatchOptions(uploads, root / "out", GRADING, jobs=2)
     outcome = batch.run(options, Console(quiet=True))
     return options, outcome
 
@@ -162,7 +164,7 @@ def test_the_csv_cell_by_cell(graded_class):
     options, outcome = graded_class
     assert len(EXPECTED) == 31
     assert outcome.failed == 0 and outcome.graded == 30  # c08 is c01's content: graded once
-    item_ids = [item.id for item in load(options.rubric).items]
+    item_ids = [item.id for item in load(options.grading.rubric).items]
     with (options.out / "grades.csv").open(newline="") as handle:
         header = next(csv.reader(handle))
     assert header == ["student", "total", "max", *item_ids, "notes"]
@@ -203,7 +205,7 @@ def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
     shutil.copytree(options.submissions / "c01_folder", uploads / "c01_folder")
     shutil.copytree(options.out / "ledger", out / "ledger")
     write(uploads / "b01_tanh" / "micrograd" / "engine.py", ENGINE)  # the student fixed it
-    fixed = batch.run(BatchOptions(**{**options.__dict__, "submissions": uploads, "out": out}),
+    fixed = batch.run(dataclasses.replace(options, submissions=uploads, out=out),
                       Console(quiet=True))
     assert (fixed.graded, fixed.reused) == (1, 1)
     assert rows(out)["b01_tanh"]["total"] == "30"
@@ -211,15 +213,17 @@ def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
 
 def test_keys_change_with_everything_a_grade_depends_on(graded_class, tmp_path):
     options, _ = graded_class
-    rubric = load(options.rubric)
+    rubric = load(options.grading.rubric)
     upload = batch.discover(options.submissions)[0][0]
 
     def key(**changes) -> Key:
-        return batch.keys(BatchOptions(**{**options.__dict__, **changes}), [upload],
+        grading = dataclasses.replace(options.grading, **changes)
+        return batch.keys(dataclasses.replace(options, grading=grading), [upload],
                           rubric)[upload.student]
 
     changed_rubric = tmp_path / "rubric.yaml"
-    changed_rubric.write_text(options.rubric.read_text().replace("points: 10", "points: 11", 1))
+    changed_rubric.write_text(
+        options.grading.rubric.read_text().replace("points: 10", "points: 11", 1))
     digests = {key().digest, key(seed=99).digest, key(only=ONLY[:2]).digest,
                key(assignment="micrograd").digest,
                batch.keys(options, [upload], load(changed_rubric))[upload.student].digest}
@@ -246,8 +250,7 @@ def test_a_killed_batch_resumes_to_the_same_result(graded_class, tmp_path):
     proc.wait()
     done = len(list((out / "ledger").glob("*.json")))
     assert 2 <= done < len(subset) and not (out / "grades.csv").exists()
-    resumed = batch.run(BatchOptions(uploads, out, jobs=2, only=ONLY, slot=SLOT, seed=SECRET_SEED),
-                        Console(quiet=True))
+    resumed = batch.run(BatchOptions(uploads, out, GRADING, jobs=2), Console(quiet=True))
     assert (resumed.graded, resumed.reused) == (len(subset) - done, done)
     full = rows(options.out)
     students = [Path(name).stem for name in subset]
@@ -268,8 +271,8 @@ def test_dask_gives_the_local_result(graded_class, tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
         outcome = batch.run(BatchOptions(
-            uploads, tmp_path / "out", only=ONLY, slot=SLOT, seed=SECRET_SEED,
-            scheduler=cluster.scheduler_address), Console(quiet=True))
+            uploads, tmp_path / "out", GRADING, scheduler=cluster.scheduler_address),
+            Console(quiet=True))
     assert (outcome.graded, outcome.failed) == (len(subset), 0)
     full = rows(options.out)
     students = [Path(name).stem for name in subset]

@@ -54,5 +54,5 @@ def test_batch_hands_its_workers_absolute_paths(tmp_path, monkeypatch):
                                     "--reference", "ref"])
     assert batch.main(args) == api.EXIT_OK
     (options,) = seen
-    paths = [options.submissions, options.out, options.rubric, options.reference]
+    paths = [options.submissions, options.out, options.grading.rubric, options.grading.reference]
     assert paths == [tmp_path / name for name in ("uploads", "grades", "r.yaml", "ref")]

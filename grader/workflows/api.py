@@ -112,14 +112,21 @@ def _last_error(text: str) -> str:
     return (errors or lines or ["no output"])[-1][:500]
 
 
+def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) -> list[str]:
+    """The assignments with an item ``--only`` selects; each ``--only`` must select one."""
+    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
+    items = [i for i in rubric.items if i.assignment in assignments]
+    for only in options.only:
+        if not any(rubric_module.selected(i.id, (only,)) for i in items):
+            raise UsageFailure(f"--only {only} selects no rubric item")
+    return [a for a in assignments
+            if any(i.assignment == a and rubric_module.selected(i.id, options.only) for i in items)]
+
+
 def grade(options: GradeOptions) -> GradeReport:
     """Grade the selected assignments in parallel; the results files are ours alone."""
-    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
     rubric = rubric_module.load(options.rubric)
-    selected = [a for a in assignments if any(
-        i.assignment == a and rubric_module.selected(i.id, options.only) for i in rubric.items)]
-    if not selected:
-        raise UsageFailure(f"--only {' '.join(options.only)} selects no rubric item")
+    selected = selected_assignments(options, rubric)
     absent = {a: not_submitted(a) for a in selected if not submitted(options.submission, a)}
     present = [a for a in selected if a not in absent]
     started = time.monotonic()

@@ -20,6 +20,7 @@ version (checked: a result from another version is a failure).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -36,7 +37,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
-from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
+from grader.layout import DEFAULT_REFERENCE
 from grader.report.document import GradeReport
 from grader.report.formats import StudentResult
 from grader.report.formats.gradebook import gradebook_csv
@@ -44,15 +45,15 @@ from grader.report.formats.markdown import feedback
 from grader.report.formats.summary import summary_html
 from grader.report.html import write_html_report
 from grader.workflows.api import (
-    ASSIGNMENTS,
     EXIT_GRADER,
     EXIT_OK,
     EXIT_USAGE,
     GradeOptions,
     UsageFailure,
     grade,
+    selected_assignments,
 )
-from grader.workflows.arguments import add_grading_options
+from grader.workflows.arguments import add_grading_options, grade_options
 from grader.workflows.ledger import Key, Ledger
 from grader.workflows.submissions import (
     DuplicateStudent,
@@ -73,15 +74,9 @@ class BatchOptions:
 
     submissions: Path
     out: Path
+    grading: GradeOptions = GradeOptions(submission=Path(), slot=DEFAULT_SLOT)
+    """How every upload is graded; ``submission`` is set to each prepared upload in turn."""
     jobs: int = os.cpu_count() or 1
-    assignment: str = "all"
-    seed: int | None = None
-    only: tuple[str, ...] = ()
-    rubric: Path = DEFAULT_RUBRIC
-    reference: Path | None = DEFAULT_REFERENCE
-    torch: bool = True
-    sandbox: str = "auto"
-    slot: int = DEFAULT_SLOT
     force: bool = False
     scheduler: str | None = None
     limits: UploadLimits = UploadLimits()
@@ -108,14 +103,11 @@ class BatchResult:
 
 def grade_upload(job: Job) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
-    o = job.options
+    grading = job.options.grading
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
-        prepared = prepare(job.upload, Path(tmp) / "submission", limits=o.limits,
-                           sandbox=o.sandbox, slot=o.slot)
-        report = grade(GradeOptions(
-            submission=prepared.folder, assignment=o.assignment, seed=o.seed, only=o.only,
-            rubric=o.rubric, reference=o.reference, torch=o.torch, sandbox=o.sandbox,
-            slot=o.slot))
+        prepared = prepare(job.upload, Path(tmp) / "submission", limits=job.options.limits,
+                           sandbox=grading.sandbox, slot=grading.slot)
+        report = grade(dataclasses.replace(grading, submission=prepared.folder))
     return {"version": __version__, "notes": prepared.notes, "report": asdict(report)}
 
 
@@ -156,24 +148,17 @@ def _dask(jobs: list[Job], address: str) -> Iterator[tuple[Job, dict[str, Any]]]
 def keys(options: BatchOptions, uploads: Iterable[Upload], rubric: rubric_module.Rubric
          ) -> dict[str, Key]:
     """Each student's ledger key."""
-    return {u.student: Key(content=content_hash(u), rubric=rubric.digest, seed=options.seed,
-                           version=__version__, assignment=options.assignment,
-                           only=tuple(sorted(options.only)))
+    grading = options.grading
+    return {u.student: Key(content=content_hash(u), rubric=rubric.digest, seed=grading.seed,
+                           version=__version__, assignment=grading.assignment,
+                           only=tuple(sorted(grading.only)))
             for u in uploads}
-
-
-def _check_selection(options: BatchOptions, rubric: rubric_module.Rubric) -> None:
-    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
-    for only in options.only:
-        if not any(i.assignment in assignments and (i.id == only or i.id.startswith(
-                only.rstrip(".") + ".")) for i in rubric.items):
-            raise UsageFailure(f"--only {only} selects no rubric item")
 
 
 def run(options: BatchOptions, console: Console) -> BatchResult:
     """Grade what the ledger lacks, then write the class's files from the ledger."""
-    rubric = rubric_module.load(options.rubric)
-    _check_selection(options, rubric)
+    rubric = rubric_module.load(options.grading.rubric)
+    selected_assignments(options.grading, rubric)
     if not options.submissions.is_dir():
         raise UsageFailure(f"no submissions folder {options.submissions}")
     uploads, ignored = discover(options.submissions)
@@ -271,13 +256,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=True)
+    grading = grade_options(args, Path())
     options = BatchOptions(  # absolute: a Dask worker grades in a directory of its own
         submissions=Path(args.submissions).absolute(), out=Path(args.out).absolute(),
-        jobs=args.jobs, assignment=args.assignment, seed=args.seed, only=tuple(args.only),
-        rubric=Path(args.rubric).absolute(),
-        reference=Path(args.reference).absolute() if args.reference else None,
-        torch=not args.no_torch, sandbox=args.sandbox, slot=args.slot, force=args.force,
-        scheduler=args.scheduler)
+        grading=dataclasses.replace(
+            grading, rubric=grading.rubric.absolute(),
+            reference=grading.reference.absolute() if grading.reference else None),
+        jobs=args.jobs, force=args.force, scheduler=args.scheduler)
     try:
         outcome = run(options, console)
     except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:
