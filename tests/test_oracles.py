@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from grader.checks.judge import Tolerance
 from grader.grading import rubric as rubric_module
-from grader.grading.session import GradingSession, Oracles
+from grader.grading.session import GradingSession
 from grader.language.graphs import (
     BABYGRAD_GRAPH_OPS,
     BABYGRAD_OP_ITEMS,
@@ -32,6 +32,7 @@ from grader.language.graphs import (
     MICROGRAD_PRIMITIVES,
     MICROGRAD_SUGAR,
     Graph,
+    Node,
 )
 from grader.language.strategies import (
     SCALAR_PARAMS,
@@ -42,6 +43,7 @@ from grader.language.strategies import (
 )
 from grader.layout import DEFAULT_RUBRIC, SUITES
 from grader.oracles import Evaluation, numeric, torch_oracle
+from grader.oracles.chain import Oracles
 from grader.oracles.reference import ReferenceOracle, load_engine
 from grader.worker import probes
 from tests.grading import REFERENCE
@@ -76,15 +78,16 @@ def assert_close(got: Evaluation, want: Evaluation, tol: Tolerance, what: str) -
 
 def right_in_every_configuration(graph: Graph, out_grad: np.ndarray | None) -> Evaluation:
     """Each configuration's first oracle gives the reference's answer (finite differences
-    within their own error), and its second oracle confirms it: a correct engine is never
-    failed, and a wrong one never escapes because the oracles disagreed. The answer."""
+    within their own error), and every one of its confirmers confirms it: a correct engine is
+    never failed, and a wrong one never escapes because the oracles disagreed. The answer."""
     truth = REF.evaluate_graph(graph, out_grad)
     for name, oracles in CONFIGURATIONS.items():
         first = oracles.expected(graph, out_grad)
-        bound = numeric.TOLERANCE if oracles.chain[0] is numeric else EXACT
-        assert_close(first, truth, bound, f"{name}: {oracles.chain[0].name}")
-        assert oracles.confirmed(graph, out_grad, first), (
-            f"{name}: {oracles.chain[-1].name} does not confirm {oracles.chain[0].name}")
+        bound = numeric.TOLERANCE if oracles.primary is numeric else EXACT
+        assert_close(first, truth, bound, f"{name}: {oracles.primary.name}")
+        for confirmer in oracles.confirmers:
+            assert oracles.agrees(confirmer, graph, out_grad, first), (
+                f"{name}: {confirmer.name} does not confirm {oracles.primary.name}")
     return truth
 
 
@@ -220,12 +223,12 @@ def test_finite_differences_alone_grade_a_correct_engine_with_their_own_bound():
 
 
 def test_the_options_choose_the_oracles(monkeypatch):
-    """The reference unless dropped, torch unless turned off or absent, finite differences
-    wherever fewer than two remain."""
+    """The reference unless dropped, torch unless turned off or absent; finite differences
+    always, as the first (cheapest) confirmer."""
     assert Oracles(REFERENCE, use_torch=False).names == ["reference", "finite differences"]
     assert Oracles(None, use_torch=False).names == ["finite differences"]
     monkeypatch.setattr(torch_oracle, "available", lambda: True)
-    assert Oracles(REFERENCE).names == ["reference", "pytorch"]
+    assert Oracles(REFERENCE).names == ["reference", "finite differences", "pytorch"]
     assert Oracles(None).names == ["pytorch", "finite differences"]
     monkeypatch.setattr(torch_oracle, "available", lambda: False)
     assert Oracles(REFERENCE).names == ["reference", "finite differences"]
@@ -250,3 +253,26 @@ def test_scalar_graphs(graph):
 @given(tensor_graphs(BABYGRAD_GRAPH_OPS, max_nodes=6))
 def test_tensor_graphs(graph):
     right_in_every_configuration(graph, None)
+
+
+def test_finite_differences_confirm_first_and_torch_only_where_they_cannot(monkeypatch):
+    """A verdict is confirmed by the cheapest oracle that agrees: torch (a second and a half to
+    import) is asked only when finite differences disagree, and a verdict no oracle confirms
+    is withdrawn."""
+    graph = Graph("scalar", (np.array(0.5),), (Node("tanh", (0,)),))
+    right = numeric.evaluate_graph(graph)
+    off = Evaluation(right.values, tuple(g + 1 for g in right.grads))
+    asked: list[str] = []
+
+    def answering(name: str, evaluation: Evaluation):
+        return lambda graph, out_grad=None: asked.append(name) or evaluation
+
+    monkeypatch.setattr(torch_oracle, "available", lambda: True)
+    oracles = Oracles(REFERENCE)
+    monkeypatch.setattr(torch_oracle, "evaluate_graph", answering("pytorch", right))
+    assert oracles.confirmed(graph, None, right) and asked == []  # numeric agreed
+    monkeypatch.setattr(numeric, "evaluate_graph", answering("finite differences", off))
+    assert oracles.confirmed(graph, None, right)
+    assert asked == ["finite differences", "pytorch"]
+    monkeypatch.setattr(torch_oracle, "evaluate_graph", answering("pytorch", off))
+    assert not oracles.confirmed(graph, None, right) and oracles.disagreements == 1

@@ -55,7 +55,7 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
         want = [np.float64(p + float(s)) for p, s in zip(preload, separate, strict=True)]
         raise WrongAnswer("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
                            wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()],
-                           graph_figure(graph, values, values, want, preloaded, tol))
+                           lambda: graph_figure(graph, values, values, want, preloaded, tol))
 
 
 @recorded

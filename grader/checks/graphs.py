@@ -45,12 +45,14 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
                    if (m := mismatch(f"{v}.grad", got, exp, tol))]
     if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
         return
-    figure = graph_figure(graph, expected.values, values, expected.grads, grads, tol)
+    def draw() -> dict:
+        return graph_figure(graph, expected.values, values, expected.grads, grads, tol)
+
     note = [NOTES[probe]] if NOTES[probe] else []
     if wrong_values:
         raise WrongAnswer("failed", "wrong forward value", [*wrong_values[:4], *note],
-                           snippet, figure=figure)
+                           snippet, draw=draw)
     if wrong_grads:
         found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
         raise WrongAnswer("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
-                           found, figure)
+                           found, draw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,9 +37,14 @@ class WrongAnswer(Exception):
     details: list[str] = field(default_factory=list)
     snippet: str = ""
     bugs: list[str] = field(default_factory=list)
-    figure: dict | None = None
-    """The counterexample as a picture's data (``grader.checks.figures``), where there is a
-    graph."""
+    draw: Callable[[], dict] | None = None
+    """Makes the counterexample's picture data (``grader.checks.figures``), where there is a
+    graph. Called for the reported (shrunk) example only: Hypothesis meets hundreds of failing
+    examples while it shrinks, and drawing each would cost more than checking it."""
+
+    @property
+    def figure(self) -> dict | None:
+        return None if self.draw is None else self.draw()
 
     def __str__(self) -> str:
         return "\n".join([self.reason, *self.details, self.snippet])

@@ -55,11 +55,13 @@ def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
                    if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))]
     if (wrong or wrong_grads) and not session.oracles.confirmed(graph, out_grad, expected):
         return
-    figure = graph_figure(graph, expected.values, [*graph.leaves, value],
-                          [*expected.grads, out_grad], [*grads, out_grad], tol)
+    def draw() -> dict:
+        return graph_figure(graph, expected.values, [*graph.leaves, value],
+                            [*expected.grads, out_grad], [*grads, out_grad], tol)
+
     if wrong:
-        raise WrongAnswer("failed", "wrong forward value", [wrong], snippet, figure=figure)
+        raise WrongAnswer("failed", "wrong forward value", [wrong], snippet, draw=draw)
     if wrong_grads:
         found = bugs.diagnose_op(graph, out_grad, grads, tol)
         raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet,
-                           found, figure)
+                           found, draw)

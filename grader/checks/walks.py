@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from grader.checks import bugs
@@ -98,7 +100,7 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
         if wrong:
             found = bugs.diagnose_backward(dag, grads, number)
             raise WrongAnswer("failed", "wrong gradients after backward()", wrong[:4],
-                               snippet, found, dag_figure(dag, want, grads, tol))
+                               snippet, found, partial(dag_figure, dag, want, grads, tol))
 
 
 @recorded
@@ -173,4 +175,4 @@ def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, .
         found = bugs.diagnose_tensor_backward(dag, grads)
         expected = [np.full(shape, w) for w in want]
         raise WrongAnswer("failed", "wrong gradients from Tensor.backward()", wrong[:4],
-                           snippet, found, dag_figure(dag, expected, grads, tol))
+                           snippet, found, partial(dag_figure, dag, expected, grads, tol))

@@ -9,7 +9,6 @@ smaller example. The plugin turns the record into the test's failure.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 import time
@@ -22,15 +21,13 @@ import numpy as np
 import pytest
 
 from grader.checks.judge import Tolerance, WrongAnswer
-from grader.language.graphs import Graph
 from grader.layout import PACKAGE, SECRET
-from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
-from grader.oracles.reference import ReferenceOracle
+from grader.oracles import torch_oracle
+from grader.oracles.chain import Oracles
 from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
-AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
 IMPORT_BUDGET_FACTOR = 2
 """Importing a submission may take this many request budgets of CPU time (some engines run a
 training loop at module level)."""
@@ -66,53 +63,6 @@ def recorded(check: Callable[..., None]) -> Callable[..., None]:
             raise
 
     return recording
-
-
-class Oracles:
-    """The available oracles. The first gives the expected answer; before any verdict against
-    a student, the second must confirm it. A correct engine never needs the second, so a
-    passing grade does not even import torch."""
-
-    def __init__(self, reference_dir: Path | None, use_torch: bool = True) -> None:
-        self.chain: list[Any] = []
-        if reference_dir is not None:
-            with contextlib.suppress(OracleUnavailable):
-                self.chain.append(ReferenceOracle(reference_dir))
-        if use_torch and torch_oracle.available():
-            self.chain.append(torch_oracle)
-        if len(self.chain) < 2:
-            self.chain.append(numeric)
-        self.disagreements = 0
-
-    @property
-    def names(self) -> list[str]:
-        return [oracle.name for oracle in self.chain]
-
-    def expected(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
-        return self.chain[0].evaluate_graph(graph, out_grad)
-
-    def tolerance(self, rubric: Tolerance) -> Tolerance:
-        """The rubric's bound, widened to finite differences' own error when they are the
-        only reference point (no reference, no torch): never a false fail from an oracle."""
-        if self.chain[0] is not numeric:
-            return rubric
-        return Tolerance(max(rubric.atol, numeric.TOLERANCE.atol),
-                         max(rubric.rtol, numeric.TOLERANCE.rtol))
-
-    def confirmed(self, graph: Graph, out_grad: np.ndarray | None, first: Evaluation) -> bool:
-        """Does the second oracle agree with the first? If not the example says nothing
-        about the student (a grader problem): it is skipped rather than risk a false fail."""
-        if len(self.chain) < 2:
-            return True
-        second = self.chain[1]
-        answer = second.evaluate_graph(graph, out_grad)
-        pairs = [*zip(first.values, answer.values, strict=True),
-                 *zip(first.grads, answer.grads, strict=True)]
-        bound = numeric.TOLERANCE if second is numeric else AGREEMENT
-        if all(bound.close(a, b) for a, b in pairs):
-            return True
-        self.disagreements += 1
-        return False
 
 
 @dataclass
