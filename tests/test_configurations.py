@@ -13,12 +13,11 @@ the sole oracle, and the project's own environment always had torch to skip the 
 
 The correct engines are written unlike each other (``tests/engines/*`` say how). Each is graded
 once per configuration and each configuration once per engine, every grade with a seed of its
-own: 12 seeds at the cost of 12 grades. The planted bugs are ``tests/test_blame.py``'s.
+own: 12 seeds at the cost of 12 grades. The planted bugs are ``tests/planted.py``'s catalogue.
 """
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import pytest
@@ -26,28 +25,20 @@ import pytest
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.oracles import torch_oracle
-from tests.grading import ENGINES, REFERENCE, grade_items, grade_report, planted
-from tests.test_blame import BABYGRAD_BUGS, MICROGRAD_BUGS
+from tests.grading import CORRECT_ENGINES, MAY_LOSE, grade_items, grade_report
+from tests.planted import PAIRS, pair_label, plant
 
 pytestmark = pytest.mark.slow
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
 
 CONFIGURATIONS: dict[str, tuple[Path | None, bool, list[str]]] = {
-    "reference+torch": (DEFAULT_REFERENCE, True, ["reference", "pytorch"]),
+    "reference+torch": (DEFAULT_REFERENCE, True, ["reference", "finite differences", "pytorch"]),
     "reference": (DEFAULT_REFERENCE, False, ["reference", "finite differences"]),
     "torch": (None, True, ["pytorch", "finite differences"]),
     "finite-differences": (None, False, ["finite differences"]),
 }
 """name: (reference folder, torch allowed, the oracles the grade must report, in order)."""
-
-CORRECT_ENGINES = {
-    "reference": REFERENCE,
-    "notes_style": ENGINES / "notes_style",
-    "value_equality": ENGINES / "value_equality",
-}
-MAY_LOSE = {"notes_style": {"micrograd.deep"}}
-"""By design: the notes' recursive build_topo cannot walk the extra-credit 100,000-node chain."""
 
 CELLS = [(config, engine) for config in CONFIGURATIONS for engine in CORRECT_ENGINES]
 
@@ -78,7 +69,6 @@ def test_a_correct_engine_gets_full_marks(config, engine):
 
 # ------------------------------------------------------------------------- planted bugs
 
-PAIRS = list(itertools.zip_longest(MICROGRAD_BUGS, BABYGRAD_BUGS))
 QUICK = {item.id for item in RUBRIC.items
          if not item.extra_credit and not item.id.endswith(".graphs")}
 """Items that grade in a moment (whole graphs shrink slowly, the extra credit walks 100,000
@@ -105,7 +95,7 @@ CASES = [(pair, BASELINES[n % len(BASELINES)]) for n, pair in enumerate(PAIRS)]
 
 def _case_id(case: tuple) -> str:
     pair, baseline = case
-    return "+".join(bug.label for bug in pair if bug is not None) + f"-vs-{baseline}"
+    return f"{pair_label(pair)}-vs-{baseline}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
@@ -118,10 +108,7 @@ def test_a_planted_bug_loses_the_same_items_on_finite_differences_alone(tmp_path
     if "pytorch" in CONFIGURATIONS[baseline][2] and not torch_oracle.available():
         pytest.skip("torch is not installed")
     bugs = [bug for bug in pair if bug is not None]
-    edits: dict[str, list[tuple[str, str]]] = {}
-    for bug in bugs:
-        edits.setdefault(bug.file, []).extend(bug.edits)
-    submission = planted(tmp_path, edits)
+    submission = plant(tmp_path, *bugs)
     only = sorted({bug.item for bug in bugs}.union(*(neighbours(bug.item) for bug in bugs)))
     lost = {}
     for config in (baseline, "finite-differences"):

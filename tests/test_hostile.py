@@ -30,9 +30,10 @@ import yaml
 
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
-from grader.worker.sandbox import DEFAULT_LIMITS
+from grader.worker.policy import DEFAULT_LIMITS
 from grader.workflows.api import GradeOptions, GraderFailure, grade
 from tests.grading import EXERCISES, REFERENCE, REPO, planted
+from tests.planted import TANH_DERIVATIVE
 from tests.programs import SANDBOX_MODES, needs_bwrap
 from tests.test_sandbox import _processes_with
 
@@ -42,7 +43,6 @@ TOP = "import math\n"  # plant after it: runs at import
 EXP = 'out = Value(math.exp(self.data), (self,), "exp")'  # plant before it: runs in exp
 EXP_BACKWARD = "self.grad += out.data * out.grad"
 TANH = "t = math.tanh(self.data)"
-TANH_DERIVATIVE = ("1.0 - t * t", "1.0 - t")  # a classic bug: the engine has earned a fail
 pytestmark = pytest.mark.slow  # every test grades at least once: 2 to 10 s each
 
 
@@ -219,7 +219,7 @@ SLOW = {
         ["micrograd.ops.exp", "micrograd.ops.add"],
         {"micrograd.ops.exp": ("timeout", "took more than 6 s in all")}),
     "slow and wrong: the search stops, the failure stays": (
-        {MICRO: [in_op(BURN.format(seconds=0.3), TANH), TANH_DERIVATIVE]},
+        {MICRO: [in_op(BURN.format(seconds=0.3), TANH), TANH_DERIVATIVE.pair]},
         ["micrograd.ops.tanh", "micrograd.ops.add"],
         {"micrograd.ops.tanh": ("failed", "wrong gradient in backward")}),
 }
@@ -425,7 +425,7 @@ grader.checks.judge.Tolerance.close = lambda *a, **k: True
 
 TAMPERING = {
     "monkeypatching numpy, math, builtins and the grader's judge in the worker": (
-        [at_import(PATCH_THE_JUDGES), TANH_DERIVATIVE],
+        [at_import(PATCH_THE_JUDGES), TANH_DERIVATIVE.pair],
         {"micrograd.ops.tanh": ("failed", "wrong gradient in backward")}),
     "monkeypatching json in the worker": (
         [at_import("import json\njson.dumps = lambda *a, **k: '{\"id\": 0, \"results\": []}'\n")],

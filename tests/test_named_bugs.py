@@ -1,6 +1,6 @@
 """Named bugs: each classic mistake of grader/checks/bugs.py BUGS, planted in a copy of the
-reference, fails its item, is named in the item's ``bugs``, and comes with a small runnable
-example."""
+reference (one bug of ``tests/planted.py``'s catalogue), fails its item, is named in the item's
+``bugs``, and comes with a small runnable example."""
 
 from __future__ import annotations
 
@@ -9,69 +9,55 @@ from dataclasses import dataclass
 import pytest
 
 from grader.checks.bugs import BUGS
-from tests.grading import grade_items, planted
-from tests.test_blame import ITERATIVE_TOPO, REVISITING_TOPO
-
-MICRO = "micrograd/engine.py"
-TENSOR = "babygrad/tensor.py"
-OPS = "babygrad/ops.py"
+from tests.grading import grade_items
+from tests.planted import CATALOGUE, plant
 
 
 @dataclass(frozen=True)
 class Named:
+    """A classic bug of ``BUGS`` as planted by one bug of the catalogue (by its label)."""
+
     bug: str
-    item: str
-    file: str
-    edits: tuple[tuple[str, str], ...]
+    planted: str
     example: tuple[str, ...]
     """Lines the shrunk example must contain, in this order (its expected minimal form)."""
     max_lines: int
     """The snippet's length (without the grader's helper and imports) is at most this."""
     status: str = "failed"
 
+    @property
+    def item(self) -> str:
+        return CATALOGUE[self.planted].item
+
 
 CASES = [
-    Named("overwrite-grad", "micrograd.accumulate", MICRO, (
-        ("self.grad += k * self.data ** (k - 1) * out.grad",
-         "self.grad = k * self.data ** (k - 1) * out.grad"),),
-        ("a = Value(1.0)", "b = a ** 2", "a.grad = 0.5", "b.grad = ", "b._backward()",
-         "print(a.grad)"), 6, status="partial"),
-    Named("overwrite-grad", "babygrad.accumulate", TENSOR, (
-        ("ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
-         "ledger[key] = part.data"),),
-        ("n0 = Tensor(", "n1 = Given(", "n1.backward()"), 4),
-    Named("topo-not-reversed", "micrograd.backward", MICRO, (
-        ("for node in reversed(order):", "for node in order:"),),
-        ("n0 = Value(1.0)", ".backward()"), 6, status="partial"),
-    Named("no-seed", "micrograd.backward", MICRO, (("        self.grad = 1.0\n", ""),),
+    Named("overwrite-grad", "micrograd.accumulate:overwrite-in-pow",
+          ("a = Value(1.0)", "b = a ** 2", "a.grad = 0.5", "b.grad = ", "b._backward()",
+           "print(a.grad)"), 6, status="partial"),
+    Named("overwrite-grad", "babygrad.accumulate:ledger-overwrites",
+          ("n0 = Tensor(", "n1 = Given(", "n1.backward()"), 4),
+    Named("topo-not-reversed", "micrograd.backward:walks-forwards",
+          ("n0 = Value(1.0)", ".backward()"), 6, status="partial"),
+    Named("no-seed", "micrograd.backward:no-seed",
           ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0,", "n1.backward()"), 4),
-    Named("revisits-shared-nodes", "micrograd.topo", MICRO, ((ITERATIVE_TOPO, REVISITING_TOPO),),
+    Named("revisits-shared-nodes", "micrograd.topo:revisits-shared-nodes",
           ("depth = 16", "for _ in range(depth):", "build_topo(node)"), 9, status="partial"),
-    Named("no-visited-set", "micrograd.topo", MICRO, (
-        ("            if id(child) not in visited:\n", "            if True:\n"),),
-        ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0, n0,)), (n0, 2.0), (n0, 2.0))",
-         "print(build_topo(n1))"), 3),
-    Named("tanh-derivative", "micrograd.ops.tanh", MICRO, (("1.0 - t * t", "1.0 - t"),),
+    Named("no-visited-set", "micrograd.topo:no-visited-check",
+          ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0, n0,)), (n0, 2.0), (n0, 2.0))",
+           "print(build_topo(n1))"), 3),
+    Named("tanh-derivative", "micrograd.ops.tanh:one-minus-t",
           ("a = Value(1.0)", "out = a.tanh()", "out.grad = 1.0", "out._backward()"), 5),
-    Named("tanh-derivative", "babygrad.ops.tanh", OPS, (("(1 - t * t)", "(1 - t)"),),
+    Named("tanh-derivative", "babygrad.ops.tanh:one-minus-t",
           ("a = Tensor([1.0])", "op = ops.Tanh()", "grads = op.backward(Tensor([1.0]), out)"),
           5),
-    Named("broadcast-no-sum", "babygrad.ops.broadcast_to", OPS, (
-        ("_grad(unbroadcast(out_grad.data, a.shape), a)", "_grad(out_grad.data, a)"),),
-        ("a = Tensor([1.0])", "op = ops.BroadcastTo((2,))",
-         "grads = op.backward(Tensor([1.0, 1.0]), out)"), 5),
-    Named("transpose-same-axes", "babygrad.ops.transpose", OPS, (
-        ("np.transpose(out_grad.data, np.argsort(self.axes))",
-         "np.transpose(out_grad.data, self.axes)"),),
-        ("op = ops.Transpose((1, 2, 0))",), 5),
-    Named("summation-shape", "babygrad.ops.summation", OPS, (
-        ("np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
-         "np.broadcast_to(out_grad.data, a.shape)"),),
-        ("op = ops.Summation(",), 5),
-    Named("matmul-no-transpose", "babygrad.ops.matmul", OPS, (
-        ("np.matmul(g, np.swapaxes(y, -1, -2))", "np.matmul(g, y)"),
-        ("np.matmul(np.swapaxes(x, -1, -2), g)", "np.matmul(x, g)")),
-        ("a = Tensor([[1.0]])", "op = ops.MatMul()"), 6, status="error"),
+    Named("broadcast-no-sum", "babygrad.ops.broadcast_to:no-sum",
+          ("a = Tensor([1.0])", "op = ops.BroadcastTo((2,))",
+           "grads = op.backward(Tensor([1.0, 1.0]), out)"), 5),
+    Named("transpose-same-axes", "babygrad.ops.transpose:same-axes",
+          ("op = ops.Transpose((1, 2, 0))",), 5),
+    Named("summation-shape", "babygrad.ops.summation:axes-lost", ("op = ops.Summation(",), 5),
+    Named("matmul-no-transpose", "babygrad.ops.matmul:no-transpose",
+          ("a = Tensor([[1.0]])", "op = ops.MatMul()"), 6, status="error"),
 ]
 
 
@@ -99,7 +85,7 @@ def _example(feedback: str) -> list[str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.bug}@{c.item}" for c in CASES])
 def test_a_planted_classic_bug_is_named_with_a_small_example(tmp_path, case):
-    submission = planted(tmp_path, {case.file: list(case.edits)})
+    submission = plant(tmp_path, CATALOGUE[case.planted])
     item = grade_items(submission, assignment=case.item.split(".")[0],
                        only=[case.item])[case.item]
     assert item["status"] == case.status, item["feedback"]

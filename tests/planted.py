@@ -1,0 +1,325 @@
+"""Planted bugs: a fresh copy of the reference engine with a realistic mistake edited in.
+
+One way to plant for every test that grades a broken engine. An ``Edit`` is a file of
+``reference/``, a text that must occur there exactly once, and what it becomes; a ``Bug`` is a
+named group of edits that costs one rubric item. ``plant`` copies the reference and applies
+them, failing loudly (``PlantError``) when an edit's text is not found exactly once: a planted
+bug never silently vanishes, nor lands in the wrong place, when the reference is edited.
+
+The catalogue (``MICROGRAD_BUGS``, ``BABYGRAD_BUGS``) has realistic bugs for every rubric item
+but the ``*.graphs`` ones: ``tests/test_blame.py`` grades each, ``tests/test_configurations.py``
+grades them in every oracle configuration, ``tests/test_named_bugs.py`` checks the classic ones
+are named.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+REFERENCE = Path(__file__).resolve().parent.parent / "reference"
+MICRO = "micrograd/engine.py"
+TENSOR = "babygrad/tensor.py"
+OPS = "babygrad/ops.py"
+
+
+class PlantError(Exception):
+    """An edit's text does not occur exactly once in its file of the reference."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """``old`` (exactly once in ``file``, relative to reference/) becomes ``new``."""
+
+    file: str
+    old: str
+    new: str
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        """``(old, new)``, for ``tests.grading.planted``'s ``{file: [(old, new)]}`` form."""
+        return self.old, self.new
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One planted bug: the rubric item it belongs to, a short name, the edits that plant it."""
+
+    item: str
+    name: str
+    edits: tuple[Edit, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.item}:{self.name}"
+
+
+def bug(item: str, name: str, file: str, pairs: tuple[tuple[str, str], ...]) -> Bug:
+    """A bug whose ``(old, new)`` edits are all in one ``file``."""
+    return Bug(item, name, tuple(Edit(file, old, new) for old, new in pairs))
+
+
+def apply(root: Path, edit: Edit) -> None:
+    """Apply ``edit`` to the copy of the reference at ``root``."""
+    path = root / edit.file
+    text = path.read_text()
+    count = text.count(edit.old)
+    if count != 1:
+        raise PlantError(f"planted bug: {edit.old!r} occurs {count} times in {edit.file}, "
+                         "not exactly once")
+    path.write_text(text.replace(edit.old, edit.new))
+
+
+def plant(tmp_path: Path, *changes: Bug | Edit) -> Path:
+    """A copy of the reference in ``tmp_path / "submission"`` with every bug (or single edit)
+    applied, in order."""
+    target = tmp_path / "submission"
+    shutil.copytree(REFERENCE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    for change in changes:
+        for edit in change.edits if isinstance(change, Bug) else (change,):
+            apply(target, edit)
+    return target
+
+
+# ------------------------------------------------------------------------------ catalogue
+
+TANH_DERIVATIVE = Edit(MICRO, "1.0 - t * t", "1.0 - t")
+"""The classic: tanh's derivative as ``1 - t`` (an engine that has earned a fail)."""
+
+RECURSIVE_TOPO = """    order = []
+    visited = set()
+
+    def visit(node):
+        if id(node) not in visited:
+            visited.add(id(node))
+            for child in node._prev:
+                visit(child)
+            order.append(node)
+
+    visit(root)
+    return order
+"""
+
+ITERATIVE_TOPO = """    order = []
+    visited = {id(root)}
+    stack = [(root, iter(root._prev))]
+    while stack:
+        node, operands = stack[-1]
+        for child in operands:
+            if id(child) not in visited:
+                visited.add(id(child))
+                stack.append((child, iter(child._prev)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+"""
+
+REVISITING_TOPO = """    order = []
+    visited = set()
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            if id(node) not in visited:
+                visited.add(id(node))
+                order.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(node._prev))
+    return order
+"""
+
+TENSOR_WALK = """        order = []
+        visited = {id(self)}
+        stack = [(self, iter(self._inputs))]
+        while stack:
+            node, inputs = stack[-1]
+            for parent in inputs:
+                if id(parent) not in visited:
+                    visited.add(id(parent))
+                    stack.append((parent, iter(parent._inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+"""
+
+REVISITING_TENSOR_WALK = """        order = []
+        visited = set()
+        stack = [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                if id(node) not in visited:
+                    visited.add(id(node))
+                    order.append(node)
+                continue
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in reversed(node._inputs))
+"""
+
+MICROGRAD_BUGS = [
+    bug("micrograd.topo", "no-visited-check", MICRO, (
+        ("            if id(child) not in visited:\n", "            if True:\n"),)),
+    bug("micrograd.topo", "root-first", MICRO, (
+        ("    return order\n", "    return order[-1:] + order[:-1]\n"),)),
+    bug("micrograd.topo", "reversed", MICRO, (
+        ("    return order\n", "    return order[::-1]\n"),)),
+    bug("micrograd.topo", "revisits-shared-nodes", MICRO, ((ITERATIVE_TOPO, REVISITING_TOPO),)),
+    bug("micrograd.backward", "no-seed", MICRO, (("        self.grad = 1.0\n", ""),)),
+    bug("micrograd.backward", "walks-forwards", MICRO, (
+        ("for node in reversed(order):", "for node in order:"),)),
+    bug("micrograd.backward", "resets-gradients", MICRO, (
+        ("        self.grad = 1.0\n", "        zero_grad(self)\n        self.grad = 1.0\n"),)),
+    bug("micrograd.backward", "root-closure-only", MICRO, (
+        ("        for node in reversed(order):\n            node._backward()\n",
+         "        self._backward()\n"),)),
+    bug("micrograd.accumulate", "overwrite", MICRO, (
+        ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+        ("other.grad += out.grad", "other.grad = out.grad"),
+        ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+        ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"))),
+    bug("micrograd.accumulate", "overwrite-in-mul", MICRO, (
+        ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+        ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"))),
+    bug("micrograd.accumulate", "overwrite-in-pow", MICRO, (
+        ("self.grad += k * self.data ** (k - 1) * out.grad",
+         "self.grad = k * self.data ** (k - 1) * out.grad"),)),
+    bug("micrograd.accumulate", "overwrite-in-tanh", MICRO, (
+        ("self.grad += (1.0 - t * t) * out.grad", "self.grad = (1.0 - t * t) * out.grad"),)),
+    bug("micrograd.accumulate", "overwrite-in-exp", MICRO, (
+        ("self.grad += out.data * out.grad", "self.grad = out.data * out.grad"),)),
+    bug("micrograd.accumulate", "overwrite-in-relu", MICRO, (
+        ("self.grad += (1.0 if self.data > 0 else 0.0) * out.grad",
+         "self.grad = (1.0 if self.data > 0 else 0.0) * out.grad"),)),
+    bug("micrograd.zero_grad", "root-only", MICRO, (
+        ("    seen = {id(root)}\n    stack = [root]\n",
+         "    root.grad = 0.0\n    seen = {id(root)}\n    stack = []\n"),)),
+    bug("micrograd.zero_grad", "skips-leaves", MICRO, (
+        ("        node.grad = 0.0\n", "        if node._prev:\n            node.grad = 0.0\n"),)),
+    bug("micrograd.ops.add", "no-chain-rule", MICRO, (
+        ("self.grad += out.grad\n            other.grad += out.grad",
+         "self.grad += 1.0\n            other.grad += 1.0"),)),
+    bug("micrograd.ops.mul", "own-data", MICRO, (
+        ("self.grad += other.data * out.grad", "self.grad += self.data * out.grad"),)),
+    bug("micrograd.ops.pow", "exponent-not-lowered", MICRO, (
+        ("k * self.data ** (k - 1) * out.grad", "k * self.data**k * out.grad"),)),
+    bug("micrograd.ops.pow", "precedence", MICRO, (
+        ("k * self.data ** (k - 1) * out.grad", "k * self.data ** k - 1 * out.grad"),)),
+    Bug("micrograd.ops.tanh", "one-minus-t", (TANH_DERIVATIVE,)),
+    bug("micrograd.ops.exp", "input-not-output", MICRO, (
+        ("self.grad += out.data * out.grad", "self.grad += self.data * out.grad"),)),
+    bug("micrograd.ops.exp", "exp-of-output", MICRO, (
+        ("self.grad += out.data * out.grad", "self.grad += math.exp(out.data) * out.grad"),)),
+    bug("micrograd.ops.relu", "passes-everything", MICRO, (
+        ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),)),
+    bug("micrograd.sugar", "rsub-reversed", MICRO, (
+        ("return other + (-self)", "return self + (-other)"),)),
+    bug("micrograd.sugar", "rtruediv-reversed", MICRO, (
+        ("return other * self**-1", "return self * other**-1"),)),
+    bug("micrograd.sugar", "neg-detached", MICRO, (
+        ("return self * -1", "return Value(-self.data)"),)),
+    bug("micrograd.deep", "recursive-topo", MICRO, ((ITERATIVE_TOPO, RECURSIVE_TOPO),)),
+]
+
+BABYGRAD_BUGS = [
+    bug("babygrad.ops.add", "negates-b", OPS, (
+        ("return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)",
+         "return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)"),)),
+    bug("babygrad.ops.mul", "own-data", OPS, (("g * b.data, a.shape", "g * a.data, a.shape"),)),
+    bug("babygrad.ops.sub", "no-minus", OPS, (
+        ("_grad(unbroadcast(-g, b.shape), b)", "_grad(unbroadcast(g, b.shape), b)"),)),
+    bug("babygrad.ops.div", "b-not-squared", OPS, (
+        ("-g * a.data / (b.data * b.data)", "-g * a.data / b.data"),)),
+    bug("babygrad.ops.div", "sign-of-b", OPS, (
+        ("-g * a.data / (b.data * b.data)", "g * a.data / (b.data * b.data)"),)),
+    bug("babygrad.ops.pow", "exponent-dropped", OPS, (
+        ("np.where(y == 0, 0.0, y * np.power(x, y - 1))", "np.power(x, y - 1)"),)),
+    bug("babygrad.ops.negate", "no-minus", OPS, (
+        ("_grad(-out_grad.data, node._inputs[0])", "_grad(out_grad.data, node._inputs[0])"),)),
+    bug("babygrad.ops.log", "no-chain-rule", OPS, (
+        ("_grad(out_grad.data / a.data, a)", "_grad(1 / a.data, a)"),)),
+    bug("babygrad.ops.exp", "input-not-output", OPS, (
+        ("out_grad.data * node.data, node._inputs[0]",
+         "out_grad.data * node._inputs[0].data, node._inputs[0]"),)),
+    bug("babygrad.ops.sqrt", "precedence", OPS, (
+        ("out_grad.data / (2 * node.data)", "out_grad.data / 2 * node.data"),)),
+    bug("babygrad.ops.abs", "no-sign", OPS, (
+        ("out_grad.data * np.sign(a.data)", "out_grad.data"),)),
+    bug("babygrad.ops.relu", "no-chain-rule", OPS, (
+        ("out_grad.data * (a.data > 0)", "1.0 * (a.data > 0)"),)),
+    bug("babygrad.ops.sigmoid", "forward-negatives", OPS, (
+        ("np.where(a >= 0, 1 / (1 + e), e / (1 + e))", "np.where(a >= 0, 1 / (1 + e), 1 / e)"),)),
+    bug("babygrad.ops.tanh", "one-minus-t", OPS, (("(1 - t * t)", "(1 - t)"),)),
+    bug("babygrad.ops.reshape", "shape-not-restored", OPS, (
+        ("np.reshape(out_grad.data, a.shape)", "out_grad.data"),)),
+    bug("babygrad.ops.transpose", "same-axes", OPS, (
+        ("np.transpose(out_grad.data, np.argsort(self.axes))",
+         "np.transpose(out_grad.data, self.axes)"),)),
+    bug("babygrad.ops.summation", "axes-lost", OPS, (
+        ("np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
+         "np.broadcast_to(out_grad.data, a.shape)"),)),
+    bug("babygrad.ops.broadcast_to", "no-sum", OPS, (
+        ("_grad(unbroadcast(out_grad.data, a.shape), a)", "_grad(out_grad.data, a)"),)),
+    bug("babygrad.ops.matmul", "no-transpose", OPS, (
+        ("np.matmul(g, np.swapaxes(y, -1, -2))", "np.matmul(g, y)"),
+        ("np.matmul(np.swapaxes(x, -1, -2), g)", "np.matmul(x, g)"))),
+    bug("babygrad.ops.add_scalar", "adds-scalar-to-grad", OPS, (
+        ("return _grad(out_grad.data, node._inputs[0])",
+         "return _grad(out_grad.data + self.scalar, node._inputs[0])"),)),
+    bug("babygrad.ops.mul_scalar", "no-scalar", OPS, (
+        ("_grad(out_grad.data * self.scalar, node._inputs[0])",
+         "_grad(out_grad.data, node._inputs[0])"),)),
+    bug("babygrad.ops.divide_scalar", "multiplies", OPS, (
+        ("_grad(out_grad.data / self.scalar, node._inputs[0])",
+         "_grad(out_grad.data * self.scalar, node._inputs[0])"),)),
+    bug("babygrad.ops.power_scalar", "exponent-not-lowered", OPS, (
+        ("np.power(a.data, self.scalar - 1)", "np.power(a.data, self.scalar)"),)),
+    bug("babygrad.tensor_ops", "sub-routed-to-add", TENSOR, (
+        ("return ops.sub(self, self._wrap(other))", "return ops.add(self, self._wrap(other))"),)),
+    bug("babygrad.tensor_ops", "rtruediv-as-truediv", TENSOR, (
+        ("return ops.mul_scalar(ops.power_scalar(self, -1), other)",
+         "return ops.divide_scalar(self, other)"),)),
+    bug("babygrad.tensor_ops", "radd-multiplies", TENSOR, (
+        ("    def __radd__(self, other):\n        if isinstance(other, _SCALAR_TYPES):\n"
+         "            return ops.add_scalar(self, other)",
+         "    def __radd__(self, other):\n        if isinstance(other, _SCALAR_TYPES):\n"
+         "            return ops.mul_scalar(self, other)"),)),
+    bug("babygrad.tensor_ops", "rsub-reversed", TENSOR, (
+        ("return ops.add_scalar(ops.negate(self), other)",
+         "return ops.add_scalar(self, -other)"),)),
+    bug("babygrad.broadcasting", "notes-style-equal-shapes-only", OPS, (
+        ("return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)",
+         "return _grad(g, a), _grad(g, b)"),
+        ("_grad(unbroadcast(g * b.data, a.shape), a),\n"
+         "            _grad(unbroadcast(g * a.data, b.shape), b),",
+         "_grad(g * b.data, a),\n            _grad(g * a.data, b),"),
+        ("return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)",
+         "return _grad(g, a), _grad(-g, b)"),
+        ("_grad(unbroadcast(g / b.data, a.shape), a),\n"
+         "            _grad(unbroadcast(-g * a.data / (b.data * b.data), b.shape), b),",
+         "_grad(g / b.data, a),\n            _grad(-g * a.data / (b.data * b.data), b),"))),
+    bug("babygrad.backward", "walks-forwards", TENSOR, (
+        ("for node in reversed(order):", "for node in order:"),)),
+    bug("babygrad.backward", "revisits-shared-tensors", TENSOR, (
+        (TENSOR_WALK, REVISITING_TENSOR_WALK),)),
+    bug("babygrad.backward", "grad-on-leaves-only", TENSOR, (
+        ("            if node.requires_grad:\n", "            if node._op is None:\n"),)),
+    bug("babygrad.accumulate", "ledger-overwrites", TENSOR, (
+        ("ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
+         "ledger[key] = part.data"),)),
+]
+
+CATALOGUE = {b.label: b for b in MICROGRAD_BUGS + BABYGRAD_BUGS}
+"""Every planted bug, by label (``item:name``)."""
+
+PAIRS = list(itertools.zip_longest(MICROGRAD_BUGS, BABYGRAD_BUGS))
+"""The assignments are independent: one submission carries a micrograd bug and a babygrad bug."""
+
+
+def pair_label(pair: tuple[Bug | None, Bug | None]) -> str:
+    return "+".join(b.label for b in pair if b is not None)
