@@ -1,0 +1,546 @@
+"""Every check of ``grader/checks/`` against a fake worker, in-process, in milliseconds.
+
+A check asks the worker through the session (``GradingSession.ask``: a request of
+``grader/worker/protocol.py``, an answer of plain numbers, validated) and judges the answer.
+``FakeWorker`` stands in for the sandboxed process: it answers each request as
+``grader/worker/runner.py`` does, by running the probe on the reference engine in this process,
+and a test may change the plain numbers before the session sees them (``tamper``), answer an
+error, or time out. For each check: the reference's own answers pass, and a wrong answer is a
+``WrongAnswer`` that says what was expected and what came instead, for which node or op, and
+names the classic bug where the wrong numbers are that bug's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from grader.checks import accumulation, broadcasting, graphs, ops, walks
+from grader.checks.judge import WrongAnswer
+from grader.grading import rubric as rubric_module
+from grader.grading.session import Aborted, GradingSession
+from grader.language.dags import Dag
+from grader.language.graphs import Graph, Node
+from grader.layout import DEFAULT_RUBRIC
+from grader.oracles.reference import load_engine
+from grader.worker import probes
+from grader.worker.launch import WorkerFailure
+from tests.planted import REFERENCE
+
+RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
+TEST = "tests/fake::test_check"
+"""The running grading test, as the plugin would name it to the session."""
+
+Answer = dict[str, Any]
+Tamper = Callable[[dict[str, Any], Answer], Answer]
+"""``(case, answer) -> answer``: the reference's answer to a probe, changed (or an error)."""
+
+
+@functools.cache
+def engine(assignment: str) -> Any:
+    return load_engine(REFERENCE, assignment)
+
+
+def encode(value: Any) -> dict[str, Any]:
+    """A number or array as the worker sends it."""
+    return probes.encode(np.asarray(value, dtype=np.float64), "value")
+
+
+def decode(answer: dict[str, Any]) -> np.ndarray:
+    return np.asarray(answer["data"], dtype=np.float64).reshape(answer["shape"])
+
+
+def error(message: str, *frames: str, status: str = "error") -> Answer:
+    """The worker's report of an exception raised by the engine."""
+    return {"error": {"status": status, "message": message, "frames": list(frames)}}
+
+
+class FakeWorker:
+    """The sandboxed worker's part, in this process: each probe of ``grader.worker.probes``
+    runs on the reference engine, its answer crosses as JSON, and ``tamper[probe]`` may change
+    it. A probe in ``timeout`` times out as a worker over its budget does."""
+
+    running = True
+    protections: list[str] = []
+
+    def __init__(self, tamper: dict[str, Tamper] | None = None,
+                 timeout: tuple[str, ...] = ()) -> None:
+        self.tamper = tamper or {}
+        self.timeout = timeout
+        self.asked: list[str] = []
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+    def close(self) -> None:
+        pass
+
+    def request(self, message: dict[str, Any], budget: float) -> dict[str, Any]:
+        message = json.loads(json.dumps(message))  # only plain data crosses
+        probe = message["probe"]
+        self.asked.append(probe)
+        if probe in self.timeout:
+            raise WorkerFailure("timeout", f"timed out after {budget:g} s of CPU time")
+        results = []
+        for case in message["cases"]:
+            answer = json.loads(json.dumps(probes.PROBES[probe](engine(message["assignment"]),
+                                                                case)))
+            if probe in self.tamper:
+                answer = self.tamper[probe](case, answer)
+            results.append(answer if set(answer) == {"error"} else {"ok": answer})
+        return {"id": message["id"], "results": results}
+
+
+def session(item: str, tamper: dict[str, Tamper] | None = None,
+            timeout: tuple[str, ...] = ()) -> GradingSession:
+    """A grading session on the reference (oracles: the reference, confirmed by finite
+    differences) whose worker is a ``FakeWorker``, running a test of ``item``."""
+    grading = GradingSession(submission=REFERENCE, tolerances=RUBRIC.tolerances,
+                             reference_dir=REFERENCE, use_torch=False,
+                             budgets={i.id: i.timeout for i in RUBRIC.items})
+    grading._worker = FakeWorker(tamper, timeout)  # type: ignore[assignment]
+    grading.current_item, grading.current_test = item, TEST
+    return grading
+
+
+def asked(grading: GradingSession) -> list[str]:
+    return grading._worker.asked  # type: ignore[union-attr]
+
+
+def set_entry(key: str, index: int, value: Any) -> Tamper:
+    """Replace entry ``index`` of the answer's list ``key`` with ``value`` (encoded)."""
+
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        answer[key][index] = encode(value)
+        return answer
+
+    return change
+
+
+def wrong(check: Callable[..., None], grading: GradingSession, *args: Any) -> WrongAnswer:
+    """The verdict ``check`` gives; it is also recorded on the running test."""
+    with pytest.raises(WrongAnswer) as raised:
+        check(grading, *args)
+    assert grading.failures[TEST] is raised.value
+    return raised.value
+
+
+def names_bug(verdict: WrongAnswer, bug: str) -> bool:
+    return any(found.startswith(f"{bug}: ") for found in verdict.bugs)
+
+
+# ----------------------------------------------------------------------------- graphs
+
+# a = 1.5, b = -2.0, c = a * b, d = c + a, e = tanh(d)
+SCALAR = Graph("scalar", (1.5, -2.0),
+               (Node("mul", (0, 1)), Node("add", (2, 0)), Node("tanh", (3,))))
+SQUARE = Graph("scalar", (3.0,), (Node("mul", (0, 0)),))  # b = a * a: a.grad is 6
+TENSOR = Graph("tensor", (np.arange(6.0).reshape(2, 3) / 4 - 0.5, np.array([0.5, -1.0, 2.0])),
+               (Node("mul", (0, 1)), Node("tanh", (2,))))
+SUGAR = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)), Node("rdiv", (2,), 2.0)))
+ROUTING = Graph("tensor", (np.array([1.0, 2.0]), np.array([0.5, 3.0])),
+                (Node("sub", (0, 1)), Node("rsub", (2,), 2.0)))
+
+
+@pytest.mark.parametrize(("graph", "probe"), [(SCALAR, "graph"), (SQUARE, "graph"),
+                                              (TENSOR, "graph"), (SUGAR, "sugar"),
+                                              (ROUTING, "routing")],
+                         ids=["scalar", "shared", "tensor", "sugar", "routing"])
+def test_graph_right_answers_pass(graph, probe):
+    grading = session("micrograd.graphs")
+    graphs.check_graph(grading, graph, probe)
+    assert asked(grading) == ["load", probe]
+    assert TEST not in grading.failures
+
+
+def test_graph_wrong_gradient_names_the_node():
+    grading = session("micrograd.graphs", {"graph": set_entry("grads", 1, 7.0)})
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert (verdict.status, verdict.reason) == ("failed", "wrong gradient")
+    expected = -2.0 * 1.5 + 1.5
+    right = 1.5 * (1 - math.tanh(expected) ** 2)  # de/db = a * tanh'(d)
+    assert verdict.details == [f"b.grad: expected {right:.6g}, got 7"]
+    assert "b = Value(-2.0)" in verdict.snippet and ".tanh()" in verdict.snippet
+    assert verdict.bugs == []
+    assert isinstance(verdict.figure, dict)
+
+
+def test_graph_wrong_forward_value_names_the_node():
+    grading = session("micrograd.graphs", {"graph": set_entry("values", 2, 1.0)})
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert verdict.reason == "wrong forward value"
+    assert verdict.details == ["value of c: expected -3, got 1"]
+
+
+def test_graph_overwritten_gradient_is_named():
+    """``a * a`` with ``=`` in the closure: a.grad is 3, not 6."""
+    grading = session("micrograd.graphs", {"graph": set_entry("grads", 0, 3.0)})
+    verdict = wrong(graphs.check_graph, grading, SQUARE)
+    assert verdict.details == ["a.grad: expected 6, got 3"]
+    assert names_bug(verdict, "overwrite-grad")
+
+
+def test_graph_wrong_tensor_gradient_shows_both_arrays():
+    grading = session("babygrad.graphs", {"graph": set_entry("grads", 1, np.zeros(3))})
+    verdict = wrong(graphs.check_graph, grading, TENSOR)
+    assert verdict.reason == "wrong gradient"
+    assert verdict.details[0].startswith("b.grad: expected shape (3,) [")
+    assert verdict.details[0].endswith("got shape (3,) [0., 0., 0.]")
+
+
+def test_graph_sugar_says_what_is_the_students_and_names_no_bug():
+    grading = session("micrograd.sugar", {"sugar": set_entry("grads", 0, 0.0)})
+    verdict = wrong(graphs.check_graph, grading, SUGAR, "sugar")
+    assert verdict.details[0].startswith("a.grad: expected ")
+    assert verdict.details[-1] == graphs.NOTES["sugar"]
+    assert verdict.bugs == []
+
+
+def test_graph_missing_gradient_is_never_set():
+    grading = session("micrograd.graphs", {"graph": lambda case, answer: answer | {
+        "grads": [None, *answer["grads"][1:]]}})
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert verdict.details[0].startswith("a.grad: expected ")
+    assert verdict.details[0].endswith("got None (never set)")
+
+
+# -------------------------------------------------------------------------------- ops
+
+TANH = Graph("scalar", (0.5,), (Node("tanh", (0,)),))
+TRANSPOSE = Graph("tensor", (np.arange(24.0).reshape(2, 3, 4) / 10,),
+                  (Node("transpose", (0,), (1, 2, 0)),))
+TRANSPOSE_GRAD = np.arange(24.0).reshape(3, 4, 2) / 7 - 1
+MATMUL = Graph("tensor", (np.ones((2, 3)), np.full((3, 4), 0.5)), (Node("matmul", (0, 1)),))
+MATMUL_GRAD = np.ones((2, 4))
+
+
+@pytest.mark.parametrize(("graph", "out_grad"), [
+    (TANH, np.float64(1.0)), (TANH, np.float64(-2.5)), (TRANSPOSE, TRANSPOSE_GRAD),
+    (MATMUL, MATMUL_GRAD)], ids=["tanh", "tanh-scaled", "transpose", "matmul"])
+def test_op_right_answers_pass(graph, out_grad):
+    grading = session("micrograd.ops.tanh")
+    ops.check_op(grading, graph, np.asarray(out_grad))
+    assert asked(grading) == ["load", "op"]
+
+
+def test_op_tanh_derivative_is_named():
+    t = math.tanh(0.5)
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 1 - t)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert (verdict.status, verdict.reason) == ("failed", "wrong gradient in backward")
+    assert verdict.details == [f"backward: gradient for a: expected {1 - t * t:.6g}, "
+                               f"got {1 - t:.6g}"]
+    assert "out = a.tanh()" in verdict.snippet
+    assert names_bug(verdict, "tanh-derivative")
+
+
+def test_op_wrong_forward_value():
+    grading = session("micrograd.ops.tanh", {"op": set_entry("values", 0, 0.5)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert verdict.reason == "wrong forward value"
+    assert verdict.details == [f"forward: out.data: expected {math.tanh(0.5):.6g}, got 0.5"]
+
+
+def test_op_transpose_with_the_forward_axes_is_named():
+    grading = session("babygrad.ops.transpose", {"op": set_entry(
+        "grads", 0, np.transpose(TRANSPOSE_GRAD, (1, 2, 0)))})
+    verdict = wrong(ops.check_op, grading, TRANSPOSE, TRANSPOSE_GRAD)
+    assert verdict.details == ["backward: gradient for a: expected shape (2, 3, 4), "
+                               "got shape (4, 2, 3)"]
+    assert "op = ops.Transpose((1, 2, 0))" in verdict.snippet
+    assert names_bug(verdict, "transpose-same-axes")
+
+
+def test_op_that_raises_in_backward_is_an_error_naming_matmul_without_transposes():
+    """``g @ b`` on these shapes raises: the student's error is the verdict, and the bug that
+    raises just so is named."""
+    grading = session("babygrad.ops.matmul", {"op": lambda case, answer: error(
+        "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0",
+        "babygrad/ops.py:200 in backward: return np.matmul(g, y)")})
+    verdict = wrong(ops.check_op, grading, MATMUL, MATMUL_GRAD)
+    assert (verdict.status, verdict.reason) == (
+        "error", "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0")
+    assert verdict.details == ["  at babygrad/ops.py:200 in backward: return np.matmul(g, y)"]
+    assert "op = ops.MatMul()" in verdict.snippet
+    assert names_bug(verdict, "matmul-no-transpose")
+
+
+def test_op_answer_without_gradients_is_an_invalid_answer():
+    grading = session("micrograd.ops.tanh", {"op": lambda case, answer: {
+        "values": answer["values"]}})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert verdict.status == "error"
+    assert verdict.reason.startswith("invalid answer: ") and "grads" in verdict.reason
+
+
+def test_a_missing_function_aborts_the_test_as_missing():
+    grading = session("micrograd.ops.tanh", {"op": lambda case, answer: error(
+        "not implemented: tanh", status="missing")})
+    with pytest.raises(Aborted):
+        ops.check_op(grading, TANH, np.asarray(1.0))
+    abort = grading.aborts[TEST]
+    assert (abort.status, abort.reason) == ("missing", "not implemented: tanh")
+
+
+def test_a_hung_probe_aborts_the_test_as_a_timeout():
+    grading = session("micrograd.ops.tanh", timeout=("op",))
+    with pytest.raises(Aborted):
+        ops.check_op(grading, TANH, np.asarray(1.0))
+    assert grading.aborts[TEST].status == "timeout"
+    assert "timed out" in grading.aborts[TEST].reason
+
+
+# ------------------------------------------------------------------------------ walks
+
+# n0, n1 leaves; n2 = 2 n0 - n1; n3 = 0.5 n2 + 3 n0 (n0 shared). Gradients: 4, -0.5, 0.5, 1.
+DAG = Dag(2, (((0, 2.0), (1, -1.0)), ((2, 0.5), (0, 3.0))))
+
+
+def test_dag_gradients_are_what_the_tests_below_assume():
+    assert DAG.backward() == [[4.0, -0.5, 0.5, 1.0]]
+
+
+def test_topo_right_answer_passes():
+    grading = session("micrograd.topo")
+    walks.check_topo(grading, DAG)
+    assert asked(grading) == ["load", "topo"]
+
+
+def test_topo_in_the_wrong_order():
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [3, 2, 1, 0]}})
+    verdict = wrong(walks.check_topo, grading, DAG)
+    assert verdict.reason == "build_topo returned an invalid order"
+    assert verdict.details[0] == "order (as node numbers): [3, 2, 1, 0]"
+    assert "node 2 comes before its operand(s) [0, 1]" in verdict.details
+    assert "the root is not last" in verdict.details
+    assert verdict.bugs == []
+
+
+def test_topo_with_a_shared_node_twice_is_named():
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {
+        "order": [0, 1, 2, 0, 3]}})
+    verdict = wrong(walks.check_topo, grading, DAG)
+    assert "node(s) [0] appear more than once" in verdict.details
+    assert names_bug(verdict, "no-visited-set")
+
+
+def test_topo_with_foreign_objects_is_an_invalid_answer():
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": ["n0"]}})
+    verdict = wrong(walks.check_topo, grading, DAG)
+    assert verdict.status == "error"
+    assert verdict.reason == "invalid answer: build_topo returned non-nodes"
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_backward_right_answers_pass(passes):
+    grading = session("micrograd.backward")
+    walks.check_backward(grading, DAG, passes)
+    assert asked(grading) == ["load", "backward"]
+
+
+def backward_grads(grads: list[float]) -> Tamper:
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["passes"][0]["grads"] = [encode(g) for g in grads]
+        return answer
+
+    return change
+
+
+def test_backward_walking_forwards_is_named():
+    """Forwards, n2's closure runs before n3 has given n2 anything: n0 gets only 3."""
+    grading = session("micrograd.backward", {"backward": backward_grads([3.0, 0.0, 0.5, 1.0])})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert verdict.reason == "wrong gradients after backward()"
+    assert verdict.details == ["n0.grad: expected 4, got 3", "n1.grad: expected -0.5, got 0"]
+    assert names_bug(verdict, "topo-not-reversed")
+
+
+def test_backward_without_a_seed_is_named():
+    grading = session("micrograd.backward", {"backward": backward_grads([0.0] * 4)})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert "n3.grad: expected 1, got 0" in verdict.details
+    assert names_bug(verdict, "no-seed")
+
+
+def test_backward_second_call_that_resets_says_which_call():
+    """Nothing is reset between calls: n2 holds 1.0 in the second, so n0 gets 4 + 3 + 2."""
+    def reset(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["passes"][1]["grads"] = answer["passes"][0]["grads"]
+        return answer
+
+    grading = session("micrograd.backward", {"backward": reset})
+    verdict = wrong(walks.check_backward, grading, DAG, 2)
+    assert verdict.details[0] == "after backward() call 2: n0.grad: expected 9, got 4"
+
+
+def test_backward_running_a_closure_twice_is_named():
+    def twice(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["passes"][0]["calls"][2] = 2
+        return answer
+
+    grading = session("micrograd.backward", {"backward": twice})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert verdict.reason == "a node's _backward ran the wrong number of times"
+    assert verdict.details == ["node(s) [2] ran [2] times, expected 1"]
+    assert names_bug(verdict, "no-visited-set")
+
+
+def test_zero_grad_right_answer_passes():
+    grading = session("micrograd.zero_grad")
+    walks.check_zero_grad(grading, DAG)
+    assert asked(grading) == ["load", "zero_grad"]
+
+
+def test_zero_grad_leaving_a_leaf_names_it():
+    grading = session("micrograd.zero_grad", {"zero_grad": set_entry("grads", 1, 1.5)})
+    verdict = wrong(walks.check_zero_grad, grading, DAG)
+    assert (verdict.reason, verdict.details) == ("zero_grad left gradients behind",
+                                                 ["n1.grad is 1.5"])
+
+
+def test_deep_right_answer_passes():
+    grading = session("micrograd.deep")
+    walks.check_deep(grading, 500)
+    assert asked(grading) == ["load", "deep"]
+
+
+def test_deep_losing_nodes():
+    grading = session("micrograd.deep", {"deep": lambda case, answer: {
+        "order": answer["order"][:100]}})
+    verdict = wrong(walks.check_deep, grading, 500)
+    assert verdict.reason == "build_topo lost nodes of a long chain"
+    assert verdict.details == ["it returned 100 entries for the 501 nodes of the chain"]
+
+
+@pytest.mark.parametrize(("assignment", "probe"), [("micrograd", "topo"),
+                                                   ("babygrad", "tensor_backward")])
+def test_walk_cost_right_answer_passes(assignment, probe):
+    grading = session(f"{assignment}.topo")
+    walks.check_walk_cost(grading, assignment, 6)
+    assert asked(grading) == ["load", probe]
+
+
+@pytest.mark.parametrize(("assignment", "probe", "walk"), [
+    ("micrograd", "topo", "build_topo"), ("babygrad", "tensor_backward", "Tensor.backward")])
+def test_walk_cost_out_of_time_revisits_shared_nodes(assignment, probe, walk):
+    grading = session("micrograd.topo", timeout=(probe,))
+    verdict = wrong(walks.check_walk_cost, grading, assignment, 6)
+    assert verdict.reason == f"{walk} {walks.EXPONENTIAL}"
+    assert verdict.details[0].startswith("it did not finish on a chain of 6 diamonds (19 nodes)")
+    assert "depth = 16" in verdict.snippet
+    assert names_bug(verdict, "revisits-shared-nodes")
+    assert TEST not in grading.aborts  # a verdict, not an abort
+
+
+def test_tensor_backward_right_answer_passes():
+    grading = session("babygrad.backward")
+    walks.check_tensor_backward(grading, DAG, (2, 3))
+    assert asked(grading) == ["load", "tensor_backward"]
+
+
+def test_tensor_backward_wrong_gradient_names_the_node():
+    grading = session("babygrad.backward", {"tensor_backward": set_entry(
+        "grads", 2, np.full((2, 3), 0.25))})
+    verdict = wrong(walks.check_tensor_backward, grading, DAG, (2, 3))
+    assert verdict.reason == "wrong gradients from Tensor.backward()"
+    assert len(verdict.details) == 1 and verdict.details[0].startswith("n2.grad:")
+    assert "0.5" in verdict.details[0] and "0.25" in verdict.details[0]
+
+
+def test_tensor_backward_walking_forwards_is_named():
+    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
+        "grads": [encode(np.full((2,), g)) for g in (3.0, 0.0, 0.5, 1.0)]}})
+    verdict = wrong(walks.check_tensor_backward, grading, DAG, (2,))
+    assert names_bug(verdict, "topo-not-reversed")
+
+
+# ----------------------------------------------------------------------- accumulation
+
+def test_accumulate_right_answer_passes():
+    grading = session("micrograd.accumulate")
+    accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
+    assert asked(grading) == ["load", "accumulate"]
+
+
+def test_accumulate_overwriting_names_the_op_and_the_bug():
+    """``a * a`` with ``=``: a.grad ends at 3 (the last use), not 0.5 + 6."""
+    grading = session("micrograd.accumulate", {"accumulate": set_entry("preloaded", 0, 3.0)})
+    verdict = wrong(accumulation.check_accumulate, grading, SQUARE, 1.0, [0.5])
+    assert verdict.reason == "mul: a _backward overwrote a gradient"
+    assert verdict.details == ["a.grad (held 0.5 before; its uses add 6): expected 6.5, got 3"]
+    assert "a.grad = 0.5  # already there, from another use" in verdict.snippet
+    assert names_bug(verdict, "overwrite-grad")
+
+
+def test_ledger_right_answer_passes():
+    grading = session("babygrad.accumulate")
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert asked(grading) == ["load", "tensor_backward", "tensor_backward"]
+
+
+def test_ledger_losing_a_contribution_names_the_shared_node():
+    """On the DAG (not on its tree), n0 keeps only its last contribution: 3 of 4."""
+    def lose(case: dict[str, Any], answer: Answer) -> Answer:
+        if case["dag"] == DAG.to_json():
+            answer["grads"][0] = encode(np.full((2,), 3.0))
+        return answer
+
+    grading = session("babygrad.accumulate", {"tensor_backward": lose})
+    verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
+    assert verdict.reason == "Tensor.backward lost a contribution to a shared tensor"
+    assert verdict.details == ["n0.grad (used 2 times; the uses apart add up to shape (2,) "
+                               "[4., 4.]): expected shape (2,) [4., 4.], got shape (2,) [3., 3.]"]
+    assert names_bug(verdict, "overwrite-grad")
+
+
+# ----------------------------------------------------------------------- broadcasting
+
+BROADCAST = Graph("tensor", (np.arange(6.0).reshape(2, 3) / 3, np.array([0.5, -1.0, 2.0])),
+                  (Node("mul", (0, 1)),))
+BROADCAST_GRAD = np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
+
+
+def test_broadcast_right_answer_passes():
+    grading = session("babygrad.broadcasting")
+    broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert asked(grading) == ["load", "broadcast"]
+
+
+def test_broadcast_not_summed_back_is_named():
+    def unsummed(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["implicit"]["grads"][1] = answer["explicit"]["grads"][1]
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": unsummed})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert verdict.reason == "broadcast gradients not summed back"
+    assert verdict.details == ["gradient for b (shape (3,)): expected shape (3,), "
+                               "got shape (2, 3)"]
+    assert names_bug(verdict, "broadcast-no-sum")
+
+
+def test_broadcast_averaged_instead_of_summed_is_wrong_but_not_named():
+    def averaged(case: dict[str, Any], answer: Answer) -> Answer:
+        full = decode(answer["explicit"]["grads"][1])
+        answer["implicit"]["grads"][1] = encode(full.mean(axis=0))
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": averaged})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert len(verdict.details) == 1
+    assert verdict.details[0].startswith("gradient for b (shape (3,)): expected shape (3,) [")
+    assert verdict.bugs == []
+
+
+def test_reduce_to_sums_prepended_and_stretched_axes():
+    full = np.arange(24.0).reshape(2, 3, 4)
+    assert broadcasting.reduce_to(full, (3, 4)).tolist() == full.sum(axis=0).tolist()
+    assert broadcasting.reduce_to(full, (3, 1)).tolist() == full.sum(axis=(0, 2)).reshape(
+        3, 1).tolist()
+    assert broadcasting.reduce_to(full, (2, 3, 4)).tolist() == full.tolist()

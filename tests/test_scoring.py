@@ -1,0 +1,208 @@
+"""Scoring, in-process on made-up outcomes: partial credit, all-or-nothing items, extra credit,
+``depends_on``, statuses and feedback (``grader/grading/scoring.py``), and the totals a report
+makes of the item results. No pytest run, no worker: milliseconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.grading import scoring
+from grader.grading.rubric import Item, Rubric
+from grader.grading.scoring import FAILING, feedback_text, score_items
+from grader.report.document import GradeReport
+
+OPS = Item("micrograd.ops.tanh", "tanh", 6, "d tanh = 1 - t**2")
+WALK = Item("micrograd.backward", "backward", 12, "reversed(topo)", partial_credit=False)
+DEEP = Item("micrograd.deep", "deep", 5, "iterative", extra_credit=True)
+GRAPHS = Item("micrograd.graphs", "graphs", 16, "fix the parts first",
+              depends_on=("micrograd.ops.tanh", "micrograd.backward"))
+ITEMS = [OPS, WALK, DEEP, GRAPHS]
+RUBRIC = Rubric(Path("rubric.yaml"), tuple(ITEMS), {}, {})
+
+
+def passed(item: str, name: str = "test", weight: float = 1.0) -> scoring.TestOutcome:
+    return scoring.TestOutcome(item=item, name=name, weight=weight, passed=True)
+
+
+def failed(item: str, name: str = "test", weight: float = 1.0, status: str = "failed",
+           reason: str = "wrong gradient", **fields) -> scoring.TestOutcome:
+    return scoring.TestOutcome(item=item, name=name, weight=weight, passed=False, status=status,
+                       reason=reason, **fields)
+
+
+def score(outcomes: list[scoring.TestOutcome], items: list[Item] = ITEMS) -> dict:
+    return {r.id: r for r in score_items(RUBRIC, items, outcomes)}
+
+
+def all_pass(*but: str) -> list[scoring.TestOutcome]:
+    return [passed(item.id) for item in ITEMS if item.id not in but]
+
+
+def test_every_test_passing_is_full_marks():
+    results = score(all_pass())
+    for item in ITEMS:
+        result = results[item.id]
+        assert (result.status, result.score, result.max_score) == ("passed", item.points,
+                                                                   item.points)
+        assert result.feedback == result.reason == result.hint == ""
+        assert result.failures == result.fix_first == result.bugs == []
+
+
+@pytest.mark.parametrize(("weights", "failing", "expected"), [
+    ([1, 1, 1], [0], 4.0),           # 2 of 3 equal tests: 2/3 of 6 points
+    ([1, 1, 1], [0, 1], 2.0),
+    ([1, 3], [1], 1.5),              # weights share the points: 1/4 of 6
+    ([1, 3], [0], 4.5),
+    ([2, 2, 2, 2], [3], 4.5),
+])
+def test_partial_credit_shares_the_items_points_by_weight(weights, failing, expected):
+    outcomes = [failed(OPS.id, f"t{n}", w) if n in failing else passed(OPS.id, f"t{n}", w)
+                for n, w in enumerate(weights)]
+    result = score(outcomes + all_pass(OPS.id))[OPS.id]
+    assert result.score == expected
+    assert result.status == "partial"
+    assert [f["test"] for f in result.failures] == [f"t{n}" for n in failing]
+
+
+def test_every_test_failing_is_no_points_and_failed():
+    result = score([failed(OPS.id, "a"), failed(OPS.id, "b")] + all_pass(OPS.id))[OPS.id]
+    assert (result.score, result.status) == (0.0, "failed")
+
+
+def test_an_all_or_nothing_item_gets_nothing_for_one_failing_test():
+    outcomes = [passed(WALK.id, "a", 5), passed(WALK.id, "b", 5), failed(WALK.id, "c", 0.1)]
+    result = score(outcomes + all_pass(WALK.id))[WALK.id]
+    assert result.score == 0.0
+    assert result.max_score == WALK.points
+    assert result.status != "passed"
+
+
+def test_an_all_or_nothing_item_gets_everything_when_every_test_passes():
+    outcomes = [passed(WALK.id, "a"), passed(WALK.id, "b")]
+    assert score(outcomes + all_pass(WALK.id))[WALK.id].score == WALK.points
+
+
+def test_a_partial_credit_item_with_the_same_outcomes_keeps_its_share():
+    """The same outcomes as the all-or-nothing case, on an item with partial credit."""
+    shared = Item(WALK.id, WALK.title, WALK.points, WALK.hint)
+    outcomes = [passed(WALK.id, "a", 5), passed(WALK.id, "b", 5), failed(WALK.id, "c", 0.1)]
+    result = score(outcomes, [shared])[WALK.id]
+    assert result.score == round(12 * 10 / 10.1, 4)
+
+
+def test_extra_credit_counts_in_the_score_not_in_the_maximum():
+    results = score(all_pass())
+    report = GradeReport("micrograd", 0, [r.to_json() for r in results.values()], [], [], 0.0)
+    regular = sum(item.points for item in ITEMS if not item.extra_credit)
+    assert report.max_score == regular
+    assert report.score == regular + DEEP.points
+    assert results[DEEP.id].extra_credit and results[DEEP.id].max_score == DEEP.points
+
+
+def test_losing_extra_credit_leaves_a_full_regular_score():
+    results = score(all_pass(DEEP.id) + [failed(DEEP.id, status="error", reason="Recursion")])
+    report = GradeReport("micrograd", 0, [r.to_json() for r in results.values()], [], [], 0.0)
+    assert report.score == report.max_score == sum(i.points for i in ITEMS
+                                                   if not i.extra_credit)
+
+
+def test_a_failing_dependency_says_fix_it_first():
+    outcomes = all_pass(OPS.id, GRAPHS.id) + [failed(OPS.id), failed(GRAPHS.id, "g")]
+    result = score(outcomes)[GRAPHS.id]
+    assert result.fix_first == [OPS.id]
+    assert result.feedback.splitlines()[0] == f"Fix {OPS.id} first: this item uses it."
+    assert result.hint == GRAPHS.hint and f"Hint: {GRAPHS.hint}" in result.feedback
+
+
+def test_a_dependency_never_costs_points_twice():
+    """The dependent item scores on its own tests alone: a failing dependency takes nothing
+    from it, whether the dependent passes or loses points of its own."""
+    clean = score(all_pass(OPS.id, WALK.id) + [failed(OPS.id), failed(WALK.id)])
+    assert clean[GRAPHS.id].score == GRAPHS.points
+    assert clean[GRAPHS.id].status == "passed"
+    assert clean[GRAPHS.id].fix_first == []  # nothing to fix here: no "fix first" either
+    assert clean[GRAPHS.id].feedback == ""
+    half = score(all_pass(OPS.id, GRAPHS.id) + [failed(OPS.id), passed(GRAPHS.id, "a"),
+                                                 failed(GRAPHS.id, "b")])
+    assert half[GRAPHS.id].score == GRAPHS.points / 2
+    assert half[GRAPHS.id].fix_first == [OPS.id]
+
+
+def test_a_passing_dependency_is_not_named():
+    result = score(all_pass(GRAPHS.id) + [failed(GRAPHS.id)])[GRAPHS.id]
+    assert result.fix_first == []
+    assert not result.feedback.startswith("Fix ")
+
+
+@pytest.mark.parametrize("status", FAILING)
+def test_a_status_of_every_failing_test_is_the_items(status):
+    result = score(all_pass(OPS.id) + [failed(OPS.id, status=status, reason="why"),
+                                       failed(OPS.id, "b", status=status, reason="why")])[OPS.id]
+    assert (result.status, result.score, result.reason) == (status, 0.0, "why")
+
+
+@pytest.mark.parametrize(("statuses", "expected"), [
+    (["failed", "error"], "error"),
+    (["timeout", "failed"], "timeout"),
+    (["error", "timeout"], "timeout"),
+    (["failed", "missing", "error"], "missing"),
+])
+def test_mixed_failures_report_the_gravest_status(statuses, expected):
+    """``missing`` before ``timeout`` before ``error`` before ``failed``: the one that says
+    most about what to do."""
+    outcomes = [failed(OPS.id, f"t{n}", status=s) for n, s in enumerate(statuses)]
+    assert score(outcomes + all_pass(OPS.id))[OPS.id].status == expected
+
+
+@pytest.mark.parametrize("status", FAILING)
+def test_one_failing_test_of_several_is_partial_whatever_its_status(status):
+    outcomes = [passed(OPS.id, "a"), failed(OPS.id, "b", status=status)]
+    result = score(outcomes + all_pass(OPS.id))[OPS.id]
+    assert (result.status, result.score) == ("partial", OPS.points / 2)
+
+
+def test_an_item_no_test_reached_is_an_error_with_no_points():
+    result = score(all_pass(OPS.id))[OPS.id]
+    assert (result.status, result.score, result.feedback, result.reason) == (
+        "error", 0.0, "no grading test ran", "no grading test ran")
+
+
+def test_the_first_failure_gives_the_reason_figure_and_bugs():
+    figure = {"nodes": [], "edges": []}
+    outcomes = [passed(OPS.id, "ok"),
+                failed(OPS.id, "first", reason="wrong gradient in backward",
+                       details=["backward: gradient for a: expected 0.42, got 0.5"],
+                       snippet="a = Value(1.0)\nout = a.tanh()", figure=figure,
+                       bugs=["tanh-derivative: 1 - t", "tanh-derivative: again"]),
+                failed(OPS.id, "second", reason="wrong forward value",
+                       bugs=["other-bug: x"])]
+    result = score(outcomes + all_pass(OPS.id))[OPS.id]
+    assert result.reason == "wrong gradient in backward"
+    assert result.figure is figure
+    assert result.bugs == ["other-bug", "tanh-derivative"]  # ids, once each, sorted
+    assert [f["test"] for f in result.failures] == ["first", "second"]
+    assert result.failures[0] == {
+        "test": "first", "reason": "wrong gradient in backward",
+        "details": ["backward: gradient for a: expected 0.42, got 0.5"],
+        "snippet": "a = Value(1.0)\nout = a.tanh()",
+        "bugs": ["tanh-derivative: 1 - t", "tanh-derivative: again"]}
+    assert result.feedback == feedback_text([], result.failures, OPS.hint)
+
+
+def test_feedback_text_lists_fix_first_failures_examples_bugs_then_the_hint():
+    failures = [{"test": "t1", "reason": "wrong gradient", "details": ["a.grad: expected 1"],
+                 "snippet": "print(1)", "bugs": ["overwrite-grad: = not +="]},
+                {"test": "t2", "reason": "timed out", "details": [], "snippet": "", "bugs": []}]
+    assert feedback_text(["micrograd.topo"], failures, "use +=").splitlines() == [
+        "Fix micrograd.topo first: this item uses it.",
+        "t1: wrong gradient", "a.grad: expected 1",
+        "Smallest example (runnable):", "```python", "print(1)", "```",
+        "Recognised bug: overwrite-grad: = not +=",
+        "t2: timed out",
+        "Hint: use +="]
+
+
+def test_feedback_text_is_empty_with_nothing_to_say():
+    assert feedback_text([], [], "a hint alone is not feedback") == ""
