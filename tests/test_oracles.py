@@ -31,11 +31,11 @@ from grader.language.graphs import (
     MICROGRAD_OPS,
     MICROGRAD_PRIMITIVES,
     MICROGRAD_SUGAR,
+    OPS,
     Graph,
     Node,
 )
 from grader.language.strategies import (
-    SCALAR_PARAMS,
     op_cases,
     scalar_graphs,
     single_op_graphs,
@@ -172,7 +172,7 @@ def graded_ops() -> list[tuple[str, str, str, Any]]:
     found = [(draw, "scalar", op, param)
              for draw, ops in (("op", MICROGRAD_PRIMITIVES), ("graph", MICROGRAD_SUGAR))
              for op in ops
-             for param in SCALAR_PARAMS.get(op, (None,))]
+             for param in OPS[op].params(())]
     found += [("op", "tensor", op, ANY) for op in BABYGRAD_OP_ITEMS.values()]
     return found + [("graph", "tensor", op, ANY) for op in BABYGRAD_OPERATOR_FORMS]
 

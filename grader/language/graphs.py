@@ -5,17 +5,19 @@ node applies an op to operands that are *earlier* nodes, so graphs are acyclic b
 and sharing (``a + a``, diamonds, fan-out) is just an index used twice. The last node is the
 output on which ``backward()`` is called.
 
-The op table says, for each op, its arity, its float64 forward (the grader's own evaluator, also
-used by the finite-difference oracle), its domain, and how to spell it in each student API. The
+An op is one row of the op table: its arity, its float64 forward (the grader's own evaluator, also
+used by the finite-difference oracle) and its torch forward, its domain, its parameters and how
+its operands' shapes relate (what strategies draw), and how to spell it in each student API. The
 spelling is a Python expression template, so the code that builds a graph in a student engine and
 the snippet shown to the student are the same text.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -69,81 +71,245 @@ def _always(*_: object) -> bool:
     return True
 
 
+Shape = tuple[int, ...]
+MAX_ELEMENTS = 24
+"""No tensor drawn or computed holds more numbers than this: snippets stay short."""
+T = TypeVar("T")
+
+
+class Chooser(Protocol):
+    """Hypothesis's ``draw`` as the op table sees it: the table is shared with the worker,
+    which blocks hypothesis (``grader.language.strategies`` implements this on ``draw``)."""
+
+    def integer(self, low: int, high: int) -> int: ...
+
+    def one_of(self, options: Sequence[T]) -> T: ...
+
+    def shape(self, min_dims: int, max_side: int) -> Shape: ...
+
+
+class Operands(Protocol):
+    """How a tensor op's operand shapes relate: drawn for the op alone, and which nodes of a
+    graph may join the first operand as the second."""
+
+    def draw(self, choose: Chooser, arity: int) -> list[Shape]: ...
+
+    def partners(self, values: Sequence[np.ndarray], first: int) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class SameShape:
+    """Operands of one shape: every elementwise op, and every op of one operand."""
+
+    min_dims: int = 1
+    max_side: int = 3
+
+    def draw(self, choose: Chooser, arity: int) -> list[Shape]:
+        return [choose.shape(self.min_dims, self.max_side)] * arity
+
+    def partners(self, values: Sequence[np.ndarray], first: int) -> list[int]:
+        return [i for i, v in enumerate(values) if v.shape == values[first].shape]
+
+
+MATMUL_BATCHES = (((), ()), ((2,), ()), ((), (2,)), ((2,), (2,)), ((2, 1), (3, 1, 1)),
+                  ((1,), (2,)))
+
+
+@dataclass(frozen=True)
+class MatMulShapes:
+    """``a @ b``: a's last axis is b's second to last, the batch axes broadcast."""
+
+    def draw(self, choose: Chooser, arity: int) -> list[Shape]:
+        batch_a, batch_b = choose.one_of(MATMUL_BATCHES)
+        m, k, n = (choose.integer(1, 3) for _ in range(3))
+        return [batch_a + (m, k), batch_b + (k, n)]
+
+    def partners(self, values: Sequence[np.ndarray], first: int) -> list[int]:
+        a = values[first]
+        return [i for i, v in enumerate(values)
+                if v.ndim >= 2 and a.ndim >= 2 and v.shape[-2] == a.shape[-1]
+                and _batch_ok(a.shape, v.shape)]
+
+
+def _batch_ok(a: Shape, b: Shape) -> bool:
+    try:
+        shape = np.broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+    except ValueError:
+        return False
+    return math.prod(shape) <= MAX_ELEMENTS
+
+
+Params = Callable[[Shape], tuple[Any, ...]]
+"""An op's parameter candidates for an operand of this shape (none: the op does not apply)."""
+
+
+def _no_param(shape: Shape) -> tuple[Any, ...]:
+    return (None,)
+
+
+def _choices(*values: Any) -> Params:
+    """The same candidates whatever the operand's shape (a number)."""
+    return lambda shape: values
+
+
+SCALARS = _choices(2.0, -1.5, 0.5)
+DIVISORS = _choices(2.0, -4.0, 0.5)
+EXPONENTS = _choices(2, 3, 0.5, -1, 1.5, -0.5)
+
+
+def transpose_params(shape: Shape) -> tuple[Any, ...]:
+    """``None`` (swap the last two) plus permutations that are not their own inverse."""
+    ndim = len(shape)
+    if ndim < 2:
+        return ()
+    if ndim == 2:
+        return (None, (1, 0))
+    perms = [None, (1, 2, 0), (2, 0, 1), (0, 2, 1)]
+    if ndim > 3:
+        perms = [None, tuple(range(1, ndim)) + (0,), (ndim - 1,) + tuple(range(ndim - 1))]
+    return tuple(perms)
+
+
+def sum_params(shape: Shape) -> tuple[Any, ...]:
+    """Summation over everything, one axis, and a tuple of axes."""
+    ndim = len(shape)
+    params: list[Any] = [None] + list(range(ndim))
+    if ndim >= 2:
+        params.append((0, ndim - 1))
+    return tuple(params)
+
+
+def reshape_params(shape: Shape) -> tuple[Any, ...]:
+    size = math.prod(shape)
+    candidates = [(size,), (1, size)]
+    for d in range(2, size):
+        if size % d == 0:
+            candidates.append((d, size // d))
+    return tuple(c for c in candidates if c != shape) or ((size,),)
+
+
+def broadcast_params(shape: Shape) -> tuple[Any, ...]:
+    """Stretch size-1 axes, and prepend an axis: the two things broadcasting does."""
+    stretched = tuple(2 if d == 1 else d for d in shape)
+    params = []
+    if stretched != shape:
+        params.append(stretched)
+    params.append((2,) + shape)
+    return tuple(p for p in params if math.prod(p) <= MAX_ELEMENTS)
+
+
+@dataclass(frozen=True)
+class Function:
+    """A babygrad ``Function`` class: its name in ``ops`` and the attribute in which the
+    provided ``__init__`` keeps the op's parameter (None: it takes none)."""
+
+    name: str
+    keeps: str | None = None
+
+    def source(self, param: Any) -> str:
+        return f"ops.{self.name}({param!r})" if self.keeps else f"ops.{self.name}()"
+
+
 @dataclass(frozen=True)
 class Op:
-    """One operation of the graph language."""
+    """One operation of the graph language: all the grader needs to draw, run and spell it."""
 
     name: str
     arity: int
     forward: Callable[..., np.ndarray]
     """float64 forward: ``forward(*operands, param)``."""
+    torch: Callable[..., Any]
+    """The same on torch tensors, for the PyTorch oracle (which imports torch, not this)."""
     domain: Callable[..., bool] = _always
     """``domain(*operands, param)``: may this op be applied to these concrete values?"""
+    params: Params = _no_param
+    operands: Operands = SameShape()
     micrograd: str | None = None
     """Expression template in the micrograd API (``{0}``, ``{1}`` operands, ``{p}`` param)."""
     tensor: str | None = None
     """Expression template with babygrad's operators and methods."""
-    function: str | None = None
-    """babygrad ``Function`` class constructor, e.g. ``ops.Reshape({p})``."""
-    kink: bool = False
-    """Non-differentiable at 0 (relu, abs): graders keep operands away from it."""
+    function: Function | None = None
 
 
-def _op(name: str, arity: int, forward: Callable[..., np.ndarray], **kw: Any) -> Op:
-    return Op(name=name, arity=arity, forward=forward, **kw)
+def _op(name: str, arity: int, forward: Callable[..., np.ndarray], torch: Callable[..., Any],
+        **kw: Any) -> Op:
+    return Op(name=name, arity=arity, forward=forward, torch=torch, **kw)
+
+
+def _torch_transpose(x: Any, axes: tuple[int, ...] | None) -> Any:
+    return x.transpose(-1, -2) if axes is None else x.permute(*axes)
+
+
+def _torch_sum(x: Any, axes: int | tuple[int, ...] | None) -> Any:
+    return x.sum() if axes is None else x.sum(dim=axes)
 
 
 OPS: dict[str, Op] = {
     op.name: op
     for op in [
-        _op("add", 2, lambda a, b, p: a + b, micrograd="{0} + {1}", tensor="{0} + {1}",
-            function="ops.Add()"),
-        _op("mul", 2, lambda a, b, p: a * b, micrograd="{0} * {1}", tensor="{0} * {1}",
-            function="ops.Mul()"),
-        _op("sub", 2, lambda a, b, p: a - b, micrograd="{0} - {1}", tensor="{0} - {1}",
-            function="ops.Sub()"),
-        _op("div", 2, lambda a, b, p: a / b, domain=lambda a, b, p: _nonzero_divisor(b),
-            micrograd="{0} / {1}", tensor="{0} / {1}", function="ops.Div()"),
-        _op("pow", 2, lambda a, b, p: np.power(a, b), domain=lambda a, b, p: _positive(a),
-            tensor="{0} ** {1}", function="ops.Pow()"),
-        _op("neg", 1, lambda a, p: -a, micrograd="-{0}", tensor="-{0}", function="ops.Negate()"),
-        _op("log", 1, lambda a, p: np.log(a), domain=lambda a, p: _positive(a),
-            tensor="{0}.log()", function="ops.Log()"),
-        _op("exp", 1, lambda a, p: np.exp(a), micrograd="{0}.exp()", tensor="{0}.exp()",
-            function="ops.Exp()"),
-        _op("sqrt", 1, lambda a, p: np.sqrt(a), domain=lambda a, p: _positive(a),
-            tensor="{0}.sqrt()", function="ops.Sqrt()"),
-        _op("abs", 1, lambda a, p: np.abs(a), domain=lambda a, p: _away_from_zero(a),
-            tensor="{0}.abs()", function="ops.Abs()", kink=True),
-        _op("relu", 1, lambda a, p: np.maximum(a, 0.0), domain=lambda a, p: _away_from_zero(a),
-            micrograd="{0}.relu()", tensor="{0}.relu()", function="ops.ReLU()", kink=True),
-        _op("sigmoid", 1, lambda a, p: _sigmoid(a), tensor="{0}.sigmoid()",
-            function="ops.Sigmoid()"),
-        _op("tanh", 1, lambda a, p: np.tanh(a), micrograd="{0}.tanh()", tensor="{0}.tanh()",
-            function="ops.Tanh()"),
-        _op("powk", 1, lambda a, p: np.power(a, p), domain=lambda a, p: _power_ok(a, p),
-            micrograd="{0} ** {p}", tensor="{0} ** {p}", function="ops.PowerScalar({p})"),
-        _op("add_scalar", 1, lambda a, p: a + p, micrograd="{0} + {p}", tensor="{0} + {p}",
-            function="ops.AddScalar({p})"),
-        _op("mul_scalar", 1, lambda a, p: a * p, micrograd="{0} * {p}", tensor="{0} * {p}",
-            function="ops.MulScalar({p})"),
-        _op("div_scalar", 1, lambda a, p: a / p, micrograd="{0} / {p}", tensor="{0} / {p}",
-            function="ops.DivScalar({p})"),
-        _op("radd", 1, lambda a, p: p + a, micrograd="{p} + {0}", tensor="{p} + {0}"),
-        _op("rsub", 1, lambda a, p: p - a, micrograd="{p} - {0}", tensor="{p} - {0}"),
-        _op("rmul", 1, lambda a, p: p * a, micrograd="{p} * {0}", tensor="{p} * {0}"),
-        _op("rdiv", 1, lambda a, p: p / a, domain=lambda a, p: _nonzero_divisor(a),
-            micrograd="{p} / {0}", tensor="{p} / {0}"),
-        _op("sub_scalar", 1, lambda a, p: a - p, micrograd="{0} - {p}", tensor="{0} - {p}"),
-        _op("reshape", 1, lambda a, p: np.reshape(a, p), tensor="{0}.reshape({p})",
-            function="ops.Reshape({p})"),
-        _op("transpose", 1, _transpose, tensor="{0}.transpose({p})",
-            function="ops.Transpose({p})"),
-        _op("sum", 1, _sum, tensor="{0}.sum({p})", function="ops.Summation({p})"),
+        _op("add", 2, lambda a, b, p: a + b, lambda a, b, p: a + b,
+            micrograd="{0} + {1}", tensor="{0} + {1}", function=Function("Add")),
+        _op("mul", 2, lambda a, b, p: a * b, lambda a, b, p: a * b,
+            micrograd="{0} * {1}", tensor="{0} * {1}", function=Function("Mul")),
+        _op("sub", 2, lambda a, b, p: a - b, lambda a, b, p: a - b,
+            micrograd="{0} - {1}", tensor="{0} - {1}", function=Function("Sub")),
+        _op("div", 2, lambda a, b, p: a / b, lambda a, b, p: a / b,
+            domain=lambda a, b, p: _nonzero_divisor(b),
+            micrograd="{0} / {1}", tensor="{0} / {1}", function=Function("Div")),
+        _op("pow", 2, lambda a, b, p: np.power(a, b), lambda a, b, p: a ** b,
+            domain=lambda a, b, p: _positive(a), tensor="{0} ** {1}", function=Function("Pow")),
+        _op("neg", 1, lambda a, p: -a, lambda a, p: -a,
+            micrograd="-{0}", tensor="-{0}", function=Function("Negate")),
+        _op("log", 1, lambda a, p: np.log(a), lambda a, p: a.log(),
+            domain=lambda a, p: _positive(a), tensor="{0}.log()", function=Function("Log")),
+        _op("exp", 1, lambda a, p: np.exp(a), lambda a, p: a.exp(),
+            micrograd="{0}.exp()", tensor="{0}.exp()", function=Function("Exp")),
+        _op("sqrt", 1, lambda a, p: np.sqrt(a), lambda a, p: a.sqrt(),
+            domain=lambda a, p: _positive(a), tensor="{0}.sqrt()", function=Function("Sqrt")),
+        _op("abs", 1, lambda a, p: np.abs(a), lambda a, p: a.abs(),
+            domain=lambda a, p: _away_from_zero(a), tensor="{0}.abs()", function=Function("Abs")),
+        _op("relu", 1, lambda a, p: np.maximum(a, 0.0), lambda a, p: a.relu(),
+            domain=lambda a, p: _away_from_zero(a),
+            micrograd="{0}.relu()", tensor="{0}.relu()", function=Function("ReLU")),
+        _op("sigmoid", 1, lambda a, p: _sigmoid(a), lambda a, p: a.sigmoid(),
+            tensor="{0}.sigmoid()", function=Function("Sigmoid")),
+        _op("tanh", 1, lambda a, p: np.tanh(a), lambda a, p: a.tanh(),
+            micrograd="{0}.tanh()", tensor="{0}.tanh()", function=Function("Tanh")),
+        _op("powk", 1, lambda a, p: np.power(a, p), lambda a, p: a ** p,
+            domain=lambda a, p: _power_ok(a, p), params=EXPONENTS,
+            micrograd="{0} ** {p}", tensor="{0} ** {p}",
+            function=Function("PowerScalar", "scalar")),
+        _op("add_scalar", 1, lambda a, p: a + p, lambda a, p: a + p, params=SCALARS,
+            micrograd="{0} + {p}", tensor="{0} + {p}", function=Function("AddScalar", "scalar")),
+        _op("mul_scalar", 1, lambda a, p: a * p, lambda a, p: a * p, params=SCALARS,
+            micrograd="{0} * {p}", tensor="{0} * {p}", function=Function("MulScalar", "scalar")),
+        _op("div_scalar", 1, lambda a, p: a / p, lambda a, p: a / p, params=DIVISORS,
+            micrograd="{0} / {p}", tensor="{0} / {p}", function=Function("DivScalar", "scalar")),
+        _op("radd", 1, lambda a, p: p + a, lambda a, p: p + a, params=SCALARS,
+            micrograd="{p} + {0}", tensor="{p} + {0}"),
+        _op("rsub", 1, lambda a, p: p - a, lambda a, p: p - a, params=SCALARS,
+            micrograd="{p} - {0}", tensor="{p} - {0}"),
+        _op("rmul", 1, lambda a, p: p * a, lambda a, p: p * a, params=SCALARS,
+            micrograd="{p} * {0}", tensor="{p} * {0}"),
+        _op("rdiv", 1, lambda a, p: p / a, lambda a, p: p / a, params=DIVISORS,
+            domain=lambda a, p: _nonzero_divisor(a), micrograd="{p} / {0}", tensor="{p} / {0}"),
+        _op("sub_scalar", 1, lambda a, p: a - p, lambda a, p: a - p, params=SCALARS,
+            micrograd="{0} - {p}", tensor="{0} - {p}"),
+        _op("reshape", 1, lambda a, p: np.reshape(a, p), lambda a, p: a.reshape(p),
+            params=reshape_params, tensor="{0}.reshape({p})",
+            function=Function("Reshape", "shape")),
+        _op("transpose", 1, _transpose, _torch_transpose, params=transpose_params,
+            operands=SameShape(min_dims=2), tensor="{0}.transpose({p})",
+            function=Function("Transpose", "axes")),
+        _op("sum", 1, _sum, _torch_sum, params=sum_params, tensor="{0}.sum({p})",
+            function=Function("Summation", "axes")),
+        # small sides: size-1 axes to stretch, room to prepend one
         _op("broadcast_to", 1, lambda a, p: np.broadcast_to(a, p).copy(),
-            tensor="{0}.broadcast_to({p})", function="ops.BroadcastTo({p})"),
-        _op("matmul", 2, lambda a, b, p: np.matmul(a, b), tensor="{0} @ {1}",
-            function="ops.MatMul()"),
+            lambda a, p: a.broadcast_to(p), params=broadcast_params,
+            operands=SameShape(max_side=2), tensor="{0}.broadcast_to({p})",
+            function=Function("BroadcastTo", "shape")),
+        _op("matmul", 2, lambda a, b, p: np.matmul(a, b), lambda a, b, p: a @ b,
+            operands=MatMulShapes(), tensor="{0} @ {1}", function=Function("MatMul")),
     ]
 }
 
@@ -246,10 +412,10 @@ def names(graph: Graph) -> list[str]:
 
 def function_source(node: Node) -> str:
     """The babygrad ``Function`` that applies ``node``'s op, e.g. ``ops.Transpose((1, 0))``."""
-    template = OPS[node.op].function
-    if template is None:
+    function = OPS[node.op].function
+    if function is None:
         raise ValueError(f"op {node.op!r} has no babygrad Function")
-    return template.format(p=repr(node.param))
+    return function.source(node.param)
 
 
 def expression(graph: Graph, index: int, api: str, var: list[str]) -> str:

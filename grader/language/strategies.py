@@ -4,7 +4,8 @@ Every node draws the same four integers (op, two operand indices, parameter choi
 shrinking one choice never shifts the meaning of the others. Domains are enforced from the
 concrete values computed while the graph is built (never with ``assume``): an op that is not
 admissible on its operands falls back to the next allowed op that is, and finally to the first
-leaf. Leaf values sit on a grid of eighths, exact in float32 and short in a snippet.
+leaf. What an op needs (parameters, operand shapes, domain) is read from its row of the op
+table. Leaf values sit on a grid of eighths, exact in float32 and short in a snippet.
 """
 
 from __future__ import annotations
@@ -16,23 +17,10 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from grader.language.graphs import OPS, Graph, Node, admissible
+from grader.language.graphs import MAX_ELEMENTS, OPS, Graph, Node, Op, admissible
 
 LEAF_GRID = 8
 LEAF_RANGE = 3.0
-MAX_ELEMENTS = 24
-
-SCALAR_PARAMS: dict[str, tuple[Any, ...]] = {
-    "powk": (2, 3, 0.5, -1, 1.5, -0.5),
-    "add_scalar": (2.0, -1.5, 0.5),
-    "sub_scalar": (2.0, -1.5, 0.5),
-    "mul_scalar": (2.0, -1.5, 0.5),
-    "div_scalar": (2.0, -4.0, 0.5),
-    "radd": (2.0, -1.5, 0.5),
-    "rsub": (2.0, -1.5, 0.5),
-    "rmul": (2.0, -1.5, 0.5),
-    "rdiv": (2.0, -4.0, 0.5),
-}
 
 
 def leaf_values(shape: tuple[int, ...] = ()) -> st.SearchStrategy[np.ndarray]:
@@ -54,81 +42,13 @@ def _grid_value(k: int) -> float:
     return (shifted if shifted <= steps else -k) / LEAF_GRID
 
 
-def _params_for(op: str, shape: tuple[int, ...]) -> tuple[Any, ...]:
-    """Parameter candidates for ``op`` applied to an operand of ``shape``."""
-    if op in SCALAR_PARAMS:
-        return SCALAR_PARAMS[op]
-    if op == "transpose":
-        return tensor_transpose_params(len(shape))
-    if op == "sum":
-        return tensor_sum_params(len(shape))
-    if op == "reshape":
-        return tensor_reshape_params(shape)
-    if op == "broadcast_to":
-        return tensor_broadcast_params(shape)
-    return (None,)
-
-
-def tensor_transpose_params(ndim: int) -> tuple[Any, ...]:
-    """``None`` (swap the last two) plus permutations that are not their own inverse."""
-    if ndim < 2:
-        return ()
-    if ndim == 2:
-        return (None, (1, 0))
-    perms = [None, (1, 2, 0), (2, 0, 1), (0, 2, 1)]
-    if ndim > 3:
-        perms = [None, tuple(range(1, ndim)) + (0,), (ndim - 1,) + tuple(range(ndim - 1))]
-    return tuple(perms)
-
-
-def tensor_sum_params(ndim: int) -> tuple[Any, ...]:
-    """Summation over everything, one axis, and a tuple of axes."""
-    params: list[Any] = [None] + list(range(ndim))
-    if ndim >= 2:
-        params.append((0, ndim - 1))
-    return tuple(params)
-
-
-def tensor_reshape_params(shape: tuple[int, ...]) -> tuple[Any, ...]:
-    size = math.prod(shape)
-    candidates = [(size,), (1, size)]
-    for d in range(2, size):
-        if size % d == 0:
-            candidates.append((d, size // d))
-    return tuple(c for c in candidates if c != shape) or ((size,),)
-
-
-def tensor_broadcast_params(shape: tuple[int, ...]) -> tuple[Any, ...]:
-    """Stretch size-1 axes, and prepend an axis: the two things broadcasting does."""
-    stretched = tuple(2 if d == 1 else d for d in shape)
-    params = []
-    if stretched != shape:
-        params.append(stretched)
-    params.append((2,) + shape)
-    return tuple(p for p in params if math.prod(p) <= MAX_ELEMENTS)
-
-
 def _second_operand(kind: str, values: list[np.ndarray], first: int, pick: int,
-                    op: str) -> int | None:
-    """Choose the second operand: any node for scalars, a shape-compatible one for tensors."""
+                    op: Op) -> int | None:
+    """Choose the second operand: any node for scalars, one the op's shapes allow for tensors."""
     if kind == "scalar":
         return pick % len(values)
-    a = values[first]
-    if op == "matmul":
-        candidates = [i for i, v in enumerate(values)
-                      if v.ndim >= 2 and a.ndim >= 2 and v.shape[-2] == a.shape[-1]
-                      and _batch_ok(a.shape, v.shape)]
-    else:
-        candidates = [i for i, v in enumerate(values) if v.shape == a.shape]
+    candidates = op.operands.partners(values, first)
     return candidates[pick % len(candidates)] if candidates else None
-
-
-def _batch_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    try:
-        shape = np.broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
-    except ValueError:
-        return False
-    return math.prod(shape) <= MAX_ELEMENTS
 
 
 def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
@@ -142,11 +62,11 @@ def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
             op = OPS[name]
             args = [operand]
             if op.arity == 2:
-                second = _second_operand(kind, values, operand, second_pick, name)
+                second = _second_operand(kind, values, operand, second_pick, op)
                 if second is None:
                     continue
                 args.append(second)
-            candidates = _params_for(name, values[operand].shape)
+            candidates = op.params(values[operand].shape)
             if not candidates:
                 continue
             param = candidates[param_pick % len(candidates)]
@@ -232,33 +152,32 @@ def _admissible_leaves(op: str, leaves: list[np.ndarray], param: Any) -> list[np
     raise AssertionError(f"no repair puts {op} operands in its domain")
 
 
-MATMUL_BATCHES = (((), ()), ((2,), ()), ((), (2,)), ((2,), (2,)), ((2, 1), (3, 1, 1)),
-                  ((1,), (2,)))
+class _Draws:
+    """The op table's ``Chooser`` on Hypothesis's ``draw``."""
 
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
 
-def _operand_shapes(draw: st.DrawFn, kind: str, op: str) -> list[tuple[int, ...]]:
-    if kind == "scalar":
-        return [()] * OPS[op].arity
-    if op == "matmul":
-        batch_a, batch_b = draw(st.sampled_from(MATMUL_BATCHES))
-        m, k, n = (draw(st.integers(1, 3)) for _ in range(3))
-        return [batch_a + (m, k), batch_b + (k, n)]
-    if op == "broadcast_to":  # small sides: size-1 axes to stretch, room to prepend one
-        return [draw(tensor_shapes(max_side=2))]
-    min_dims = 2 if op == "transpose" else 1
-    shape = draw(tensor_shapes(min_dims=min_dims))
-    return [shape] * OPS[op].arity
+    def integer(self, low: int, high: int) -> int:
+        return self.draw(st.integers(low, high))
+
+    def one_of(self, options: Sequence[Any]) -> Any:
+        return self.draw(st.sampled_from(options))
+
+    def shape(self, min_dims: int, max_side: int) -> tuple[int, ...]:
+        return self.draw(tensor_shapes(min_dims=min_dims, max_side=max_side))
 
 
 @st.composite
 def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
     """One op on fresh leaves, in its domain, with a drawn output gradient."""
-    shapes = _operand_shapes(draw, kind, op)
-    params = _params_for(op, shapes[0])
+    row = OPS[op]
+    shapes = [()] * row.arity if kind == "scalar" else row.operands.draw(_Draws(draw), row.arity)
+    params = row.params(shapes[0])
     param = params[draw(st.integers(0, len(params) - 1))]
     leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
     graph = Graph(kind, tuple(leaves), (Node(op, tuple(range(len(leaves))), param),))
-    out_shape = np.shape(OPS[op].forward(*leaves, param))
+    out_shape = np.shape(row.forward(*leaves, param))
     return graph, draw(leaf_values(out_shape))
 
 
