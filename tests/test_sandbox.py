@@ -9,10 +9,12 @@ bounded: a few hundred processes, 4 GiB, children that exit by themselves after 
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import itertools
 import os
 import pickle
+import resource
 import socket
 import sys
 import time
@@ -21,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.worker import launch, sandbox
-from grader.worker.launch import Limits, Worker, WorkerFailure, sanitize
+from grader.worker import launch, policy, sandbox
+from grader.worker.launch import Limits, Worker, WorkerFailure
+from grader.worker.policy import Policy
+from grader.worker.sanitize import sanitize_message, sanitize_output
 from tests.programs import SANDBOX_MODES, needs_bwrap
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,7 +152,7 @@ def _still_serves(worker: Worker) -> None:
 
 
 def test_limits_are_validated():
-    assert Limits() == sandbox.DEFAULT_LIMITS
+    assert Limits() == policy.DEFAULT_LIMITS
     with pytest.raises(ValueError):
         Limits(memory_mb=128)
     with pytest.raises(ValueError):
@@ -176,14 +180,15 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     (top / "answers.txt").write_text("42")
     other = tmp_path / "other"
     other.mkdir()
-    args, bound = sandbox._mount_plan(
-        [str(top), str(top / "nested"), str(tmp_path / "missing")],
-        [str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent"])
+    args, bound, masked = policy.mount_plan(Policy(
+        readable=(str(top), str(top / "nested"), str(tmp_path / "missing")),
+        hidden=(str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent")))
     text = " ".join(args)
     assert str(top) in bound and str(top / "nested") not in bound  # covered by its parent
     assert "missing" not in text and "/nonexistent" not in text
     assert str(other) not in text  # not visible inside, nothing to mask
-    for parent in sandbox._ancestors(str(top)):
+    assert masked == (str(top / "answers.txt"), str(top / "secret"))
+    for parent in policy.ancestors(str(top)):
         assert f"--perms 0755 --dir {parent} " in text
     bind = args.index(str(top))
     assert args[bind - 1] == "--ro-bind"
@@ -200,7 +205,53 @@ def test_failure_pickles():
 
 def test_sanitize_strips_escapes_and_controls():
     raw = b"\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x00\x07\x1b(B\r\nline\xff\ttab\x1bc"
-    assert sanitize(raw) == "red ok\nline\ufffd\ttab"
+    assert sanitize_output(raw) == "red ok\nline\ufffd\ttab"
+    # inside an answer, for a student: the same escapes go, and so does anything not ASCII
+    assert sanitize_message(raw.decode(errors="replace")) == "red ok\nline\ttab"
+    assert sanitize_message("é" + "x" * 400, 10) == "xxxxxxx..."
+
+
+def test_protections_and_the_bwrap_command_come_from_one_policy(tmp_path):
+    (tmp_path / "secret").mkdir()
+    base = Policy(readable=(str(tmp_path),), hidden=(str(tmp_path / "secret"),), uid=64999)
+    scratch = str(tmp_path / "scratch")
+
+    def derived(p: Policy) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        return (" ".join(policy.bwrap_arguments(p, scratch, "setpriv")),
+                policy.protections(p, "bwrap"), policy.protections(p, "none"))
+
+    command, lines, fallback = derived(base)
+    assert "--size 16777216 --tmpfs /dev/shm" in command and "--reuid=64999" in command
+    assert "writable: the scratch directory only (and a 16 MB /dev/shm)" in lines
+    assert "1 hidden path(s) masked" in lines and "no network (network namespace)" in lines
+    assert "NO network isolation" in fallback and "NO ipc and uts namespaces" in fallback
+    for change in [{"shm_bytes": 32 << 20}, {"namespaces": ("pid", "uts")}, {"uid": None},
+                   {"readable": ()}, {"hidden": ()}]:
+        changed = derived(dataclasses.replace(base, **change))
+        assert changed[0] != command and changed[1] != lines, change
+    command, lines, fallback = derived(dataclasses.replace(base, namespaces=("pid", "uts")))
+    assert "--unshare-net" not in command and "--unshare-ipc" not in command
+    assert not any("network" in line for line in lines + fallback)
+    assert "uts namespaces" in lines and "NO uts namespaces" in fallback
+
+
+def test_rlimits_and_protections_come_from_one_policy():
+    small = Policy(limits=Limits(memory_mb=1024, processes=8), uid=64999, cpu_cap_s=60)
+    rlimits = dict(small.rlimits())
+    assert rlimits[resource.RLIMIT_AS] == (1024 << 20,) * 2
+    assert rlimits[resource.RLIMIT_NPROC] == (8, 8) and rlimits[resource.RLIMIT_CPU][0] == 60
+    assert rlimits[resource.RLIMIT_CORE] == (0, 0)
+    for mode in ("bwrap", "none"):
+        lines = policy.protections(small, mode)
+        assert {"memory limit 1024 MB (address space)", "process limit 8",
+                "no core dumps"} <= set(lines)
+        assert any("hard CPU cap 60 s per process" in line for line in lines)
+    without_uid = dataclasses.replace(small, uid=None, core_dumps=True)
+    assert resource.RLIMIT_NPROC not in dict(without_uid.rlimits())
+    assert resource.RLIMIT_CORE not in dict(without_uid.rlimits())
+    assert "no core dumps" not in policy.protections(without_uid, "none")
+    assert "same uid as the grader: process limit NOT enforced" in policy.protections(
+        without_uid, "none")
 
 
 def test_bwrap_unavailable(make, monkeypatch):
@@ -247,7 +298,7 @@ def test_inside_view(make, mode):
     assert limits["Max address space"] == str(1024 << 20)
     assert limits["Max file size"] == str(16 << 20)
     assert limits["Max core file size"] == "0"
-    assert limits["Max cpu time"] == str(sandbox.HARD_CPU_LIMIT_S)
+    assert limits["Max cpu time"] == str(Policy().cpu_cap_s)
     assert info["oom_score_adj"] == "1000"
     assert info["stdin"] == "/dev/null"
     assert info["fds"] == [0, 1, 2, 3, 4, 5]  # 5: the listing itself; nothing leaked
@@ -496,7 +547,7 @@ def test_failure_keeps_the_output(make, mode):
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 @pytest.mark.parametrize(("raw", "detail"), [
-    ("ffffffff", f"exceeds the {sandbox.Limits().reply_bytes} byte cap"),
+    ("ffffffff", f"exceeds the {Limits().reply_bytes} byte cap"),
     ("00000003" + "7b7b7b", "not valid JSON"),
     ("00000002" + "7b7d" + "00000002" + "7b7d", "more than one reply"),
 ])

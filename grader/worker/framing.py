@@ -2,6 +2,8 @@
 
 Both sides use these two functions; the parent never trusts what it reads: a frame that is
 too large, truncated or not JSON raises ``FrameError`` and the worker is treated as broken.
+A worker reads requests on ``REQUEST_FD`` and writes one reply to each on ``REPLY_FD``, so
+whatever student code prints on stdout or stderr cannot be mistaken for a reply.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import os
 import struct
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+REQUEST_FD = 3
+REPLY_FD = 4
 HEADER = struct.Struct(">I")
 
 

@@ -3,19 +3,20 @@
 ``sandbox.py`` decides how the worker is confined; this module runs it.
 
 Channel
-    Two pipes: the worker reads length-prefixed JSON requests (``framing``) on fd 3 and writes
-    one reply per request on fd 4. Its stdin is /dev/null; stdout and stderr share one pipe
-    that a thread drains continuously (the worker never blocks on output), keeping only the
-    first quarter and the last three quarters of ``Limits.output_cap_bytes``.
+    Two pipes: the worker reads length-prefixed JSON requests (``framing``) on
+    ``framing.REQUEST_FD`` and writes one reply per request on ``framing.REPLY_FD``. Its stdin
+    is /dev/null; stdout and stderr share one pipe that a thread drains continuously (the
+    worker never blocks on output), keeping only the first quarter and the last three quarters
+    of ``Limits.output_cap_bytes``.
 
 Deadlines
     A request is charged the CPU time of the worker's whole process tree, read from /proc only
     when the answer does not come back within ``CPU_POLL_GRACE_S`` (a quick request never
     touches /proc, so load on the machine cannot turn it into a timeout). The baseline is taken
     at that first poll, so a request may overrun its budget by at most the grace period, never
-    time out early. A wall-clock backstop (``budget * wall_factor + 5 s``) catches a worker that
-    is blocked or sleeping. Reads and writes are non-blocking under ``poll``: a worker that
-    writes half a frame and stalls still meets the deadline.
+    time out early. A wall-clock backstop (``budget * wall_factor + WALL_GRACE_S``) catches a
+    worker that is blocked or sleeping. Reads and writes are non-blocking under ``poll``: a
+    worker that writes half a frame and stalls still meets the deadline.
 
 Failures
     On a timeout, a death or a bad frame the whole process tree is killed (bwrap: the sandbox's
@@ -50,11 +51,9 @@ from pathlib import Path
 
 from grader.worker import framing
 from grader.worker.framing import HEADER as _HEADER
+from grader.worker.policy import DEFAULT_LIMITS, WALL_GRACE_S, Limits, Policy
 from grader.worker.sandbox import (
-    DEFAULT_LIMITS,
-    HARD_CPU_LIMIT_S,
     Confinement,
-    Limits,
     SandboxUnavailable,
     SlotBusy,
     SlotLock,
@@ -62,12 +61,12 @@ from grader.worker.sandbox import (
     sweep_uid,
     uid_for_slot,
 )
+from grader.worker.sanitize import sanitize_output
 
 __all__ = ["Limits", "SandboxUnavailable", "SlotBusy", "Worker", "WorkerFailure",
            "worker_in_free_slot",
            "process_tree", "tree_cpu_seconds"]
 
-WALL_GRACE_S = 5.0  # the backstop is budget * wall_factor + this
 CPU_POLL_GRACE_S = 0.05  # how long a reply may take before /proc is consulted at all
 CPU_POLL_MAX_S = 0.25  # longest gap between two /proc polls
 DEATH_WAIT_S = 1.0  # after EOF on the reply channel: how long to wait for the exit status
@@ -198,22 +197,6 @@ def _signal_all(pids: Sequence[int], sig: int) -> None:
 
 # --------------------------------------------------------------------------- output
 
-_ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)"  # OSC ... BEL or ST
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)"  # DCS, SOS, PM, APC ... ST
-    r"|\x1b[ -/]*[0-~]"  # other escapes
-    r"|\x1b"  # a lone ESC
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-)
-
-
-def sanitize(data: bytes) -> str:
-    """Printable text only: ANSI escapes stripped, other control characters dropped."""
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    text = _ANSI.sub("", text)
-    return "".join(ch for ch in text if ch == "\n" or ch == "\t" or ch.isprintable())
-
 
 class _OutputSink:
     """Drains the worker's stdout+stderr pipe, keeping a bounded head and tail."""
@@ -273,8 +256,9 @@ class _OutputSink:
             omitted = self._total - len(self._head) - len(tail)
             head = bytes(self._head)
         if omitted <= 0:
-            return sanitize(head + tail)
-        return f"{sanitize(head)}\n[... {omitted} bytes omitted ...]\n{sanitize(tail)}"
+            return sanitize_output(head + tail)
+        return (f"{sanitize_output(head)}\n[... {omitted} bytes omitted ...]\n"
+                f"{sanitize_output(tail)}")
 
     def last_text(self, size: int) -> str:
         with self._lock:
@@ -336,7 +320,7 @@ class _Generation:
                 confinement.command(argv, self.scratch), cwd=self.scratch,
                 env=confinement.environment(self.scratch, target, self.marker),
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=subprocess.STDOUT,
-                close_fds=False,  # the child setup closes everything but fds 0-4 itself
+                close_fds=False,  # the child setup closes everything but fds 0-2 and the channel
                 start_new_session=True,
                 preexec_fn=confinement.child_setup((req_r, rep_w)))
         except BaseException:
@@ -349,8 +333,8 @@ class _Generation:
         self.req_w, self.rep_r = req_w, rep_r
         os.set_blocking(req_w, False)
         os.set_blocking(rep_r, False)
-        self.output = _OutputSink(out_r, confinement.limits.output_cap_bytes)
-        self.reply_cap = confinement.limits.reply_bytes
+        self.output = _OutputSink(out_r, confinement.policy.limits.output_cap_bytes)
+        self.reply_cap = confinement.policy.limits.reply_bytes
         self.finished = False
 
     # ---- talking
@@ -486,8 +470,8 @@ class _Generation:
             _signal_all(victims, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            if self.confinement.uid is not None:
-                sweep_uid(self.confinement.uid)
+            if self.confinement.policy.uid is not None:
+                sweep_uid(self.confinement.policy.uid)
         try:
             proc.wait(KILL_WAIT_S)
         except subprocess.TimeoutExpired:
@@ -501,14 +485,15 @@ _MEMORY_SIGNS = re.compile(r"MemoryError|Cannot allocate memory|std::bad_alloc|o
 
 
 def _death_detail(status: tuple[int | None, int | None], last_output: str,
-                  limits: Limits) -> str:
+                  policy: Policy) -> str:
     sig, code = status
+    limits = policy.limits
     if _MEMORY_SIGNS.search(last_output):
         return f"exceeded the memory limit ({limits.memory_mb} MB)"
     if sig == signal.SIGXFSZ:
         return f"exceeded the file size limit ({limits.file_size_mb} MB)"
     if sig == signal.SIGXCPU:
-        return f"exceeded the hard CPU time limit ({HARD_CPU_LIMIT_S} s)"
+        return f"exceeded the hard CPU time limit ({policy.cpu_cap_s} s)"
     if sig is not None:
         try:
             name = (signal.strsignal(sig) or signal.Signals(sig).name).lower()
@@ -577,7 +562,7 @@ class Worker:
             if slot_lock is not None:
                 slot_lock.release()
             raise
-        if slot_lock is not None and self._confinement.uid is None:
+        if slot_lock is not None and self._confinement.policy.uid is None:
             slot_lock.release()  # no process will run as that uid
             slot_lock = None
         self.protections: list[str] = list(self._confinement.protections)
@@ -597,7 +582,7 @@ class Worker:
     @property
     def uid(self) -> int | None:
         """The worker's own uid, or None when it runs as the grader's uid."""
-        return self._confinement.uid
+        return self._confinement.policy.uid
 
     @property
     def running(self) -> bool:
@@ -696,7 +681,8 @@ class Worker:
         self._retire(generation)  # kills the tree and collects the last of its output
         if status is not None:
             kind = "crashed"
-            detail = _death_detail(status, generation.output.last_text(4096), self.limits)
+            detail = _death_detail(status, generation.output.last_text(4096),
+                                   self._confinement.policy)
         return WorkerFailure(kind, detail, self._last_excerpt)
 
 

@@ -8,25 +8,18 @@ types, lengths and shapes; every number converted to a real float64. A malformed
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
 
+from grader.worker.sanitize import sanitize_message
+
 STATUSES = {"missing", "error", "invalid"}
-MAX_TEXT = 300
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-_UNPRINTABLE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[^\x20-\x7e\n\t]")
 
 
 class InvalidAnswer(Exception):
     """The worker's answer does not have the form the request asked for."""
-
-
-def sanitize(text: Any, limit: int = MAX_TEXT) -> str:
-    """Printable ASCII only, escape sequences stripped, bounded: safe to show to a student."""
-    clean = _UNPRINTABLE.sub("", str(text))
-    return clean if len(clean) <= limit else clean[: limit - 3] + "..."
 
 
 def decode_array(obj: Any, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -47,7 +40,7 @@ def decode_array(obj: Any, what: str, shape: tuple[int, ...] | None = None) -> n
         elif type(x) is str and x in _NON_FINITE:
             numbers.append(_NON_FINITE[x])
         else:
-            raise InvalidAnswer(f"{what}: {sanitize(repr(x), 40)} is not a number")
+            raise InvalidAnswer(f"{what}: {sanitize_message(repr(x), 40)} is not a number")
     array = np.asarray(numbers, dtype=np.float64).reshape(dims)
     if shape is not None and array.shape != shape:
         raise InvalidAnswer(f"{what} has shape {array.shape}, expected {shape}")
@@ -87,8 +80,8 @@ def _error(error: Any) -> dict[str, Any]:
         raise InvalidAnswer("malformed error report")
     return {
         "status": error["status"],
-        "message": " ".join(sanitize(error.get("message", "")).split()),  # one line
-        "frames": [sanitize(f, 200) for f in frames[:5]],
+        "message": " ".join(sanitize_message(error.get("message", "")).split()),  # one line
+        "frames": [sanitize_message(f, 200) for f in frames[:5]],
     }
 
 

@@ -1,8 +1,8 @@
 """The worker's main loop: import the submission, answer probe requests with plain numbers.
 
-Runs inside the sandbox (``python -I -m grader.worker.runner``). Requests arrive on fd 3 and
-answers leave on fd 4, so whatever the student prints on stdout/stderr cannot be mistaken for
-an answer. Nothing here decides a grade: the trusted parent validates and judges every answer.
+Runs inside the sandbox (``python -I -m grader.worker.runner``). Requests and answers travel on
+``framing``'s two file descriptors, never on stdout/stderr. Nothing here decides a grade: the
+trusted parent validates and judges every answer.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
 from grader.worker import framing, probes
 
-REQUESTS_FD = 3
-ANSWERS_FD = 4
 BLOCKED_MODULES = ("torch", "reference", "grader.grading.suites", "grader.oracles", "hypothesis")
 MAX_MESSAGE = 300
 MODULES = {"micrograd": "micrograd/engine.py", "babygrad": "babygrad/__init__.py"}
@@ -130,10 +128,10 @@ def main() -> None:
     submission = Submission(root)
     while True:
         try:
-            request = framing.read_frame(REQUESTS_FD)
+            request = framing.read_frame(framing.REQUEST_FD)
         except framing.FrameError:
             return
-        framing.write_frame(ANSWERS_FD, answer(submission, request))
+        framing.write_frame(framing.REPLY_FD, answer(submission, request))
 
 
 if __name__ == "__main__":

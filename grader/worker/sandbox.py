@@ -1,32 +1,22 @@
-"""How an untrusted worker is confined: its command line, limits, uid and environment.
+"""How an untrusted worker is confined: the mode, the child's setup, uids and probing.
 
 This module only *decides*; ``launch.py`` runs the worker, talks to it, times it and kills it.
-
-Two modes (``confine(..., sandbox=...)`` picks one, ``"auto"`` probes once and caches):
+What confines it is the ``Policy`` of ``policy.py``, from which bubblewrap's command line, the
+rlimits and each report's ``protections`` are derived. Two modes (``confine(..., sandbox=...)``
+picks one, ``"auto"`` probes once and caches):
 
 ``bwrap``
-    bubblewrap started as root *without* a user namespace (one would map the worker back to
-    host uid 0, where ``RLIMIT_NPROC`` does not bite). The sandbox gets a private filesystem
-    view (only ``/usr``, ``/etc``, the interpreter's prefix, the ``readable`` paths and a
-    read-write scratch directory are mounted; ``hidden`` paths are masked by an empty tmpfs),
-    no network, its own pid/ipc/uts namespaces, and the worker drops to a dedicated
-    unprivileged uid (``BASE_UID + slot``) through ``setpriv`` with no capabilities and
-    ``no_new_privs``. Parent directories of every bind are created 0755: bwrap would make
-    them 0700 and the interpreter then silently falls back to the system Python.
-    Killing the sandbox's pid-1 kills every process in it, ``setsid()`` daemons included.
+    bubblewrap enforces the whole policy: a private filesystem view, no network, its own
+    namespaces, and (as root) the worker's own uid. Killing the sandbox's pid-1 kills every
+    process in it, ``setsid()`` daemons included.
 
 ``none``
-    A plain subprocess in its own session with the same rlimits. Nothing isolates the
-    filesystem or the network; ``hidden`` paths are only handed to the runner (which blocks
-    imports) in ``GRADER_HIDDEN``. As root, the worker drops to the slot's uid only if the
+    A plain subprocess in its own session with the same rlimits and environment. Nothing
+    isolates the filesystem or the network; ``hidden`` paths are only handed to the runner (which
+    blocks imports) in ``GRADER_HIDDEN``. As root, the worker drops to the slot's uid only if the
     interpreter works as that uid (a probe checks; a pyenv under ``/root`` does not), which
     makes ``RLIMIT_NPROC`` bite and lets the parent sweep stray processes with ``kill(-1)``.
     ``protections`` says plainly what is not in force.
-
-Limits are set in the child between ``fork`` and ``exec`` (of bwrap, or of the worker) and are
-inherited by everything the worker starts: ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``
-(only where the worker has a uid of its own), ``RLIMIT_CORE`` = 0 and a generous
-``RLIMIT_CPU`` cap; ``oom_score_adj`` = 1000 so the kernel's OOM killer picks the worker first.
 """
 
 from __future__ import annotations
@@ -46,22 +36,21 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from grader.worker.framing import MAX_FRAME_BYTES
+from grader.worker.policy import (
+    SAFE_PATH,
+    Limits,
+    Policy,
+    bwrap_arguments,
+    is_under,
+    protections,
+)
 
 MODES = ("auto", "bwrap", "none")
 BASE_UID = 64000
 MAX_SLOTS = 1000
-HARD_CPU_LIMIT_S = 600
-OOM_SCORE_ADJ = 1000
-SHM_BYTES = 16 * 1024 * 1024
-REQUEST_FD = 3
-REPLY_FD = 4
-# Read-only system directories; a symlink (merged /usr) is recreated as the same symlink.
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 _PROBE_TIMEOUT_S = 30.0
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -74,33 +63,6 @@ class SandboxUnavailable(RuntimeError):
 
 class SlotBusy(RuntimeError):
     """Another live Worker (in this or another process) holds the same slot."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    memory_mb: int = 2048  # RLIMIT_AS; numpy/OpenBLAS breaks below 256, use >= 1024
-    file_size_mb: int = 64  # RLIMIT_FSIZE
-    processes: int = 32  # RLIMIT_NPROC (only effective for a uid of the worker's own)
-    output_cap_bytes: int = 64 * 1024  # how much of stdout+stderr the parent keeps
-    reply_bytes: int = 4 * 1024 * 1024  # largest reply the trusted parent will parse
-    wall_factor: float = 3.0  # wall-clock backstop = cpu_budget * wall_factor + 5 s
-
-    def __post_init__(self) -> None:
-        if self.memory_mb < 256:
-            raise ValueError("memory_mb below 256 breaks numpy/OpenBLAS; use at least 1024")
-        if self.file_size_mb < 1:
-            raise ValueError("file_size_mb must be at least 1")
-        if self.processes < 4:
-            raise ValueError("processes must be at least 4 (bwrap and the worker need some)")
-        if self.output_cap_bytes < 1024:
-            raise ValueError("output_cap_bytes must be at least 1024")
-        if not 1024 <= self.reply_bytes <= MAX_FRAME_BYTES:
-            raise ValueError(f"reply_bytes must be between 1024 and {MAX_FRAME_BYTES}")
-        if not self.wall_factor >= 1.0:
-            raise ValueError("wall_factor must be at least 1.0")
-
-
-DEFAULT_LIMITS = Limits()
 
 
 # --------------------------------------------------------------------------- uid allocation
@@ -192,47 +154,36 @@ def _libc_prctl() -> Callable[..., int] | None:
 _PRCTL = _libc_prctl()
 
 
-def _rlimits(limits: Limits, *, count_processes: bool) -> list[tuple[int, tuple[int, int]]]:
-    mib = 1024 * 1024
-    out = [
-        (resource.RLIMIT_AS, (limits.memory_mb * mib,) * 2),
-        (resource.RLIMIT_FSIZE, (limits.file_size_mb * mib,) * 2),
-        (resource.RLIMIT_CORE, (0, 0)),
-        (resource.RLIMIT_CPU, (HARD_CPU_LIMIT_S, HARD_CPU_LIMIT_S + 5)),
-    ]
-    if count_processes:
-        out.append((resource.RLIMIT_NPROC, (limits.processes,) * 2))
-    return out
-
-
-def _make_child_setup(*, channel: tuple[int, int] | None,
-                      rlimits: list[tuple[int, tuple[int, int]]], drop_to: int | None,
+def _make_child_setup(policy: Policy, *, channel: tuple[int, int] | None, drop_to: int | None,
                       subreaper: bool) -> Callable[[], None]:
     """The ``preexec_fn``: runs in the forked child just before ``exec``.
 
     Kept to plain system calls (no imports, no locks). ``subprocess`` closes inherited fds
     only *after* ``preexec_fn``, so this runs with ``close_fds=False`` and does that job
-    itself: the two channel ends go to fds 3 and 4, every other fd above 2 is close-on-exec.
+    itself: the two channel ends go to the policy's fds, every other fd above 2 is
+    close-on-exec.
     """
     prctl = _PRCTL
     req, rep = channel if channel is not None else (-1, -1)
+    request_fd, reply_fd = policy.channel
+    keep = {0, 1, 2, request_fd, reply_fd} if channel is not None else {0, 1, 2}
+    rlimits = policy.rlimits()
+    oom_score_adj = str(policy.oom_score_adj).encode()
 
     def setup() -> None:
-        first_free = 3
         if channel is not None:
             high_req = fcntl.fcntl(req, fcntl.F_DUPFD, 10)
             high_rep = fcntl.fcntl(rep, fcntl.F_DUPFD, 10)
-            os.dup2(high_req, REQUEST_FD)
-            os.dup2(high_rep, REPLY_FD)
-            first_free = REPLY_FD + 1
+            os.dup2(high_req, request_fd)
+            os.dup2(high_rep, reply_fd)
         for name in os.listdir("/proc/self/fd"):
             fd = int(name)
-            if fd >= first_free:
+            if fd not in keep:
                 with contextlib.suppress(OSError):
                     os.set_inheritable(fd, False)
         fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
         try:
-            os.write(fd, str(OOM_SCORE_ADJ).encode())
+            os.write(fd, oom_score_adj)
         finally:
             os.close(fd)
         for which, value in rlimits:
@@ -251,20 +202,11 @@ def _make_child_setup(*, channel: tuple[int, int] | None,
     return setup
 
 
-# --------------------------------------------------------------------------- paths and mounts
+# --------------------------------------------------------------------------- paths
 
 
 def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(path))
-
-
-def _is_under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def _ancestors(path: str) -> list[str]:
-    parts = Path(path).parts[1:-1]
-    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def interpreter_roots(argv0: str) -> list[str]:
@@ -272,51 +214,13 @@ def interpreter_roots(argv0: str) -> list[str]:
     exe = _real(shutil.which(argv0) or argv0)
     roots = []
     for prefix in {_real(sys.base_prefix), _real(sys.base_exec_prefix)}:
-        if _is_under(exe, prefix):
+        if is_under(exe, prefix):
             roots.append(prefix)
     if not roots:
         prefix = os.path.dirname(os.path.dirname(exe))
-        if prefix not in ("", "/") and not _is_under(prefix, "/usr"):
+        if prefix not in ("", "/") and not is_under(prefix, "/usr"):
             roots.append(prefix)
     return sorted(set(roots))
-
-
-def _mount_plan(binds: Iterable[str], hidden: Iterable[str]) -> tuple[list[str], list[str]]:
-    """bwrap arguments for read-only ``binds`` and ``hidden`` masks, and the bound roots."""
-    args: list[str] = []
-    bound: list[str] = []
-    made = {"/"}
-    for system in SYSTEM_PATHS:
-        if os.path.islink(system):
-            args += ["--symlink", os.readlink(system), system]
-            made.add(system)
-        elif os.path.isdir(system):
-            args += ["--ro-bind", system, system]
-            bound.append(system)
-    for path in sorted({p for p in binds if os.path.exists(p)}, key=lambda p: (p.count("/"), p)):
-        if any(_is_under(path, b) for b in bound):
-            continue  # already visible, with the same content
-        args += _make_parents(path, made, bound)
-        args += ["--ro-bind", path, path]
-        bound.append(path)
-    for path in sorted(set(hidden)):
-        if not os.path.lexists(path) or not any(_is_under(path, b) for b in bound):
-            continue  # not visible inside anyway
-        if os.path.isdir(path) and not os.path.islink(path):
-            args += ["--perms", "0555", "--tmpfs", path]
-        else:
-            args += ["--ro-bind", "/dev/null", path]
-    return args, bound
-
-
-def _make_parents(path: str, made: set[str], bound: Sequence[str]) -> list[str]:
-    args: list[str] = []
-    for parent in _ancestors(path):
-        if parent in made or any(_is_under(parent, b) for b in bound):
-            continue
-        args += ["--perms", "0755", "--dir", parent]
-        made.add(parent)
-    return args
 
 
 # --------------------------------------------------------------------------- the confinement
@@ -324,69 +228,45 @@ def _make_parents(path: str, made: set[str], bound: Sequence[str]) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class Confinement:
-    """Everything needed to start one worker generation, and what it protects against."""
+    """A policy and the mode that enforces it: everything needed to start a worker generation."""
 
     mode: str  # "bwrap" or "none"
-    limits: Limits
-    uid: int | None  # the worker's own unprivileged uid, or None (same uid as the parent)
-    protections: tuple[str, ...]
-    hidden: tuple[str, ...]
-    bwrap: str | None = None
-    mounts: tuple[str, ...] = ()
-    bound: tuple[str, ...] = ()
+    policy: Policy
+    bwrap: str | None = None  # bubblewrap's path (mode "bwrap")
     note: str = ""  # why bwrap is not used (mode "none" under "auto")
     uid_note: str = ""  # why a fallback worker runs as the grader's uid
-    _privileged: bool = dataclasses.field(default=False, repr=False)
+
+    @property
+    def protections(self) -> tuple[str, ...]:
+        return protections(self.policy, self.mode, note=self.note, uid_note=self.uid_note,
+                           as_root=os.geteuid() == 0)
 
     def command(self, argv: Sequence[str], scratch: str) -> list[str]:
         if self.mode != "bwrap":
             return list(argv)
         assert self.bwrap is not None
-        cmd = [self.bwrap, *self.mounts]
-        cmd += _make_parents(scratch, {"/"}, self.bound)
-        cmd += ["--bind", scratch, scratch, "--chdir", scratch,
-                "--dev", "/dev", "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs",
-                "/dev/shm", "--proc", "/proc",
-                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                "--hostname", "sandbox", "--die-with-parent", "--new-session"]
-        if self._privileged and self.uid is not None:
-            setpriv = shutil.which("setpriv", path=SAFE_PATH) or "setpriv"
-            cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-                    "--cap-add", "CAP_SETPCAP", "--",
-                    setpriv, f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
-                    "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
-        else:
-            cmd += ["--"]
-        return cmd + list(argv)
+        setpriv = shutil.which("setpriv", path=SAFE_PATH) or "setpriv"
+        return [self.bwrap, *bwrap_arguments(self.policy, scratch, setpriv), *argv]
 
     def environment(self, scratch: str, submission: str, marker: str = "") -> dict[str, str]:
         """The worker's whole environment. ``marker`` (GRADER_WORKER_ID) lets the fallback find
         descendants that left the process tree but kept the environment."""
         return {
-            "PATH": SAFE_PATH,
+            **dict(self.policy.environment),
             "HOME": scratch,
             "TMPDIR": scratch,
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
             "GRADER_SUBMISSION": submission,
             "GRADER_SCRATCH": scratch,
-            "GRADER_HIDDEN": os.pathsep.join(self.hidden),
+            "GRADER_HIDDEN": os.pathsep.join(self.policy.hidden),
             "GRADER_SANDBOX": self.mode,
             "GRADER_WORKER_ID": marker,
         }
 
     def child_setup(self, channel: tuple[int, int] | None) -> Callable[[], None]:
-        drops_itself = self.mode == "none" and self.uid is not None
-        return _make_child_setup(
-            channel=channel,
-            rlimits=_rlimits(self.limits, count_processes=self.uid is not None),
-            drop_to=self.uid if drops_itself else None,
-            subreaper=self.mode == "none")
+        fallback = self.mode == "none"  # bwrap: setpriv drops the uid, inside the namespaces
+        return _make_child_setup(self.policy, channel=channel,
+                                 drop_to=self.policy.uid if fallback else None,
+                                 subreaper=fallback)
 
     def make_scratch(self, submission: Path, slot: int) -> tuple[str, str]:
         """A fresh scratch directory holding a copy of the submission, owned by the worker."""
@@ -398,8 +278,8 @@ class Confinement:
                 shutil.copytree(submission, target, symlinks=True)
             else:
                 shutil.copyfile(submission, target)
-            if self.uid is not None and os.geteuid() == 0:
-                _chown_tree(scratch, self.uid)
+            if self.policy.uid is not None and os.geteuid() == 0:
+                _chown_tree(scratch, self.policy.uid)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
@@ -429,8 +309,8 @@ _probe_lock = threading.Lock()
 def _run_probe(confinement: Confinement, argv: Sequence[str]) -> tuple[int, str, str]:
     scratch = _real(tempfile.mkdtemp(prefix="grader-probe-"))
     try:
-        if confinement.uid is not None and os.geteuid() == 0:
-            _chown_tree(scratch, confinement.uid)
+        if confinement.policy.uid is not None and os.geteuid() == 0:
+            _chown_tree(scratch, confinement.policy.uid)
         proc = subprocess.run(
             confinement.command(argv, scratch), cwd=scratch,
             env=confinement.environment(scratch, scratch), stdin=subprocess.DEVNULL,
@@ -463,9 +343,13 @@ def _reference(argv0: str, readable: tuple[str, ...]) -> dict | None:
     return info
 
 
-def _probe(confinement: Confinement, argv0: str, readable: tuple[str, ...]) -> tuple[bool, str]:
+def _probe(confinement: Confinement, argv0: str) -> tuple[bool, str]:
     """Does ``argv0`` run under ``confinement`` as it does outside (same prefix, numpy)?"""
-    key = ("probe", confinement.mode, confinement.uid, confinement.mounts, argv0, readable)
+    policy = confinement.policy
+    readable = policy.readable
+    # not the limits: probing again for each of them would only cost time
+    key = ("probe", confinement.mode, policy.uid, policy.interpreter, readable, policy.hidden,
+           argv0)
     with _probe_lock:
         if key in _probe_cache:
             return _probe_cache[key]
@@ -475,7 +359,7 @@ def _probe(confinement: Confinement, argv0: str, readable: tuple[str, ...]) -> t
         result = (rc == 0, "" if rc == 0 else f"a trivial command failed ({_last_line(err)})")
     else:
         rc, out, err = _run_probe(confinement, [argv0, "-I", "-c", _PROBE_CODE, *readable])
-        result = _compare(reference, rc, out, err, confinement.uid)
+        result = _compare(reference, rc, out, err, policy.uid)
     with _probe_lock:
         _probe_cache[key] = result
     return result
@@ -511,7 +395,8 @@ _bwrap_status: tuple[bool, str] | None = None
 
 
 def bwrap_status() -> tuple[bool, str]:
-    """Whether bubblewrap runs a trivial sandbox here: probed once per process, then cached."""
+    """Whether bubblewrap runs a trivial command under the default policy here: probed once per
+    process, then cached."""
     global _bwrap_status
     with _probe_lock:
         if _bwrap_status is not None:
@@ -520,10 +405,8 @@ def bwrap_status() -> tuple[bool, str]:
     if exe is None:
         status = (False, "bwrap is not installed")
     else:
-        args, _ = _mount_plan([], [])
-        cmd = [exe, *args, "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net",
-               "--unshare-ipc", "--die-with-parent", "--new-session", "--", "/bin/sh", "-c",
-               "exit 0"]
+        scratch = _real(tempfile.mkdtemp(prefix="grader-probe-"))
+        cmd = [exe, *bwrap_arguments(Policy(), scratch, setpriv=""), "/bin/sh", "-c", "exit 0"]
         try:
             proc = subprocess.run(cmd, capture_output=True, timeout=_PROBE_TIMEOUT_S,
                                   stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH})
@@ -532,6 +415,8 @@ def bwrap_status() -> tuple[bool, str]:
                       f"bwrap failed: {_last_line(proc.stderr.decode(errors='replace'))}")
         except (OSError, subprocess.SubprocessError) as exc:
             status = (False, f"bwrap failed: {exc}")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     with _probe_lock:
         _bwrap_status = status
     return status
@@ -551,87 +436,30 @@ def confine(argv: Sequence[str], *, readable: Sequence[str | os.PathLike[str]],
         raise ValueError(f"sandbox must be one of {MODES}, got {sandbox!r}")
     if not argv:
         raise ValueError("argv is empty")
-    root = os.geteuid() == 0
-    uid = uid_for_slot(slot) if root else None
-    readable_real = tuple(sorted({_real(p) for p in readable}))
-    hidden_real = tuple(sorted({_real(p) for p in hidden}))
+    uid = uid_for_slot(slot) if os.geteuid() == 0 else None
     argv0 = argv[0]
+    policy = Policy(interpreter=tuple(interpreter_roots(argv0)),
+                    readable=tuple(sorted({_real(p) for p in readable})),
+                    hidden=tuple(sorted({_real(p) for p in hidden})), uid=uid, limits=limits)
     note = ""
     if sandbox in ("auto", "bwrap"):
         works, why = bwrap_status()
         if works:
-            binds = [*interpreter_roots(argv0), *readable_real]
-            mounts, bound = _mount_plan(binds, hidden_real)
-            candidate = Confinement(
-                mode="bwrap", limits=limits, uid=uid, protections=(), hidden=hidden_real,
-                bwrap=shutil.which("bwrap", path=SAFE_PATH), mounts=tuple(mounts),
-                bound=tuple(bound), _privileged=root)
-            works, why = _probe(candidate, argv0, readable_real)
+            candidate = Confinement(mode="bwrap", policy=policy,
+                                    bwrap=shutil.which("bwrap", path=SAFE_PATH))
+            works, why = _probe(candidate, argv0)
             if works:
-                return _with_protections(candidate, readable_real)
+                return candidate
         if sandbox == "bwrap":
             raise SandboxUnavailable(f"bubblewrap sandbox unavailable: {why}")
         note = why
     if uid is not None:
-        dropped = Confinement(mode="none", limits=limits, uid=uid, protections=(),
-                              hidden=hidden_real, note=note)
-        works, why = _probe(dropped, argv0, readable_real)
+        dropped = Confinement(mode="none", policy=policy, note=note)
+        works, why = _probe(dropped, argv0)
         if works:
-            return _with_protections(dropped, readable_real)
+            return dropped
         uid_note = f"uid {uid} cannot run it: {why}"
     else:
         uid_note = ""
-    plain = Confinement(mode="none", limits=limits, uid=None, protections=(),
-                        hidden=hidden_real, note=note, uid_note=uid_note)
-    return _with_protections(plain, readable_real)
-
-
-def _with_protections(c: Confinement, readable: tuple[str, ...]) -> Confinement:
-    lim = c.limits
-    common = [
-        f"memory limit {lim.memory_mb} MB (address space)",
-        f"file size limit {lim.file_size_mb} MB",
-        "no core dumps",
-        "CPU-time deadline per request (whole process tree), wall-clock backstop "
-        f"(budget x {lim.wall_factor:g} + 5 s), hard CPU cap {HARD_CPU_LIMIT_S} s per process",
-        "own session and process group; stdin closed",
-        f"output capped at {lim.output_cap_bytes} bytes",
-        "minimal environment",
-        f"oom_score_adj {OOM_SCORE_ADJ}",
-        "fresh scratch directory per worker start",
-    ]
-    if c.mode == "bwrap":
-        out = [
-            "bubblewrap: private filesystem view (system dirs, the interpreter and "
-            f"{len(readable)} readable path(s), read-only)",
-            "writable: the scratch directory only (and a 16 MB /dev/shm)",
-            f"{sum(1 for h in c.hidden if any(_is_under(h, b) for b in c.bound))} hidden "
-            "path(s) masked",
-            "no network (network namespace)",
-            "pid namespace: killing the sandbox kills every process in it",
-            "ipc and uts namespaces",
-        ]
-        if c.uid is not None:
-            out += [f"uid {c.uid} (unprivileged, no capabilities, no_new_privs)",
-                    f"process limit {lim.processes}"]
-        else:
-            out += ["same uid as the grader (not root: cannot switch to a worker uid)",
-                    "process limit NOT enforced (no uid of its own)"]
-    else:
-        out = [
-            "NO sandbox" + (f" (bubblewrap unavailable: {c.note})" if c.note else ""),
-            "NO filesystem isolation: hidden paths are only blocked from import by the runner "
-            "(GRADER_HIDDEN)",
-            "NO network isolation",
-            "NO pid namespace: a process that detaches from the worker's tree may escape",
-        ]
-        if c.uid is not None:
-            out += [f"uid {c.uid} (unprivileged, no_new_privs); stray processes of that uid are "
-                    "killed",
-                    f"process limit {lim.processes}"]
-        elif os.geteuid() == 0:
-            out += ["runs as root" + (f" ({c.uid_note})" if c.uid_note else "")
-                    + ": process limit NOT enforced, can read and write everything"]
-        else:
-            out += ["same uid as the grader: process limit NOT enforced"]
-    return dataclasses.replace(c, protections=tuple(out + common))
+    return Confinement(mode="none", policy=dataclasses.replace(policy, uid=None), note=note,
+                       uid_note=uid_note)

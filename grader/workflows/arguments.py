@@ -11,6 +11,7 @@ from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
+from grader.worker.sandbox import MODES
 from grader.workflows.api import (
     ASSIGNMENTS,
     EXIT_GRADER,
@@ -36,7 +37,7 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
                         help="reference solutions, used as an oracle when present")
     parser.add_argument("--no-torch", action="store_true",
                         help="never use PyTorch as an oracle, even where it is installed")
-    parser.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto")
+    parser.add_argument("--sandbox", choices=MODES, default="auto")
     parser.add_argument("--slot", type=int, default=slot, help=argparse.SUPPRESS)
 
 
