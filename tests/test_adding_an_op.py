@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.grading import REPO
+from tests.planted import Edit, apply
 from tests.venvs import overlay_venv
 
 pytestmark = pytest.mark.slow
@@ -69,16 +70,13 @@ def test_square_forward_and_backward(grading, case):
     ops.check_op(grading, *case)
 '''
 
-WRONG_DERIVATIVE = {"micrograd/engine.py": ("2 * self.data * out.grad", "self.data * out.grad"),
-                    "babygrad/ops.py": ("out_grad.data * 2 * node", "out_grad.data * node")}
+WRONG_DERIVATIVE = (Edit("micrograd/engine.py", "2 * self.data * out.grad", "self.data * out.grad"),
+                    Edit("babygrad/ops.py", "out_grad.data * 2 * node", "out_grad.data * node"))
 
 
-def edit(path: Path, anchor: str, text: str) -> None:
-    """Insert ``text`` before the first ``anchor`` (which must be there: an edit of the project
-    that moves it fails this test rather than passing it vacuously)."""
-    source = path.read_text()
-    assert anchor in source, f"{anchor!r} not found in {path}"
-    path.write_text(source.replace(anchor, text + anchor, 1))
+def insert(root: Path, file: str, anchor: str, text: str) -> None:
+    """``text`` before ``anchor``, which must occur exactly once in ``root / file``."""
+    apply(root, Edit(file, anchor, text + anchor))
 
 
 def with_square(root: Path) -> Path:
@@ -87,9 +85,9 @@ def with_square(root: Path) -> Path:
     for folder in ("grader", "reference"):
         shutil.copytree(REPO / folder, root / folder, ignore=ignore)
     shutil.copy2(REPO / "rubric.yaml", root / "rubric.yaml")
-    edit(root / "grader/language/graphs.py", '        _op("matmul", 2,', ROW)
-    edit(root / "reference/micrograd/engine.py", "    def relu(self):", VALUE_SQUARE)
-    edit(root / "reference/babygrad/ops.py", "class Sqrt(Function):", SQUARE_FUNCTION)
+    insert(root, "grader/language/graphs.py", '        _op("matmul", 2,', ROW)
+    insert(root, "reference/micrograd/engine.py", "    def relu(self):", VALUE_SQUARE)
+    insert(root, "reference/babygrad/ops.py", "class Sqrt(Function):", SQUARE_FUNCTION)
     with (root / "rubric.yaml").open("a") as rubric:
         rubric.write(RUBRIC_ITEMS)
     for item, kind in zip(ITEMS, ("scalar", "tensor"), strict=True):
@@ -120,10 +118,8 @@ def test_an_op_added_as_one_row_is_graded(tmp_path):
 
     buggy = tmp_path / "buggy"
     shutil.copytree(project / "reference", buggy)
-    for relative, (right, wrong) in WRONG_DERIVATIVE.items():
-        source = (buggy / relative).read_text()
-        assert right in source
-        (buggy / relative).write_text(source.replace(right, wrong, 1))
+    for wrong in WRONG_DERIVATIVE:
+        apply(buggy, wrong)
     graded = grade(python, project, buggy)
     assert {i: (graded[i]["status"], graded[i]["score"]) for i in ITEMS} == {
         i: ("failed", 0) for i in ITEMS}
