@@ -22,6 +22,7 @@ from hypothesis.strategies import SearchStrategy
 from grader.atomic import write_atomically
 from grader.checks.judge import WrongAnswer
 from grader.grading import rubric as rubric_module
+from grader.grading.replay import Recordings, recording
 from grader.grading.scoring import TestOutcome, score_items
 from grader.grading.session import GradingSession
 from grader.worker.launch import Limits
@@ -44,6 +45,12 @@ class GradingRun:
     only: list[str]
     outcomes: list[TestOutcome] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    recordings: Recordings | None = None
+    """Where passing tests' examples are kept for replay (``--grader-replay``), or None."""
+    examples: dict[str, int] = field(default_factory=dict)
+    """Each Hypothesis test's number of examples, by node id (part of its recording's key)."""
+    bodies: dict[str, Callable[..., None]] = field(default_factory=dict)
+    """Each Hypothesis test's body as written, by node id: what a replay calls."""
 
 
 RUN = pytest.StashKey[GradingRun]()
@@ -70,6 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the worker's address-space limit")
     group.addoption("--grader-only", action="append", default=[],
                     help="grade only items with this id or id prefix (repeatable)")
+    group.addoption("--grader-replay", help="folder of passing tests' examples to replay")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -96,11 +104,13 @@ def pytest_configure(config: pytest.Config) -> None:
         limits=Limits(memory_mb=config.getoption("--grader-memory-mb")),
         budgets={item.id: item.timeout for item in rubric.items},
     )
+    run_seed = rubric.seed if base_seed is None else base_seed
+    replay = config.getoption("--grader-replay")
     config.stash[RUN] = GradingRun(
-        rubric=rubric, session=session,
-        seed=rubric.seed if base_seed is None else base_seed,
+        rubric=rubric, session=session, seed=run_seed,
         assignments=set(config.getoption("--grader-assignment")),
-        only=config.getoption("--grader-only"))
+        only=config.getoption("--grader-only"),
+        recordings=Recordings.open(Path(replay), rubric.digest, run_seed) if replay else None)
 
 
 def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
@@ -140,6 +150,11 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
     settings(max_examples=examples, derandomize=False, database=None, deadline=None,
              print_blob=False, phases=PHASES, suppress_health_check=list(HealthCheck))(function)
     seed((run.seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
+    if run.recordings is not None:
+        body = function.hypothesis.inner_test
+        run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
+        function.hypothesis.inner_test = recording(body, run.recordings,
+                                                   set(test._fixtureinfo.argnames))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -189,6 +204,34 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return (yield)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Instead of a Hypothesis run: the test's recorded examples, where it has some and every
+    one passes again (then the test has passed as Hypothesis would have: see ``replay``).
+    Otherwise nothing the replay did counts, and Hypothesis runs, recording what it draws."""
+    run = _run(pyfuncitem.config)
+    if run is None or run.recordings is None or pyfuncitem.nodeid not in run.bodies:
+        return None
+    examples = run.recordings.load(pyfuncitem.nodeid, run.examples[pyfuncitem.nodeid])
+    if examples is not None and _replayed(pyfuncitem, run, examples):
+        return True
+    run.recordings.start()
+    return None
+
+
+def _replayed(test: pytest.Function, run: GradingRun, examples: list[dict[str, Any]]) -> bool:
+    body = run.bodies[test.nodeid]
+    fixtures = {name: test.funcargs[name] for name in test._fixtureinfo.argnames}
+    mark = run.session.checkpoint()
+    try:
+        for example in examples:
+            body(**fixtures, **example)
+    except (Exception, pytest.skip.Exception, pytest.fail.Exception):
+        run.session.rewind(mark)
+        return False
+    return True
+
+
 def _grade_failure(exc: BaseException | None) -> WrongAnswer | None:
     """The verdict a test raised, also from inside an exception group."""
     if isinstance(exc, WrongAnswer):
@@ -230,6 +273,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         outcome.details, outcome.snippet, outcome.bugs = (failure.details, failure.snippet,
                                                            failure.bugs)
         outcome.figure = failure.figure
+    if run.recordings is not None and report.when == "call":
+        if outcome.passed and outcome.status == "passed":
+            run.recordings.save(item.nodeid, run.examples.get(item.nodeid, 0))
+        run.recordings.current = None
     run.outcomes.append(outcome)
     return report
 

@@ -115,6 +115,16 @@ class GradingSession:
         if self._worker is not None:
             self._worker.close()
 
+    def checkpoint(self) -> tuple[int, int]:
+        """What a replay that fails must give back (``rewind``): the counts it added to."""
+        return self.checks, self.oracles.disagreements
+
+    def rewind(self, mark: tuple[int, int]) -> None:
+        """Forget what the running test did since ``mark``: it starts again, budget and all."""
+        self.checks, self.oracles.disagreements = mark
+        for record in (self.failures, self.aborts, self._test_started):
+            record.pop(self.current_test, None)
+
     # -- talking to the worker ------------------------------------------------------------
 
     def ask(self, assignment: str, probe: str, case: dict[str, Any],

@@ -58,6 +58,9 @@ class GradeOptions:
     slot: int = 0
     memory_mb: int = Limits().memory_mb
     """The worker's address-space limit (Gradescope's container has 768 MB in all)."""
+    replay: Path | None = None
+    """Where passing tests' examples are kept and replayed from (``grader.grading.replay``);
+    None: every test runs under Hypothesis."""
 
 
 def pytest_command(assignment: str, options: GradeOptions, results: Path,
@@ -80,6 +83,8 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path,
         command.append("--grader-no-torch")
     if options.reference is not None and options.reference.is_dir():
         command += ["--grader-reference", str(Path(options.reference).resolve())]
+    if options.replay is not None:
+        command += ["--grader-replay", str(Path(options.replay).resolve())]
     for only in options.only:
         command += ["--grader-only", only]
     return command

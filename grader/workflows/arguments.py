@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from grader.grading import rubric as rubric_module
-from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, REPLAY_CACHE
 from grader.worker.sandbox import MODES
 from grader.workflows.api import (
     ASSIGNMENTS,
@@ -38,6 +38,9 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.add_argument("--no-torch", action="store_true",
                         help="never use PyTorch as an oracle, even where it is installed")
     parser.add_argument("--sandbox", choices=MODES, default="auto")
+    parser.add_argument("--no-replay", action="store_true",
+                        help="draw every example afresh instead of replaying those that "
+                             "passed last time (a secret --seed never replays)")
     parser.add_argument("--slot", type=int, default=slot, help=argparse.SUPPRESS)
 
 
@@ -46,8 +49,8 @@ def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
         submission=submission, assignment=args.assignment, seed=args.seed,
         only=tuple(args.only), rubric=Path(args.rubric),
         reference=Path(args.reference) if args.reference else None, torch=not args.no_torch,
-        sandbox=args.sandbox,
-        slot=args.slot)
+        sandbox=args.sandbox, slot=args.slot,
+        replay=None if args.no_replay or args.seed is not None else REPLAY_CACHE)
 
 
 def exit_code(console: Console, action: Callable[[], int]) -> int:
