@@ -3,6 +3,7 @@ grade them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,28 @@ def planted(tmp_path: Path, replacements: dict[str, list[tuple[str, str]]]) -> P
 
 def grade_report(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
                  seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
-                 torch: bool = True, sandbox: str = "auto") -> GradeReport:
+                 torch: bool = True, sandbox: str = "auto", replay: Path | None = None
+                 ) -> GradeReport:
     """Grade ``submission`` as the CLI does. ``reference=None`` and ``torch=False`` choose the
     oracle configuration (both: finite differences alone, as the student release without
-    torch)."""
+    torch); ``replay``: a recordings folder (none: every test runs under Hypothesis)."""
     return grade(GradeOptions(submission=submission, assignment=assignment, seed=seed,
                               only=tuple(only or ()), reference=reference, torch=torch,
-                              sandbox=sandbox))
+                              sandbox=sandbox, replay=replay))
+
+
+def comparable(report: GradeReport) -> dict[str, Any]:
+    """A report's JSON without what may differ between two grades of one submission: how long
+    it took, and which worker uid slot was free."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if "duration" not in k}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return re.sub(r"\buid \d+", "uid N", value) if isinstance(value, str) else value
+
+    return strip(report.to_json())
 
 
 def grade_items(submission: Path, **options: Any) -> dict[str, dict]:

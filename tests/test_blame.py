@@ -8,15 +8,20 @@ on that item and keep full marks on every other item but its assignment's ``*.gr
 The assignments are independent, so each submission carries one micrograd bug and one babygrad
 bug at once, and each grade runs every item but the ``*.graphs`` ones (which may lose anyway).
 The bugs are ``tests/planted.py``'s catalogue.
+
+Each submission is graded twice, once replaying the reference's recorded examples
+(``grader.grading.replay``): the two grades must be the same document, but for durations.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_RUBRIC
-from tests.grading import grade_items
+from tests.grading import REFERENCE, comparable, grade_report
 from tests.planted import BABYGRAD_BUGS, MICROGRAD_BUGS, PAIRS, Bug, pair_label, plant
 
 pytestmark = pytest.mark.slow
@@ -28,6 +33,14 @@ def allowed_to_lose(bug: Bug) -> set[str]:
     return {bug.item, f"{bug.item.split('.')[0]}.graphs"}
 
 
+@pytest.fixture(scope="session")
+def recordings(tmp_path_factory) -> Path:
+    """The reference's examples, recorded by a grade of every item."""
+    folder = tmp_path_factory.mktemp("recordings")
+    grade_report(REFERENCE, replay=folder)
+    return folder
+
+
 def test_every_item_has_a_planted_bug():
     planted_items = {bug.item for bug in MICROGRAD_BUGS + BABYGRAD_BUGS}
     graded = {item.id for item in RUBRIC.items if not item.id.endswith(".graphs")}
@@ -36,7 +49,7 @@ def test_every_item_has_a_planted_bug():
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=[pair_label(p) for p in PAIRS])
-def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair):
+def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair, recordings):
     bugs = [bug for bug in pair if bug is not None]
     submission = plant(tmp_path, *bugs)
     assignments = {bug.item.split(".")[0] for bug in bugs}
@@ -44,7 +57,9 @@ def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair):
     # The *.graphs items may lose anyway: grading them (and shrinking) would only cost time.
     only = [item.id for item in RUBRIC.items if item.assignment in assignments
             and not item.id.endswith(".graphs")]
-    items = grade_items(submission, only=only)
+    report = grade_report(submission, only=only)
+    assert comparable(grade_report(submission, only=only, replay=recordings)) == comparable(report)
+    items = {item["id"]: item for item in report.items}
     assert set(items) == set(only)
     problems = []
     for bug in bugs:
