@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -37,7 +36,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
-from grader.layout import DEFAULT_REFERENCE
 from grader.report.document import GradeReport
 from grader.report.formats import StudentResult
 from grader.report.formats.gradebook import gradebook_csv
@@ -224,22 +222,6 @@ def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module
             write_html_report(result.report, rubric.titles,
                               out / "feedback" / f"{result.student}.html")
     write_atomically(out / "summary.html", summary_html(results, rubric.items))
-
-
-def throughput(copies: int, jobs: int) -> float:
-    """Submissions per minute grading ``copies`` distinct copies of the reference on ``jobs``
-    lanes (``make bench``). Each copy differs by a comment, so none is a ledger hit."""
-    with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
-        uploads = Path(tmp) / "uploads"
-        for n in range(copies):
-            copy = uploads / f"student{n:03d}"
-            shutil.copytree(DEFAULT_REFERENCE, copy,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-            with (copy / "micrograd" / "engine.py").open("a") as engine:
-                engine.write(f"\n# copy {n}\n")
-        started = time.monotonic()
-        run(BatchOptions(uploads, Path(tmp) / "out", jobs=jobs), Console(quiet=True))
-        return copies / ((time.monotonic() - started) / 60)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
