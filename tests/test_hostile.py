@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from grader.worker.policy import DEFAULT_LIMITS
 
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
+from grader.worker.policy import DEFAULT_LIMITS
 from grader.workflows.api import GradeOptions, GraderFailure, grade
 from tests.grading import EXERCISES, REFERENCE, REPO, planted
 from tests.planted import TANH_DERIVATIVE

@@ -26,6 +26,7 @@ from grader.grading.replay import Recordings, recording
 from grader.grading.scoring import TestOutcome, score_items
 from grader.grading.session import GradingSession
 from grader.worker.launch import Limits
+from grader.worker.sandbox import MODES
 
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
 """No example database to reuse, and no "explain" phase: its extra runs of a failing example
@@ -71,7 +72,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grader-reference", help="reference solutions folder (optional)")
     group.addoption("--grader-no-torch", action="store_true",
                     help="never use PyTorch as an oracle, even where it is installed")
-    group.addoption("--grader-sandbox", default="auto", choices=["auto", "bwrap", "none"])
+    group.addoption("--grader-sandbox", default="auto", choices=MODES)
     group.addoption("--grader-slot", type=int, default=0, help="worker uid slot")
     group.addoption("--grader-memory-mb", type=int, default=Limits().memory_mb,
                     help="the worker's address-space limit")

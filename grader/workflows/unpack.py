@@ -19,8 +19,6 @@ from typing import Any
 
 from grader.worker import framing
 
-REQUESTS_FD = 3
-ANSWERS_FD = 4
 CHUNK = 1 << 16
 
 
@@ -94,7 +92,7 @@ def sources(path: str, request: dict[str, Any]) -> dict[str, str]:
 
 
 def main() -> None:
-    request = framing.read_frame(REQUESTS_FD)
+    request = framing.read_frame(framing.REQUEST_FD)
     try:
         reply: dict[str, Any] = {"files": sources(os.environ["GRADER_SUBMISSION"], request)}
     except Refused as exc:
@@ -102,7 +100,7 @@ def main() -> None:
     except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
             ValueError) as exc:
         reply = {"refused": f"the archive is damaged ({type(exc).__name__}: {exc})"[:300]}
-    framing.write_frame(ANSWERS_FD, reply)
+    framing.write_frame(framing.REPLY_FD, reply)
 
 
 if __name__ == "__main__":
