@@ -44,6 +44,8 @@ NOT_EVIDENCE = frozenset({
     "out._backward = _backward", "for child in node._prev:", "for node in reversed(order):",
     "if id(child) not in visited:", "for parent, part in zip(node._inputs, parts, strict=True):"})
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+INSTRUCTORS_ONLY = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "bench.py")
+"""The benchmark plants bugs by quoting solution lines: it never ships to students."""
 
 
 class ReleaseError(Exception):
@@ -148,7 +150,7 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     hidden = hidden_ids(rubric)
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(REPO / "exercises", dest / "exercises", ignore=SKIP)
-    shutil.copytree(PACKAGE, dest / "grader", ignore=SKIP)
+    shutil.copytree(PACKAGE, dest / "grader", ignore=INSTRUCTORS_ONLY)
     for suite in (dest / SUITES.relative_to(REPO)).glob("test_*.py"):
         suite.write_text(without_hidden_tests(suite.read_text(), hidden))
     (dest / "rubric.yaml").write_text(public_rubric(rubric_path))
