@@ -52,7 +52,7 @@ def test_a_secret_seed_or_no_replay_never_replays():
 
 
 def test_an_unreadable_recording_is_not_replayed(tmp_path):
-    recordings = replay.Recordings.open(tmp_path, "rubric", 1)
+    recordings = replay.Recordings.open(str(tmp_path), "rubric", 1)
     recordings.start()
     recordings.record({"dag": diamonds(2)})
     recordings.save("t", 10)

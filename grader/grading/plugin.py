@@ -111,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rubric=rubric, session=session, seed=run_seed,
         assignments=set(config.getoption("--grader-assignment")),
         only=config.getoption("--grader-only"),
-        recordings=Recordings.open(Path(replay), rubric.digest, run_seed) if replay else None)
+        recordings=Recordings.open(replay, rubric.digest, run_seed) if replay else None)
 
 
 def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:

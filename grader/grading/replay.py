@@ -118,31 +118,44 @@ def grader_digest() -> str:
     return digest.hexdigest()
 
 
+IN_MEMORY = ":memory:"
+"""``--grader-replay`` value for a batch lane's process: recordings live in ``MEMORY``."""
+MEMORY: dict[str, str] = {}
+"""A lane's recordings (by key), inherited by every grade it forks; never on disk."""
+FRESH: dict[str, str] = {}
+"""What this process recorded, for a forked grade to hand back to its lane."""
+
+
 @dataclass
 class Recordings:
-    """Where recordings are kept (one JSON file per test and key), and the examples of the
-    test now running."""
+    """Where recordings are kept (one JSON text per test and key, in a folder or in
+    ``MEMORY``), and the examples of the test now running."""
 
-    folder: Path
+    folder: Path | None
+    """None: in ``MEMORY``."""
     context: str
     """What every key shares: the grader's source, the rubric, the seed, library versions."""
     current: list[dict[str, Any]] | None = None
     """The examples of the Hypothesis run under way, or None (none, or one not replayable)."""
 
     @classmethod
-    def open(cls, folder: Path, rubric_digest: str, seed: int) -> Recordings:
+    def open(cls, where: str, rubric_digest: str, seed: int) -> Recordings:
         context = json.dumps([FORMAT, grader_digest(), rubric_digest, seed,
                               hypothesis.__version__, np.__version__])
-        return cls(folder, context)
+        return cls(None if where == IN_MEMORY else Path(where), context)
 
-    def _path(self, test: str, examples: int) -> Path:
-        key = hashlib.sha256(json.dumps([self.context, test, examples]).encode()).hexdigest()
-        return self.folder / f"{key}.json"
+    def _key(self, test: str, examples: int) -> str:
+        return hashlib.sha256(json.dumps([self.context, test, examples]).encode()).hexdigest()
+
+    def _read(self, key: str) -> str:
+        if self.folder is None:
+            return MEMORY[key]
+        return (self.folder / f"{key}.json").read_text()
 
     def load(self, test: str, examples: int) -> list[dict[str, Any]] | None:
         """The recorded examples of ``test``, or None (never recorded, or unreadable)."""
         try:
-            data = json.loads(self._path(test, examples).read_text())
+            data = json.loads(self._read(self._key(test, examples)))
             return [decode_example(example) for example in data["examples"]]
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -162,8 +175,12 @@ class Recordings:
     def save(self, test: str, examples: int) -> None:
         """The run passed: keep its examples for the next grade."""
         if self.current is not None:
-            write_atomically(self._path(test, examples),
-                             json.dumps({"test": test, "examples": self.current}))
+            key = self._key(test, examples)
+            text = json.dumps({"test": test, "examples": self.current})
+            if self.folder is None:
+                MEMORY[key] = FRESH[key] = text
+            else:
+                write_atomically(self.folder / f"{key}.json", text)
         self.current = None
 
 

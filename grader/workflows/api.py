@@ -17,12 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.grading import rubric as rubric_module
+from grader.grading.replay import IN_MEMORY
 from grader.grading.scoring import ItemResult
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, SUITES
 from grader.report.document import GradeReport
@@ -58,9 +60,9 @@ class GradeOptions:
     slot: int = 0
     memory_mb: int = Limits().memory_mb
     """The worker's address-space limit (Gradescope's container has 768 MB in all)."""
-    replay: Path | None = None
-    """Where passing tests' examples are kept and replayed from (``grader.grading.replay``);
-    None: every test runs under Hypothesis."""
+    replay: Path | str | None = None
+    """Where passing tests' examples are kept and replayed from (``grader.grading.replay``):
+    a folder, or ``IN_MEMORY`` in a batch lane; None: every test runs under Hypothesis."""
 
 
 def pytest_command(assignment: str, options: GradeOptions, results: Path,
@@ -85,26 +87,43 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path,
     if options.reference is not None and options.reference.is_dir():
         command += ["--grader-reference", str(Path(options.reference).resolve())]
     if options.replay is not None:
-        command += ["--grader-replay", str(Path(options.replay).resolve())]
+        command += ["--grader-replay", options.replay if options.replay == IN_MEMORY
+                    else str(Path(options.replay).resolve())]
     for only in options.only:
         command += ["--grader-only", only]
     return command
 
 
-def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: int
-                   ) -> dict[str, Any]:
-    results = workdir / f"{assignment}.json"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+Runner = Callable[[list[str], Path], tuple[int, str]]
+"""Runs a grading pytest command in a working directory: its exit code and output."""
+
+
+def grading_environment() -> dict[str, str]:
+    """The environment of a grading process: no plugin autoloading, no bytecode files, one
+    hash seed, and no ``CI`` variable (Hypothesis would load its own CI profile)."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("PYTHON") and key != "CI"}
     env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1",
                PYTHONHASHSEED="0")
-    env.pop("CI", None)  # Hypothesis would load its own CI profile
-    proc = subprocess.run(pytest_command(assignment, options, results, slot), cwd=workdir,
-                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if proc.returncode == 4:
-        raise UsageFailure(_last_error(proc.stderr + proc.stdout))
-    if proc.returncode not in (0, 1) or not results.is_file():
-        raise GraderFailure(f"grading {assignment} failed (pytest exit {proc.returncode}): "
-                            f"{_last_error(proc.stdout + proc.stderr)}")
+    return env
+
+
+def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
+    """A fresh Python process per grading run (``grader.workflows.lane``: a warm one)."""
+    proc = subprocess.run(command, cwd=workdir, env=grading_environment(),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: int,
+                   runner: Runner = in_subprocess) -> dict[str, Any]:
+    results = workdir / f"{assignment}.json"
+    returncode, output = runner(pytest_command(assignment, options, results, slot), workdir)
+    if returncode == 4:
+        raise UsageFailure(_last_error(output))
+    if returncode not in (0, 1) or not results.is_file():
+        raise GraderFailure(f"grading {assignment} failed (pytest exit {returncode}): "
+                            f"{_last_error(output)}")
     payload = json.loads(results.read_text())
     if payload["internal_errors"]:
         raise GraderFailure(f"grading {assignment} hit an internal error: "
@@ -129,7 +148,7 @@ def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) ->
             if any(i.assignment == a and rubric_module.selected(i.id, options.only) for i in items)]
 
 
-def grade(options: GradeOptions) -> GradeReport:
+def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
     """Grade the selected assignments in parallel; the results files are ours alone."""
     rubric = rubric_module.load(options.rubric)
     selected = selected_assignments(options, rubric)
@@ -137,7 +156,8 @@ def grade(options: GradeOptions) -> GradeReport:
     present = [a for a in selected if a not in absent]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
-        futures = {a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n)
+        futures = {a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n,
+                               runner)
                    for n, a in enumerate(present)}
         payloads = {a: f.result() for a, f in futures.items()}
     first = next(iter(payloads.values()), {"oracles": [], "protections": []})

@@ -36,6 +36,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
+from grader.grading.replay import IN_MEMORY
 from grader.report.document import GradeReport
 from grader.report.formats import StudentResult
 from grader.report.formats.gradebook import gradebook_csv
@@ -47,11 +48,14 @@ from grader.workflows.api import (
     EXIT_OK,
     EXIT_USAGE,
     GradeOptions,
+    Runner,
     UsageFailure,
     grade,
+    in_subprocess,
     selected_assignments,
 )
 from grader.workflows.arguments import add_grading_options, grade_options
+from grader.workflows.lane import Lanes
 from grader.workflows.ledger import Key, Ledger
 from grader.workflows.submissions import (
     DuplicateStudent,
@@ -99,13 +103,13 @@ class BatchResult:
     failed: int = 0
 
 
-def grade_upload(job: Job) -> dict[str, Any]:
+def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
     grading = job.options.grading
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
         prepared = prepare(job.upload, Path(tmp) / "submission", limits=job.options.limits,
                            sandbox=grading.sandbox, slot=grading.slot)
-        report = grade(dataclasses.replace(grading, submission=prepared.folder))
+        report = grade(dataclasses.replace(grading, submission=prepared.folder), runner)
     return {"version": __version__, "notes": prepared.notes, "report": asdict(report)}
 
 
@@ -121,13 +125,16 @@ def _outcome(future: Any) -> dict[str, Any]:
 
 
 def _local(jobs: list[Job], workers: int) -> Iterator[tuple[Job, dict[str, Any]]]:
+    """On this machine: ``workers`` submissions at once, each assignment's grading run a fork
+    of a warm lane (``grader.workflows.lane``), two lanes per submission."""
     pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="grade")
-    try:
-        futures = {pool.submit(grade_upload, job): job for job in jobs}
-        for future in as_completed(futures):
-            yield futures[future], _outcome(future)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    with Lanes(2 * max(1, workers) if jobs else 0) as lanes:
+        try:
+            futures = {pool.submit(grade_upload, job, lanes): job for job in jobs}
+            for future in as_completed(futures):
+                yield futures[future], _outcome(future)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _dask(jobs: list[Job], address: str) -> Iterator[tuple[Job, dict[str, Any]]]:
@@ -245,6 +252,9 @@ def main(args: argparse.Namespace) -> int:
             grading, rubric=grading.rubric.absolute(),
             reference=grading.reference.absolute() if grading.reference else None),
         jobs=args.jobs, force=args.force, scheduler=args.scheduler)
+    if not (args.no_replay or args.scheduler):  # a lane keeps recordings in memory only
+        options = dataclasses.replace(
+            options, grading=dataclasses.replace(options.grading, replay=IN_MEMORY))
     try:
         outcome = run(options, console)
     except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:

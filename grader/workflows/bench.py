@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from grader.grading.replay import IN_MEMORY
 from grader.layout import DEFAULT_REFERENCE
 from grader.workflows.api import GradeOptions, grade
 from grader.workflows.batch import BatchOptions, run
@@ -97,8 +98,9 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
 
 
 def bench_batch(reference: Path, work: Path, copies: int) -> None:
-    """Batch throughput on copies of the reference, every other one with the classic bugs;
-    each copy differs by a comment, so none is a ledger hit."""
+    """Batch throughput on copies of the reference, every other one with the classic bugs, as
+    ``python -m grader batch`` grades them (warm lanes, recordings in memory); each copy
+    differs by a comment, so none is a ledger hit."""
     for jobs in (1, 2):
         uploads = work / f"uploads-{jobs}"
         for n in range(copies):
@@ -110,7 +112,7 @@ def bench_batch(reference: Path, work: Path, copies: int) -> None:
             with (copy / "micrograd" / "engine.py").open("a") as engine:
                 engine.write(f"\n# copy {n}\n")
         options = BatchOptions(uploads, work / f"out-{jobs}",
-                               GradeOptions(Path(), replay=work / "replay"), jobs=jobs)
+                               GradeOptions(Path(), replay=IN_MEMORY), jobs=jobs)
         started = time.monotonic()
         run(options, Console(quiet=True))
         rate = copies / ((time.monotonic() - started) / 60)

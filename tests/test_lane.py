@@ -1,0 +1,44 @@
+"""Batch lanes: a grade forked from a warm lane is the grade of a fresh process; a lane keeps
+its recordings in memory, never on disk; a lane that dies costs no submission its grade."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from grader.grading.replay import IN_MEMORY
+from grader.workflows.api import GradeOptions, grade
+from grader.workflows.lane import Lanes
+from tests.grading import REFERENCE, comparable, planted
+from tests.planted import TANH_DERIVATIVE
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lane")]
+
+ONLY = ("micrograd.ops", "micrograd.sugar", "babygrad.ops.mul", "babygrad.tensor_ops")
+
+
+def test_a_lane_grades_as_a_fresh_process_and_replays_from_memory_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the lane inherits it
+    buggy = planted(tmp_path / "buggy", {"micrograd/engine.py": [TANH_DERIVATIVE.pair]})
+    fresh = {name: comparable(grade(GradeOptions(engine, only=ONLY)))
+             for name, engine in (("reference", REFERENCE), ("buggy", buggy))}
+    with Lanes(2) as lanes:
+        for _ in range(2):  # the second time, every passing test replays from the lane
+            for name, engine in (("reference", REFERENCE), ("buggy", buggy)):
+                forked = grade(GradeOptions(engine, only=ONLY, replay=IN_MEMORY), lanes)
+                assert comparable(forked) == fresh[name]
+        assert all(lane.recordings > 0 for lane in lanes._all)
+    assert not (tmp_path / "cache").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["buggy"]
+
+
+def test_a_lane_that_dies_costs_no_grade(tmp_path):
+    with Lanes(1) as lanes:
+        (lane,) = lanes._all
+        lane._process.kill()
+        lane._process.wait()
+        report = grade(GradeOptions(REFERENCE, assignment="micrograd", only=ONLY[:1]), lanes)
+        assert report.score == report.max_score > 0
+        assert lane._process.poll() is None  # a new lane took its place
+        os.kill(lane._process.pid, 0)
