@@ -26,10 +26,10 @@ EXPONENTIAL = "visits shared nodes again: exponential time"
 
 
 def chain_snippet(length: int) -> str:
-    """A chain of grader nodes as long as the graded one, then the student's ``build_topo``."""
-    return "\n".join([IMPORTS["scalar"].replace("Value", "Value, build_topo"), DAG_HELPER,
+    """A chain of nodes as long as the graded one, then the student's ``build_topo``."""
+    return "\n".join([IMPORTS["scalar"].replace("Value", "Value, build_topo"),
                       "node = Value(1.0)", f"for _ in range({length}):",
-                      "    node = given(Value(0.0, (node,)), (node, 1.0))",
+                      "    node = Value(0.0, (node,))",
                       "print(len(build_topo(node)))"])
 
 
