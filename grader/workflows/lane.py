@@ -6,12 +6,13 @@ fresh process with memory of its own as a pytest subprocess has, which runs pyte
 and exits. The student's code still runs only in the sandboxed worker the run starts.
 
 The examples a run records for replay (``grader.grading.replay``) come back to the lane over a
-pipe and stay in its memory, so the next submission replays them, secret seed or not: they
-are never written to disk.
+pipe and stay in its memory; the batch passes them on to its other lanes, so every later
+submission replays them, secret seed or not: they are never written to disk.
 
-Protocol (the batch's ``Lane`` and ``python -I -m grader.workflows.lane``): one JSON request
-per line on stdin, ``{"args": [pytest arguments], "cwd": folder}``; one JSON reply per line on
-stdout, ``{"returncode": n, "recordings": how many the lane holds}``. The run's output is in
+Protocol (the batch's ``Lanes`` and ``python -I -m grader.workflows.lane``): one JSON request
+per line on stdin, ``{"args": [pytest arguments], "cwd": folder, "recordings": {key: text}}``
+(recordings other lanes made); one JSON reply per line on stdout, ``{"returncode": n,
+"recordings": {key: text}}`` (the ones this run made). The run's output is in
 ``cwd/pytest.out``.
 """
 
@@ -23,6 +24,7 @@ import os
 import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,7 +35,7 @@ from grader.workflows.api import grading_environment, in_subprocess
 OUTPUT = "pytest.out"
 
 
-def _run_forked(args: list[str], cwd: str) -> int:
+def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str]]:
     """Fork; the child runs pytest on ``args`` in ``cwd`` and hands back what it recorded."""
     readable, writable = os.pipe()
     pid = os.fork()
@@ -56,22 +58,28 @@ def _run_forked(args: list[str], cwd: str) -> int:
     with os.fdopen(readable) as pipe:
         fresh = pipe.read()
     _, status = os.waitpid(pid, 0)
-    with contextlib.suppress(ValueError):
-        replay.MEMORY.update(json.loads(fresh))
-    return os.waitstatus_to_exitcode(status)
+    try:
+        recorded = {str(k): str(v) for k, v in json.loads(fresh).items()}
+    except (ValueError, AttributeError):
+        recorded = {}
+    replay.MEMORY.update(recorded)
+    return os.waitstatus_to_exitcode(status), recorded
 
 
 def serve() -> None:
-    """The lane process: warm up, then one forked grading run per request."""
+    """The lane process: warm up, then one forked grading run per request. The grading suites
+    are imported here too: a fork applies the run's settings to its own copy of them."""
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
 
     import grader.grading.plugin  # noqa: F401
+    import grader.grading.suites.test_babygrad  # noqa: F401
+    import grader.grading.suites.test_micrograd  # noqa: F401
 
     for line in sys.stdin:
         request = json.loads(line)
-        returncode = _run_forked(request["args"], request["cwd"])
-        print(json.dumps({"returncode": returncode, "recordings": len(replay.MEMORY)}),
-              flush=True)
+        replay.MEMORY.update(request["recordings"])
+        returncode, recorded = _run_forked(request["args"], request["cwd"])
+        print(json.dumps({"returncode": returncode, "recordings": recorded}), flush=True)
 
 
 class Lane:
@@ -81,8 +89,8 @@ class Lane:
 
     def __init__(self) -> None:
         self._process = self._start()
-        self.recordings = 0
-        """How many tests' examples the lane process holds in memory, as of its last run."""
+        self.known: set[str] = set()
+        """The recordings (keys) the lane process holds in memory."""
 
     @staticmethod
     def _start() -> subprocess.Popen[str]:
@@ -90,20 +98,26 @@ class Lane:
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 env=grading_environment(), text=True)
 
-    def __call__(self, command: list[str], workdir: Path) -> tuple[int, str]:
+    def run(self, command: list[str], workdir: Path, shared: dict[str, str]
+            ) -> tuple[int, str, dict[str, str]]:
+        """Run ``command`` in a fork of the lane, handing it the ``shared`` recordings it
+        lacks: exit code, output, and what the run recorded."""
         args = command[command.index("pytest") + 1:]
+        missing = {key: text for key, text in shared.items() if key not in self.known}
         requests, replies = self._process.stdin, self._process.stdout
         try:
-            requests.write(json.dumps({"args": args, "cwd": str(workdir)}) + "\n")
+            requests.write(json.dumps({"args": args, "cwd": str(workdir),
+                                       "recordings": missing}) + "\n")
             requests.flush()
             reply = json.loads(replies.readline())
         except (OSError, ValueError):
             self.close()
-            self._process = self._start()
-            return in_subprocess(command, workdir)
-        self.recordings = reply["recordings"]
+            self._process, self.known = self._start(), set()
+            return (*in_subprocess(command, workdir), {})
+        self.known |= missing.keys() | reply["recordings"].keys()
         output = workdir / OUTPUT
-        return reply["returncode"], output.read_text(errors="replace") if output.exists() else ""
+        text = output.read_text(errors="replace") if output.exists() else ""
+        return reply["returncode"], text, reply["recordings"]
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -117,18 +131,26 @@ class Lane:
 
 
 class Lanes:
-    """A pool of warm lanes shared by a batch's threads: a grading command takes a free one."""
+    """A pool of warm lanes shared by a batch's threads (an ``api.Runner``): a grading command
+    takes a free lane; what one lane records, every lane is given before its next run."""
 
     def __init__(self, count: int) -> None:
         self._free: queue.Queue[Lane] = queue.Queue()
         self._all = [Lane() for _ in range(count)]
         for lane in self._all:
             self._free.put(lane)
+        self._shared: dict[str, str] = {}
+        self._lock = threading.Lock()
 
     def __call__(self, command: list[str], workdir: Path) -> tuple[int, str]:
         lane = self._free.get()
         try:
-            return lane(command, workdir)
+            with self._lock:
+                shared = dict(self._shared)
+            returncode, output, recorded = lane.run(command, workdir, shared)
+            with self._lock:
+                self._shared.update(recorded)
+            return returncode, output
         finally:
             self._free.put(lane)
 
