@@ -3,13 +3,17 @@ grade them."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
+from grader.grading.replay import IN_MEMORY
 from grader.layout import DEFAULT_REFERENCE
 from grader.report.document import GradeReport
 from grader.workflows.api import GradeOptions, grade
+from grader.workflows.lane import Lanes
 from tests.planted import REFERENCE, Edit, plant
 
 REPO = REFERENCE.parent
@@ -32,16 +36,27 @@ def planted(tmp_path: Path, replacements: dict[str, list[tuple[str, str]]]) -> P
                              for old, new in pairs))
 
 
+@functools.cache
+def lanes() -> Lanes:
+    """This test process's warm lanes, one per assignment, as a batch grades: the suite grades
+    hundreds of submissions, and most of their passing tests replay from the lanes' memory."""
+    pool = Lanes(2)
+    atexit.register(pool.__exit__)
+    return pool
+
+
 def grade_report(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
                  seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
-                 torch: bool = True, sandbox: str = "auto", replay: Path | None = None
-                 ) -> GradeReport:
-    """Grade ``submission`` as the CLI does. ``reference=None`` and ``torch=False`` choose the
-    oracle configuration (both: finite differences alone, as the student release without
-    torch); ``replay``: a recordings folder (none: every test runs under Hypothesis)."""
+                 torch: bool = True, sandbox: str = "auto",
+                 replay: Path | str | None = IN_MEMORY) -> GradeReport:
+    """Grade ``submission`` as a batch does (in a warm lane, replaying from its memory; the
+    tests of replay and of lanes prove that is the grade of a fresh process without replay).
+    ``reference=None`` and ``torch=False`` choose the oracle configuration (both: finite
+    differences alone, as the student release without torch); ``replay``: also a recordings
+    folder, or None: every test runs under Hypothesis."""
     return grade(GradeOptions(submission=submission, assignment=assignment, seed=seed,
                               only=tuple(only or ()), reference=reference, torch=torch,
-                              sandbox=sandbox, replay=replay))
+                              sandbox=sandbox, replay=replay), lanes())
 
 
 def comparable(report: GradeReport) -> dict[str, Any]:
