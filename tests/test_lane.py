@@ -8,7 +8,8 @@ import os
 import pytest
 
 from grader.grading.replay import IN_MEMORY
-from grader.workflows.api import GradeOptions, grade
+from grader.layout import DEFAULT_RUBRIC
+from grader.workflows.api import GradeOptions, UsageFailure, grade
 from grader.workflows.lane import Lanes
 from tests.grading import REFERENCE, comparable, planted
 from tests.planted import TANH_DERIVATIVE
@@ -42,3 +43,14 @@ def test_a_lane_that_dies_costs_no_grade(tmp_path):
         assert report.score == report.max_score > 0
         assert lane._process.poll() is None  # a new lane took its place
         os.kill(lane._process.pid, 0)
+
+
+def test_a_lane_says_what_went_wrong_as_a_fresh_process_does(tmp_path):
+    rubric = tmp_path / "rubric.yaml"  # valid, but a grading test names an item it lacks
+    rubric.write_text(DEFAULT_RUBRIC.read_text().replace("id: micrograd.deep", "id: micrograd.x"))
+    with Lanes(1) as lanes, pytest.raises(UsageFailure) as forked:
+        grade(GradeOptions(REFERENCE, assignment="micrograd", rubric=rubric), lanes)
+    with pytest.raises(UsageFailure) as fresh:
+        grade(GradeOptions(REFERENCE, assignment="micrograd", rubric=rubric))
+    assert type(forked.value) is type(fresh.value) is UsageFailure
+    assert str(forked.value) == str(fresh.value) and "micrograd.deep" in str(fresh.value)

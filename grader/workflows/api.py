@@ -133,7 +133,7 @@ def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: 
 
 def _last_error(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    errors = [line for line in lines if "Error" in line or "error" in line]
+    errors = [line for line in lines if "error" in line.lower()]
     return (errors or lines or ["no output"])[-1][:500]
 
 

@@ -53,6 +53,9 @@ def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str]]:
             with os.fdopen(writable, "w") as pipe:
                 json.dump(replay.FRESH, pipe)
         finally:
+            with contextlib.suppress(Exception):  # os._exit flushes nothing by itself
+                sys.stdout.flush()
+                sys.stderr.flush()
             os._exit(code)
     os.close(writable)
     with os.fdopen(readable) as pipe:
