@@ -76,7 +76,7 @@ def test_an_all_or_nothing_item_gets_nothing_for_one_failing_test():
     result = score(outcomes + all_pass(WALK.id))[WALK.id]
     assert result.score == 0.0
     assert result.max_score == WALK.points
-    assert result.status != "passed"
+    assert result.status == "failed"  # not "partial": nothing was earned
 
 
 def test_an_all_or_nothing_item_gets_everything_when_every_test_passes():
@@ -206,3 +206,17 @@ def test_feedback_text_lists_fix_first_failures_examples_bugs_then_the_hint():
 
 def test_feedback_text_is_empty_with_nothing_to_say():
     assert feedback_text([], [], "a hint alone is not feedback") == ""
+
+
+def test_tests_of_weight_zero_that_all_pass_earn_the_item():
+    outcomes = [passed(OPS.id, "a", 0.0), passed(OPS.id, "b", 0.0)]
+    result = score(outcomes + all_pass(OPS.id))[OPS.id]
+    assert (result.status, result.score) == ("passed", OPS.points)
+
+
+def test_an_item_no_test_reached_is_a_dependency_to_fix_first():
+    """A dependency whose tests never ran has not been shown to work: its dependents say so."""
+    dependent = [item for item in ITEMS if OPS.id in item.depends_on][0]
+    results = score([failed(dependent.id, "a")])
+    assert results[OPS.id].status == "error"
+    assert OPS.id in results[dependent.id].fix_first

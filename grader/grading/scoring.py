@@ -51,11 +51,15 @@ class ItemResult:
         return asdict(self)
 
 
-def _status(outcomes: list[TestOutcome]) -> str:
+def _status(item: Item, outcomes: list[TestOutcome]) -> str:
+    """``error`` when no test ran; ``partial`` only where some tests passed and partial credit
+    counts (all or nothing: the worst failing status)."""
+    if not outcomes:
+        return "error"
     failing = [o.status for o in outcomes if not o.passed]
     if not failing:
         return "passed"
-    if len(failing) < len(outcomes):
+    if item.partial_credit and len(failing) < len(outcomes):
         return "partial"
     return next(s for s in FAILING if s in failing)
 
@@ -87,16 +91,15 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
     by_item: dict[str, list[TestOutcome]] = {}
     for outcome in outcomes:
         by_item.setdefault(outcome.item, []).append(outcome)
-    statuses = {item.id: _status(by_item.get(item.id, [])) for item in items}
+    statuses = {item.id: _status(item, by_item.get(item.id, [])) for item in items}
     results = []
     for item in items:
         mine = by_item.get(item.id, [])
-        total = sum(o.weight for o in mine) or 1.0
+        total = sum(o.weight for o in mine)
         earned = sum(o.weight for o in mine if o.passed)
         status = statuses[item.id]
-        fraction = earned / total if item.partial_credit or status == "passed" else 0.0
-        if not mine:
-            status, fraction = "error", 0.0
+        whole = float(status == "passed")
+        fraction = earned / total if item.partial_credit and total else whole
         failed_deps = [] if status == "passed" else [
             d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
         first = next((o for o in mine if not o.passed), None)
