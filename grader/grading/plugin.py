@@ -22,7 +22,7 @@ from hypothesis.strategies import SearchStrategy
 from grader.atomic import write_atomically
 from grader.checks.judge import WrongAnswer
 from grader.grading import rubric as rubric_module
-from grader.grading.replay import Recordings, recording
+from grader.grading.replay import IN_MEMORY, Recordings, recording
 from grader.grading.scoring import TestOutcome, score_items
 from grader.grading.session import GradingSession
 from grader.worker.launch import Limits
@@ -78,7 +78,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the worker's address-space limit")
     group.addoption("--grader-only", action="append", default=[],
                     help="grade only items with this id or id prefix (repeatable)")
-    group.addoption("--grader-replay", help="folder of passing tests' examples to replay")
+    group.addoption("--grader-replay", help="folder of passing tests' examples to replay, or "
+                                            f"{IN_MEMORY} (a batch lane's memory)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -71,13 +71,15 @@ def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str]]:
 
 def serve() -> None:
     """The lane process: warm up, then one forked grading run per request. The grading suites
-    are imported here too: a fork applies the run's settings to its own copy of them."""
+    are imported here too (a fork applies the run's settings to its own copy of them), and the
+    digest of the grader's source that keys every recording is computed once."""
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
 
     import grader.grading.plugin  # noqa: F401
     import grader.grading.suites.test_babygrad  # noqa: F401
     import grader.grading.suites.test_micrograd  # noqa: F401
 
+    replay.grader_digest()
     for line in sys.stdin:
         request = json.loads(line)
         replay.MEMORY.update(request["recordings"])
@@ -101,12 +103,11 @@ class Lane:
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 env=grading_environment(), text=True)
 
-    def run(self, command: list[str], workdir: Path, shared: dict[str, str]
+    def run(self, command: list[str], workdir: Path, missing: dict[str, str]
             ) -> tuple[int, str, dict[str, str]]:
-        """Run ``command`` in a fork of the lane, handing it the ``shared`` recordings it
-        lacks: exit code, output, and what the run recorded."""
+        """Run ``command`` in a fork of the lane, handing it the recordings it lacks: exit
+        code, output, and what the run recorded."""
         args = command[command.index("pytest") + 1:]
-        missing = {key: text for key, text in shared.items() if key not in self.known}
         requests, replies = self._process.stdin, self._process.stdout
         try:
             requests.write(json.dumps({"args": args, "cwd": str(workdir),
@@ -149,8 +150,8 @@ class Lanes:
         lane = self._free.get()
         try:
             with self._lock:
-                shared = dict(self._shared)
-            returncode, output, recorded = lane.run(command, workdir, shared)
+                missing = {k: v for k, v in self._shared.items() if k not in lane.known}
+            returncode, output, recorded = lane.run(command, workdir, missing)
             with self._lock:
                 self._shared.update(recorded)
             return returncode, output

@@ -43,8 +43,9 @@ MIN_SOLUTION_LINE = 24  # shorter solution lines (``return out``) are too common
 NOT_EVIDENCE = frozenset({
     "out._backward = _backward", "for child in node._prev:", "for node in reversed(order):",
     "if id(child) not in visited:", "for parent, part in zip(node._inputs, parts, strict=True):"})
-SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
-INSTRUCTORS_ONLY = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "bench.py")
+BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
+SKIP = shutil.ignore_patterns(*BUILD_DEBRIS)
+INSTRUCTORS_ONLY = shutil.ignore_patterns(*BUILD_DEBRIS, "bench.py")
 """The benchmark plants bugs by quoting solution lines: it never ships to students."""
 
 
