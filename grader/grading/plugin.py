@@ -22,6 +22,7 @@ from hypothesis.strategies import SearchStrategy
 from grader.atomic import write_atomically
 from grader.checks.judge import WrongAnswer
 from grader.grading import rubric as rubric_module
+from grader.grading.draws import without_local_constants
 from grader.grading.replay import IN_MEMORY, Recordings, recording
 from grader.grading.scoring import TestOutcome, score_items
 from grader.grading.session import GradingSession
@@ -83,13 +84,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """At start-up: register the marker and, in a grading run, load the rubric and open the
-    session (the worker starts on the first probe)."""
+    """At start-up: register the marker and, in a grading run, fix how examples are drawn
+    (``grader.grading.draws``), load the rubric and open the session (the worker starts on the
+    first probe)."""
     config.addinivalue_line("markers", "rubric(item, weight=1.0, share=1): the rubric item a "
                                        "grading test counts towards")
     submission = config.getoption("--grader-submission", default=None)
     if not submission:
         return
+    without_local_constants()
     try:
         rubric = rubric_module.load(Path(config.getoption("--grader-rubric")))
     except rubric_module.RubricError as exc:
