@@ -1,13 +1,38 @@
-"""A grading run draws the same examples whatever source files its process has imported
-(``grader.grading.draws``): Hypothesis would otherwise mix constants from them into its draws,
-so Gradescope (the grader in site-packages) drew other examples than a checkout."""
+"""What a grading run draws depends on the seed alone: not on the source files its process has
+imported (``grader.grading.draws``: Hypothesis would otherwise mix constants from them into its
+draws, so Gradescope, with the grader in site-packages, drew other examples than a checkout),
+and not on how cheaply the strategies are written."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.internal.conjecture import providers
+from hypothesis.strategies import SearchStrategy
+
+from grader.grading.draws import without_local_constants
+from grader.language.graphs import (
+    BABYGRAD_GRAPH_OPS,
+    BABYGRAD_OP_ITEMS,
+    MICROGRAD_OPS,
+    MICROGRAD_PRIMITIVES,
+    Graph,
+)
+from grader.language.strategies import (
+    accumulate_cases,
+    broadcasting_cases,
+    op_cases,
+    scalar_graphs,
+    single_op_graphs,
+    tensor_graphs,
+)
 from grader.layout import REPO
 
 DRAW = """
@@ -53,3 +78,63 @@ def test_a_grading_run_draws_the_same_whatever_else_is_imported(tmp_path: Path) 
 def test_without_the_pin_an_imported_module_changes_the_draws(tmp_path: Path) -> None:
     """What the pin prevents (and proof the test above can fail)."""
     assert _digest(tmp_path, False, False) != _digest(tmp_path, False, True)
+
+
+def _plain(value: object) -> object:
+    """A drawn example as plain data that names every bit of it (float bits, array bytes)."""
+    if isinstance(value, np.ndarray):
+        return ["array", value.dtype.str, list(value.shape), value.tobytes().hex()]
+    if isinstance(value, Graph):
+        return ["graph", value.kind, _plain(value.leaves),
+                [[n.op, list(n.args), repr(n.param)] for n in value.nodes]]
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return float.hex(value)
+    return value
+
+
+def _suite_strategies() -> dict[str, SearchStrategy[object]]:
+    """The kinds of strategy the grading suites draw from, over their own op lists."""
+    drawn: dict[str, SearchStrategy[object]] = {
+        "scalar graphs": scalar_graphs(MICROGRAD_OPS, max_leaves=3, max_nodes=8),
+        "tensor graphs": tensor_graphs(BABYGRAD_GRAPH_OPS, max_leaves=3, max_nodes=6),
+        "broadcasting": broadcasting_cases(("add", "mul", "sub", "div")),
+        "single tensor ops": single_op_graphs("tensor", BABYGRAD_GRAPH_OPS),
+        "scalar accumulation": st.sampled_from(MICROGRAD_PRIMITIVES).flatmap(accumulate_cases),
+    }
+    for op in sorted(set(BABYGRAD_OP_ITEMS.values())):
+        drawn[f"tensor {op}"] = op_cases("tensor", op)
+    for op in MICROGRAD_PRIMITIVES:
+        drawn[f"scalar {op}"] = op_cases("scalar", op)
+    return drawn
+
+
+DRAWS_DIGEST = "c851446f85aa780c"
+"""What the seed below draws from ``_suite_strategies``. A change to a strategy that changes a
+draw changes every grade's examples and counterexamples: make it on purpose, then update this.
+A change that only makes drawing cheaper must leave it as it is."""
+
+
+def draws_digest() -> str:
+    """The digest of 40 examples of each of ``_suite_strategies``, drawn with one seed."""
+    digest = hashlib.sha256()
+    for name, strategy in _suite_strategies().items():
+        seen: list[object] = []
+
+        @seed(11)
+        @settings(max_examples=40, database=None, phases=[Phase.generate], deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def draw(example: object) -> None:
+            seen.append(_plain(example))  # noqa: B023 - called before the loop moves on
+
+        draw()
+        digest.update(json.dumps([name, seen]).encode())
+    return digest.hexdigest()[:16]
+
+
+def test_the_strategies_draw_what_they_always_drew(monkeypatch) -> None:
+    monkeypatch.setattr(providers, "_get_local_constants", providers._get_local_constants)
+    without_local_constants()
+    assert draws_digest() == DRAWS_DIGEST

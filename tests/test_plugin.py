@@ -81,8 +81,21 @@ def test_schema_errors_name_line_and_field(tmp_path, change, message) -> None:
     assert message.split(":")[0].strip("{ ") in path.read_text().splitlines()[line - 1]
 
 
-def test_unknown_dependency_is_refused(tmp_path) -> None:
+def test_unknown_dependency_is_refused_at_its_line(tmp_path) -> None:
     path = tmp_path / "rubric.yaml"
     path.write_text(RUBRIC.replace("hint: h}", "hint: h, depends_on: [micrograd.nope]}", 1))
-    with pytest.raises(rubric_module.RubricError, match="unknown item 'micrograd.nope'"):
+    with pytest.raises(rubric_module.RubricError, match="unknown item 'micrograd.nope'") as error:
         rubric_module.load(path)
+    line = int(str(error.value).split(":")[1])
+    assert "micrograd.nope" in path.read_text().splitlines()[line - 1]
+
+
+def test_invalid_yaml_is_refused_at_its_line(tmp_path) -> None:
+    path = tmp_path / "rubric.yaml"
+    lines = RUBRIC.splitlines()
+    broken = next(n for n, text in enumerate(lines) if "hint: h}" in text)
+    lines[broken] = lines[broken].replace("hint: h}", "hint: [h}")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(rubric_module.RubricError, match="not valid YAML") as error:
+        rubric_module.load(path)
+    assert int(str(error.value).split(":")[1]) in (broken + 1, broken + 2)

@@ -10,6 +10,7 @@ table. Leaf values sit on a grid of eighths, exact in float32 and short in a sni
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,15 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from grader.language.graphs import MAX_ELEMENTS, OPS, Graph, Node, Op, admissible
+from grader.language.graphs import (
+    MAX_ELEMENTS,
+    OPS,
+    Graph,
+    Node,
+    Op,
+    admissible,
+    is_finite_and_capped,
+)
 
 LEAF_GRID = 8
 LEAF_RANGE = 3.0
@@ -29,17 +38,27 @@ def leaf_values(shape: tuple[int, ...] = ()) -> st.SearchStrategy[np.ndarray]:
     Drawn integers shrink towards 0; shifting by one grid unit's worth of eighths makes values
     shrink towards 1.0 instead of 0.0, where relu and abs have their kink.
     """
-    steps = int(LEAF_RANGE * LEAF_GRID)
-    element = st.integers(-steps, steps).map(_grid_value)
+    return _leaf_values(tuple(shape))
+
+
+@functools.cache
+def _leaf_values(shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    """``leaf_values``, built once per shape: the strategies are drawn from while shrinking,
+    hundreds of times a test, and building them anew cost as much as drawing."""
     size = math.prod(shape)
-    return st.lists(element, min_size=size, max_size=size).map(
+    return st.lists(_GRID, min_size=size, max_size=size).map(
         lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape))
 
 
 def _grid_value(k: int) -> float:
-    steps = int(LEAF_RANGE * LEAF_GRID)
     shifted = k + LEAF_GRID
-    return (shifted if shifted <= steps else -k) / LEAF_GRID
+    return (shifted if shifted <= _STEPS else -k) / LEAF_GRID
+
+
+_STEPS = int(LEAF_RANGE * LEAF_GRID)
+_GRID = st.integers(-_STEPS, _STEPS).map(_grid_value)
+_PICK = st.integers(0, 255)
+"""Each of a node's four choices (``_resolve``)."""
 
 
 def _second_operand(kind: str, values: list[np.ndarray], first: int, pick: int,
@@ -52,8 +71,9 @@ def _second_operand(kind: str, values: list[np.ndarray], first: int, pick: int,
 
 
 def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
-             draw: tuple[int, int, int, int]) -> Node:
-    """Turn four drawn integers into an admissible node, falling back in a fixed order."""
+             draw: tuple[int, int, int, int]) -> tuple[Node, np.ndarray]:
+    """Turn four drawn integers into an admissible node and its value, falling back in a fixed
+    order."""
     op_pick, first_pick, second_pick, param_pick = draw
     first = first_pick % len(values)
     ordered = list(ops[op_pick % len(ops):]) + list(ops[:op_pick % len(ops)])
@@ -70,15 +90,20 @@ def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
             if not candidates:
                 continue
             param = candidates[param_pick % len(candidates)]
-            operands = [values[i] for i in args]
-            if admissible(op, operands, param) and _small(op, operands, param):
-                return Node(name, tuple(args), param)
+            value = _value_if_admissible(op, [values[i] for i in args], param)
+            if value is not None:
+                return Node(name, tuple(args), param), value
     raise AssertionError(f"no admissible op among {ops} on the first leaf")
 
 
-def _small(op: Any, operands: list[np.ndarray], param: Any) -> bool:
+def _value_if_admissible(op: Op, operands: list[np.ndarray], param: Any) -> np.ndarray | None:
+    """The op's value on these operands, if it is admissible there and no larger than
+    ``MAX_ELEMENTS``: computed once, for the check and for the nodes built on it."""
+    if not op.domain(*operands, param):
+        return None
     with np.errstate(all="ignore"):
-        return np.asarray(op.forward(*operands, param)).size <= MAX_ELEMENTS
+        value = np.asarray(op.forward(*operands, param), dtype=np.float64)
+    return value if is_finite_and_capped(value) and value.size <= MAX_ELEMENTS else None
 
 
 @st.composite
@@ -91,11 +116,10 @@ def _graphs(draw: st.DrawFn, kind: str, ops: Sequence[str], shapes: st.SearchStr
     nodes: list[Node] = []
     n_nodes = draw(st.integers(1, max_nodes))
     for _ in range(n_nodes):
-        picks = tuple(draw(st.integers(0, 255)) for _ in range(4))
-        node = _resolve(kind, values, ops, picks)  # type: ignore[arg-type]
+        picks = tuple(draw(_PICK) for _ in range(4))
+        node, value = _resolve(kind, values, ops, picks)  # type: ignore[arg-type]
         nodes.append(node)
-        values.append(np.asarray(OPS[node.op].forward(*(values[i] for i in node.args),
-                                                      node.param), dtype=np.float64))
+        values.append(value)
     return _combine_sinks(Graph(kind, leaves, tuple(nodes)), combine)
 
 
@@ -127,8 +151,11 @@ def scalar_graphs(ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 6
     return _graphs("scalar", tuple(ops), st.just(()), max_leaves, max_nodes, ())
 
 
+@functools.cache
 def tensor_shapes(min_dims: int = 1, max_dims: int = 3, max_side: int = 3
                   ) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes of at most ``MAX_ELEMENTS`` elements (built once per arguments: Hypothesis reads
+    a filter's source each time one is made)."""
     return st.lists(st.integers(1, max_side), min_size=min_dims, max_size=max_dims).map(
         tuple).filter(lambda s: math.prod(s) <= MAX_ELEMENTS)
 
