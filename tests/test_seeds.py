@@ -1,9 +1,17 @@
 """Correct engines get full marks on every item whatever the seed: no example any seed draws
 may fail a correct engine (a domain edge, a tolerance, an oracle disagreement, a check that
-leans on one way of writing an engine). The reference is graded twice per seed, the second
-time replaying the first's recorded examples: the same grade, but for durations."""
+leans on one way of writing an engine).
+
+Per seed, the reference is graded first, drawing every example afresh and recording them; then
+again, replaying them: the same grade, but for durations. The other correct engines then
+replay the same recordings, as a batch's later submissions do. Replay gives the grade a fresh
+draw gives (this file's reference, ``tests/test_blame.py`` on every planted bug, and
+``tests/test_replay.py`` prove it): any example an engine fails sends its test back through
+Hypothesis."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -15,14 +23,24 @@ pytestmark = pytest.mark.slow
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
 SEEDS = [RUBRIC.seed + 7919 * k for k in range(1, 21)]
+ENGINES = ["reference", *sorted(set(CORRECT_ENGINES) - {"reference"})]
+"""The reference first: it records what the others replay."""
+CELLS = [pytest.param(engine, seed, id=f"{engine}-{seed}",
+                      marks=pytest.mark.xdist_group(f"seed-{seed}"))  # one worker, in order
+         for seed in SEEDS for engine in ENGINES]
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("engine", sorted(CORRECT_ENGINES))
-def test_a_correct_engine_gets_full_marks_with_seed(engine, seed, tmp_path):
-    report = grade_report(CORRECT_ENGINES[engine], seed=seed, replay=tmp_path)
-    if engine == "reference":  # graded again, replaying what the first grade recorded
-        replayed = grade_report(CORRECT_ENGINES[engine], seed=seed, replay=tmp_path)
+@pytest.fixture(scope="session")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Each seed's recordings folder, shared by the engines graded with that seed."""
+    return {seed: tmp_path_factory.mktemp(f"seed-{seed}") for seed in SEEDS}
+
+
+@pytest.mark.parametrize(("engine", "seed"), CELLS)
+def test_a_correct_engine_gets_full_marks_with_seed(engine, seed, recordings):
+    report = grade_report(CORRECT_ENGINES[engine], seed=seed, replay=recordings[seed])
+    if engine == "reference":  # that grade drew afresh (and recorded); now it replays
+        replayed = grade_report(CORRECT_ENGINES[engine], seed=seed, replay=recordings[seed])
         assert comparable(replayed) == comparable(report)
     items = {item["id"]: item for item in report.items}
     assert set(items) == {item.id for item in RUBRIC.items}
