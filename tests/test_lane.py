@@ -1,5 +1,6 @@
-"""Batch lanes: a grade forked from a warm lane is the grade of a fresh process; a lane keeps
-its recordings in memory, never on disk; a lane that dies costs no submission its grade."""
+"""Batch lanes: a grade forked from a warm lane is the grade of a fresh process (PyTorch loaded
+in the lane or not); a lane keeps its recordings in memory, never on disk; a lane that dies
+costs no submission its grade."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from grader.grading.replay import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
+from grader.oracles import torch_oracle
 from grader.workflows.api import GradeOptions, UsageFailure, grade
 from grader.workflows.lane import Lanes
 from tests.grading import REFERENCE, comparable, planted
@@ -54,3 +56,25 @@ def test_a_lane_says_what_went_wrong_as_a_fresh_process_does(tmp_path):
         grade(GradeOptions(REFERENCE, assignment="micrograd", rubric=rubric))
     assert type(forked.value) is type(fresh.value) is UsageFailure
     assert str(forked.value) == str(fresh.value) and "micrograd.deep" in str(fresh.value)
+
+
+def _holds_torch(pid: int) -> bool:
+    with open(f"/proc/{pid}/maps") as maps:
+        return any("libtorch" in line for line in maps)
+
+
+def test_a_lane_keeps_torch_once_a_run_needed_it_and_grades_as_before(tmp_path):
+    """Without a reference, PyTorch is the first oracle: the lane imports it after the first
+    such run, and the runs forked with it loaded grade as a fresh process does."""
+    if not torch_oracle.available():
+        pytest.skip("torch is not installed")
+    buggy = planted(tmp_path / "buggy", {"micrograd/engine.py": [TANH_DERIVATIVE.pair]})
+    options = GradeOptions(buggy, assignment="micrograd", only=ONLY[:1], reference=None)
+    fresh = comparable(grade(options))
+    assert "pytorch" in fresh["oracles"]
+    with Lanes(1) as lanes:
+        (lane,) = lanes._all
+        assert not _holds_torch(lane._process.pid)
+        assert comparable(grade(options, lanes)) == fresh
+        assert _holds_torch(lane._process.pid)
+        assert comparable(grade(options, lanes)) == fresh

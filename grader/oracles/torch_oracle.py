@@ -28,7 +28,8 @@ def available() -> bool:
     return location() is not None
 
 
-def _import_torch() -> Any:
+def load() -> Any:
+    """PyTorch, imported on first use (``OracleUnavailable`` where it is not installed)."""
     global _torch
     if _torch is None:
         try:
@@ -40,7 +41,7 @@ def _import_torch() -> Any:
 
 
 def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
-    torch = _import_torch()
+    torch = load()
     leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in graph.leaves]
     values = list(leaves)
     for node in graph.nodes:
