@@ -1,4 +1,8 @@
-"""Shared pytest fixtures, Ctrl-C for children, and the closing line about optional programs."""
+"""Shared pytest fixtures, Ctrl-C for children, and the closing line about optional programs.
+
+A module's costly fixture (a graded class, a built release) is session-scoped even where only
+that module uses it: pytest-xdist may run another module's tests between two of its tests, and
+a module-scoped fixture is then torn down and built again."""
 
 import importlib
 import signal
@@ -7,7 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
+from grader.layout import DEFAULT_RUBRIC
 from tests import programs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +51,17 @@ def _import_isolated(root, name):
 def import_isolated():
     """``import_isolated(root, "pkg.module")``: import from ``root``, leaving sys.modules as is."""
     return _import_isolated
+
+
+@pytest.fixture(scope="session")
+def fast_rubric(tmp_path_factory) -> Path:
+    """The rubric with a 1 s CPU budget per request (6 s per test): hangs end quickly."""
+    data = yaml.safe_load(DEFAULT_RUBRIC.read_text())
+    for item in data["items"]:
+        item["timeout"] = 1.0
+    path = tmp_path_factory.mktemp("rubric") / "rubric.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
 
 
 def pytest_configure() -> None:

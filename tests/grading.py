@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.grading.replay import IN_MEMORY
-from grader.layout import DEFAULT_REFERENCE
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.workflows.api import GradeOptions, grade
 from grader.workflows.lane import Lanes
@@ -48,7 +48,8 @@ def lanes() -> Lanes:
 def grade_report(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
                  seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
                  torch: bool = True, sandbox: str = "auto",
-                 replay: Path | str | None = IN_MEMORY) -> GradeReport:
+                 replay: Path | str | None = IN_MEMORY, rubric: Path = DEFAULT_RUBRIC
+                 ) -> GradeReport:
     """Grade ``submission`` as a batch does (in a warm lane, replaying from its memory; the
     tests of replay and of lanes prove that is the grade of a fresh process without replay).
     ``reference=None`` and ``torch=False`` choose the oracle configuration (both: finite
@@ -56,7 +57,7 @@ def grade_report(submission: Path, *, assignment: str = "all", only: list[str] |
     folder, or None: every test runs under Hypothesis."""
     return grade(GradeOptions(submission=submission, assignment=assignment, seed=seed,
                               only=tuple(only or ()), reference=reference, torch=torch,
-                              sandbox=sandbox, replay=replay), lanes())
+                              sandbox=sandbox, replay=replay, rubric=rubric), lanes())
 
 
 def comparable(report: GradeReport) -> dict[str, Any]:

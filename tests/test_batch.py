@@ -144,7 +144,7 @@ def build_class(root: Path) -> None:
     write(root / "notes.txt", "not an upload")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run: see tests/conftest.py
 def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     uploads = root / "uploads"

@@ -32,7 +32,7 @@ ISSUE_SCHEMA = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run: see tests/conftest.py
 def autograder(tmp_path_factory) -> tuple[Path, Path]:
     """A fake /autograder with the unzipped autograder.zip in source/, and a python for it."""
     tmp = tmp_path_factory.mktemp("gradescope")

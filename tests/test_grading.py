@@ -57,11 +57,12 @@ def test_overwrite_bug_loses_accumulate_with_the_smallest_counterexample(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_hang_costs_only_the_item_it_was_on(tmp_path):
+def test_a_hang_costs_only_the_item_it_was_on(tmp_path, fast_rubric):
     submission = planted(tmp_path, {MICRO: [("t = math.tanh(self.data)\n",
                                              "t = math.tanh(self.data)\n        while True:\n"
                                              "            pass\n")]})
-    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops"])
+    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops"],
+                        rubric=fast_rubric)
     assert items["micrograd.ops.tanh"]["status"] == "timeout"
     assert "timed out" in items["micrograd.ops.tanh"]["feedback"]
     assert {k: v["status"] for k, v in items.items() if k != "micrograd.ops.tanh"} == {

@@ -26,7 +26,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import yaml
 
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
@@ -91,17 +90,6 @@ def assert_graded(report: GradeReport, expected: dict[str, Verdict | list[Verdic
         else:
             assert item["status"] == "passed", (item_id, item["reason"], item["feedback"])
             assert item["score"] == item["max_score"]
-
-
-@pytest.fixture(scope="module")
-def fast_rubric(tmp_path_factory) -> Path:
-    """The rubric with a 1 s CPU budget per request (6 s per test): hangs end quickly."""
-    data = yaml.safe_load(DEFAULT_RUBRIC.read_text())
-    for item in data["items"]:
-        item["timeout"] = 1.0
-    path = tmp_path_factory.mktemp("rubric") / "rubric.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
 
 
 @pytest.fixture

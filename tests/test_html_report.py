@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("html_report")]  # grade
 WINDOW = (1200, 1600)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run: see tests/conftest.py
 def graded(tmp_path_factory) -> tuple[GradeReport, dict[str, str]]:
     """micrograd with two classic bugs: ``1 - t`` for tanh's derivative, and ``=`` for ``+=``
     in ``__add__`` (so ``a + a`` loses a contribution). Three failures, ten passes."""

@@ -40,7 +40,7 @@ LABELLED: Figure = {
                                                           "label": "x2"}]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run: see tests/conftest.py
 def figures(tmp_path_factory) -> dict[str, Figure]:
     """The figure of the item each classic bug fails, from a real grading run."""
     found = {}

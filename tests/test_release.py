@@ -28,12 +28,12 @@ OUTER = ("MAKE", "MFLAGS", "PYTEST_", "PYTHON", "VIRTUAL_ENV")
 venv) that must not reach the release's."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run: see tests/conftest.py
 def student(tmp_path_factory) -> Path:
     return build_student(tmp_path_factory.mktemp("release") / "student")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run: see tests/conftest.py
 def python(student, tmp_path_factory) -> Path:
     """The release's own environment, made by its own Makefile as a student's first ``make
     grade`` makes it (``pip install -e .`` from the release's pyproject), outside the release
