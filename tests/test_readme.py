@@ -10,7 +10,7 @@ name: ``path/to/folder`` and ``uploads/`` real submissions, ``my_engine.ipynb`` 
 engine; ``$SECRET`` is a seed and ``python`` the venv's, as after ``. .venv/bin/activate``.
 Commands that would run for long or forever get what make reads from the environment, or a
 Ctrl-C: ``make test`` and ``make check`` run one small test file (``ARGS``; they would
-otherwise run this test again), ``make bench`` one grade and a batch of one, and ``make
+otherwise run this test again), ``make bench`` one grade and a batch of one at ``-j 2``, and ``make
 watch`` is stopped once it watches.
 """
 
@@ -38,7 +38,7 @@ SECRET = "20261123"
 ENVIRONMENT = {  # what make reads from the environment, per command
     "make test": {"ARGS": "tests/test_formats.py"},
     "make check": {"ARGS": "tests/test_formats.py"},
-    "make bench": {"ARGS": "--repeats 1 --batch 1"},
+    "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",

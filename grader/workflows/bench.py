@@ -97,12 +97,13 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
                 f"{warm_ratio:.2f}x passing (warm)"))
 
 
-def bench_batch(reference: Path, work: Path, copies: int) -> None:
+def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] = (1, 2)
+                ) -> None:
     """Batch throughput on copies of the reference, every other one with the classic bugs, as
     ``python -m grader batch`` grades them (warm lanes, recordings in memory); each copy
     differs by a comment, so none is a ledger hit."""
-    for jobs in (1, 2):
-        uploads = work / f"uploads-{jobs}"
+    for n_jobs in jobs:
+        uploads = work / f"uploads-{n_jobs}"
         for n in range(copies):
             copy = uploads / f"student{n:03d}"
             if n % 2:
@@ -111,12 +112,12 @@ def bench_batch(reference: Path, work: Path, copies: int) -> None:
                 shutil.copytree(reference, copy, ignore=shutil.ignore_patterns("__pycache__"))
             with (copy / "micrograd" / "engine.py").open("a") as engine:
                 engine.write(f"\n# copy {n}\n")
-        options = BatchOptions(uploads, work / f"out-{jobs}",
-                               GradeOptions(Path(), replay=IN_MEMORY), jobs=jobs)
+        options = BatchOptions(uploads, work / f"out-{n_jobs}",
+                               GradeOptions(Path(), replay=IN_MEMORY), jobs=n_jobs)
         started = time.monotonic()
         run(options, Console(quiet=True))
         rate = copies / ((time.monotonic() - started) / 60)
-        print(f"batch of {copies} (half with a bug), -j {jobs}: {rate:.1f} submissions per "
+        print(f"batch of {copies} (half with a bug), -j {n_jobs}: {rate:.1f} submissions per "
               f"minute  {_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}")
 
 
@@ -127,11 +128,13 @@ def main() -> None:
                         help="a correct engine (the bugs are planted in a copy of it)")
     parser.add_argument("--batch", type=int, default=12, help="submissions in the batch runs "
                                                               "(0: skip them)")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2],
+                        help="the -j values the batch runs at")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
         bench_grades(args.submission, Path(tmp), args.repeats)
         if args.batch:
-            bench_batch(args.submission, Path(tmp), args.batch)
+            bench_batch(args.submission, Path(tmp), args.batch, tuple(args.jobs))
 
 
 if __name__ == "__main__":
