@@ -448,13 +448,19 @@ def is_finite_and_capped(value: np.ndarray) -> bool:
                 and (arr.size == 0 or np.max(np.abs(arr)) <= MAGNITUDE_CAP))
 
 
+def admissible_value(op: Op, operands: Sequence[np.ndarray], param: Any) -> np.ndarray | None:
+    """``op``'s value on these concrete operands if it may be applied to them (domain and
+    magnitude), else None."""
+    if not op.domain(*operands, param):
+        return None
+    with np.errstate(all="ignore"):
+        value = np.asarray(op.forward(*operands, param), dtype=np.float64)
+    return value if is_finite_and_capped(value) else None
+
+
 def admissible(op: Op, operands: Sequence[np.ndarray], param: Any) -> bool:
     """May ``op`` be applied to these concrete operand values (domain and magnitude)?"""
-    if not op.domain(*operands, param):
-        return False
-    with np.errstate(all="ignore"):
-        result = op.forward(*operands, param)
-    return is_finite_and_capped(result)
+    return admissible_value(op, operands, param) is not None
 
 
 # Which ops each assignment's graded graphs use.

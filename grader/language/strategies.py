@@ -25,7 +25,7 @@ from grader.language.graphs import (
     Node,
     Op,
     admissible,
-    is_finite_and_capped,
+    admissible_value,
 )
 
 LEAF_GRID = 8
@@ -90,20 +90,10 @@ def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
             if not candidates:
                 continue
             param = candidates[param_pick % len(candidates)]
-            value = _value_if_admissible(op, [values[i] for i in args], param)
-            if value is not None:
+            value = admissible_value(op, [values[i] for i in args], param)
+            if value is not None and value.size <= MAX_ELEMENTS:
                 return Node(name, tuple(args), param), value
     raise AssertionError(f"no admissible op among {ops} on the first leaf")
-
-
-def _value_if_admissible(op: Op, operands: list[np.ndarray], param: Any) -> np.ndarray | None:
-    """The op's value on these operands, if it is admissible there and no larger than
-    ``MAX_ELEMENTS``: computed once, for the check and for the nodes built on it."""
-    if not op.domain(*operands, param):
-        return None
-    with np.errstate(all="ignore"):
-        value = np.asarray(op.forward(*operands, param), dtype=np.float64)
-    return value if is_finite_and_capped(value) and value.size <= MAX_ELEMENTS else None
 
 
 @st.composite

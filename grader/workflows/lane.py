@@ -37,10 +37,9 @@ from grader.workflows.api import grading_environment, in_subprocess
 OUTPUT = "pytest.out"
 
 
-def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str]]:
-    """Fork; the child runs pytest on ``args`` in ``cwd`` and hands back what it recorded. A
-    run that had to import PyTorch (an oracle there) has the lane import it too, once, so the
-    runs after it fork with it loaded: it costs more than a passing grade."""
+def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str], bool]:
+    """Fork; the child runs pytest on ``args`` in ``cwd`` and hands back what it recorded, and
+    whether it had to import PyTorch (an oracle there)."""
     readable, writable = os.pipe()
     pid = os.fork()
     if pid == 0:  # the grading run
@@ -72,17 +71,14 @@ def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str]]:
     except (ValueError, AttributeError, KeyError, TypeError):
         recorded, needed_torch = {}, False
     replay.MEMORY.update(recorded)
-    if needed_torch and "torch" not in sys.modules:
-        with contextlib.suppress(OracleUnavailable):
-            torch_oracle.load()
-        gc.freeze()
-    return os.waitstatus_to_exitcode(status), recorded
+    return os.waitstatus_to_exitcode(status), recorded, needed_torch
 
 
 def serve() -> None:
     """The lane process: warm up, then one forked grading run per request. The grading suites
     are imported here too (a fork applies the run's settings to its own copy of them), and the
-    digest of the grader's source that keys every recording is computed once."""
+    digest of the grader's source that keys every recording is computed once. Once a run has
+    had to import PyTorch, the lane imports it too, so the runs after it fork with it loaded."""
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
 
     import grader.grading.plugin  # noqa: F401
@@ -94,7 +90,11 @@ def serve() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         replay.MEMORY.update(request["recordings"])
-        returncode, recorded = _run_forked(request["args"], request["cwd"])
+        returncode, recorded, needed_torch = _run_forked(request["args"], request["cwd"])
+        if needed_torch and "torch" not in sys.modules:  # once: it costs more than a grade
+            with contextlib.suppress(OracleUnavailable):
+                torch_oracle.load()
+            gc.freeze()
         print(json.dumps({"returncode": returncode, "recordings": recorded}), flush=True)
 
 
