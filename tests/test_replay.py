@@ -1,14 +1,17 @@
 """Replay: a grade that replays recorded examples is the grade Hypothesis would have given.
 
-The proof at scale is elsewhere: every planted bug (``test_blame``) and the reference over 20
-seeds (``test_seeds``) are graded with and without replay, and the two JSON documents must be
-equal but for durations. Here: every grading test is recorded and replayed, nothing secret or
-unreadable is replayed, and a recording is exactly what was drawn.
+The proof at scale is elsewhere: every planted bug (``test_blame``: without replay, replaying
+the reference's runs, then replaying its own failing runs too) and the reference over 20 seeds
+(``test_seeds``) are graded with and without replay, and the JSON documents must be equal but
+for durations. Here: every grading test is recorded and replayed, passing or failing; a replay
+follows only the run its outcomes match and gives up at the first outcome none had; nothing
+secret or unreadable is replayed; and a recording is exactly what was drawn.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 
 import numpy as np
 import pytest
@@ -19,6 +22,7 @@ from grader.language.dags import diamonds
 from grader.language.graphs import Graph, Node
 from grader.layout import REPLAY_CACHE
 from grader.workflows.arguments import add_grading_options, grade_options
+from grader.workflows.bench import with_classic_bugs
 from tests.grading import REFERENCE, comparable, grade_report
 
 HYPOTHESIS_TESTS = sum(getattr(test, "is_hypothesis_test", False)
@@ -27,16 +31,28 @@ HYPOTHESIS_TESTS = sum(getattr(test, "is_hypothesis_test", False)
 
 
 @pytest.mark.slow
-def test_every_grading_test_is_recorded_then_replayed_to_the_same_grade(tmp_path):
+@pytest.mark.parametrize("engine", ["reference", "classic bugs"])
+def test_every_grading_test_is_recorded_then_replayed_to_the_same_grade(tmp_path, engine):
+    submission = (REFERENCE if engine == "reference"
+                  else with_classic_bugs(REFERENCE, tmp_path / "buggy"))
     recordings = tmp_path / "recordings"
-    first = grade_report(REFERENCE, replay=recordings)
+    fresh = grade_report(submission, replay=None)
+    first = grade_report(submission, replay=recordings)
     files = sorted(recordings.iterdir())
     assert len(files) == HYPOTHESIS_TESTS
     written = {path: path.stat().st_mtime_ns for path in files}
-    again = grade_report(REFERENCE, replay=recordings)
+    again = grade_report(submission, replay=recordings)
     # A test that fell back to Hypothesis would have written its recording again.
     assert {path: path.stat().st_mtime_ns for path in files} == written
-    assert comparable(again) == comparable(first)
+    assert comparable(again) == comparable(first) == comparable(fresh)
+    failed = {item["id"] for item in fresh.items if item["status"] != "passed"}
+    reported = [path for path in files if json.loads(path.read_text())["reported"] is not None]
+    if engine == "reference":
+        assert not failed and not reported
+    else:  # each bug fails its op's item and its assignment's whole graphs, shrunk and replayed
+        assert failed == {"micrograd.ops.tanh", "micrograd.graphs", "babygrad.ops.mul",
+                          "babygrad.graphs"}
+        assert len(reported) >= len(failed)
 
 
 def _options(*argv: str) -> argparse.Namespace:
@@ -55,12 +71,107 @@ def test_an_unreadable_recording_is_not_replayed(tmp_path):
     recordings = replay.Recordings.open(str(tmp_path), "rubric", 1)
     recordings.start()
     recordings.record({"dag": diamonds(2)})
-    recordings.save("t", 10)
-    assert recordings.load("t", 10) is not None
-    assert recordings.load("t", 11) is None
+    recordings.save("t", 10, None)
+    assert len(recordings.load("t", 10)) == 1
+    assert replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 11) == []
     (path,) = tmp_path.iterdir()
-    path.write_text('{"examples": [{"dag": {"leaves": "x"')
-    assert recordings.load("t", 10) is None
+    path.write_text('{"calls": [[{"dag": {"leaves": "x"')
+    assert replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 10) == []
+
+
+def _recorded_run(recordings: replay.Recordings, body, examples: list[int]) -> None:
+    """What the plugin does around a Hypothesis run: record each call and how it ended; the
+    test reports the last failure (as a shrink's final re-run does)."""
+    recordings.start()
+    reported = None
+    for x in examples:
+        recordings.record({"x": x})
+        try:
+            body(x)
+        except AssertionError as failure:
+            recordings.failed(failure)
+            reported = failure
+    recordings.save("t", 3, reported)
+
+
+def _attempts(body, seen: list[int]):
+    def attempt(example):
+        seen.append(example["x"])
+        try:
+            body(example["x"])
+        except AssertionError as failure:
+            return failure
+        return None
+    return attempt
+
+
+def _passes(x):
+    pass
+
+
+def _small(x):
+    assert x < 10, "too big"
+
+
+def _even(x):
+    assert x % 2 == 0, "odd"
+
+
+def _two_runs(folder):
+    """As Hypothesis would: the same history, the same next call. An engine that passes
+    everything is asked 1, 12, 3; one that fails from 10 up fails at 12, then shrinks."""
+    recordings = replay.Recordings.open(str(folder), "rubric", 1)
+    _recorded_run(recordings, _passes, [1, 12, 3])
+    _recorded_run(recordings, _small, [1, 12, 11, 10, 10])
+    return recordings.load("t", 3)
+
+
+def test_a_replay_follows_the_recorded_run_its_outcomes_match(tmp_path):
+    runs = _two_runs(tmp_path)
+    assert len(runs) == 2
+    seen: list[int] = []
+    assert replay.replay(runs, _attempts(_passes, seen)) is None
+    assert seen == [1, 12, 3]
+    seen.clear()
+    failure = replay.replay(runs, _attempts(_small, seen))
+    assert str(failure).startswith("too big") and seen == [1, 12, 11, 10, 10]
+
+
+def test_a_replayed_failure_is_the_one_its_run_reported(tmp_path):
+    (run,) = [run for run in _two_runs(tmp_path) if run.reported is not None]
+    assert run.reported == 4
+    assert [outcome is None for _, outcome in run.calls] == [True, False, False, False, False]
+    raised = []
+
+    def attempt(example):
+        failure = _attempts(_small, [])(example)
+        raised.append(failure)
+        return failure
+
+    assert replay.replay([run], attempt) is raised[4]
+
+
+def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
+    runs = _two_runs(tmp_path)
+    seen: list[int] = []
+    with pytest.raises(replay.Diverged):  # fails at 1, where every recorded engine passed
+        replay.replay(runs, _attempts(_even, seen))
+    assert seen == [1]
+
+    def big_is_wrong(x):  # fails at 12, but from another line: another origin
+        if x >= 10:
+            raise AssertionError("too big")
+
+    with pytest.raises(replay.Diverged):
+        replay.replay(runs, _attempts(big_is_wrong, []))
+    for n, impossible in enumerate([[1, 12, 3, 4],  # the same history, but more calls
+                                    [1, 2]]):  # the same history, another next call
+        folder = tmp_path / str(n)
+        assert replay.replay(_two_runs(folder), _attempts(_passes, [])) is None
+        recordings = replay.Recordings.open(str(folder), "rubric", 1)
+        _recorded_run(recordings, _passes, impossible)
+        with pytest.raises(replay.Diverged):
+            replay.replay(recordings.load("t", 3), _attempts(_passes, []))
 
 
 def test_a_recording_decodes_to_exactly_what_was_drawn():

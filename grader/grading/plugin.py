@@ -21,6 +21,7 @@ from hypothesis.strategies import SearchStrategy
 
 from grader.atomic import write_atomically
 from grader.checks.judge import WrongAnswer
+from grader.grading import replay
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.replay import IN_MEMORY, Recordings, recording
@@ -211,30 +212,42 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Instead of a Hypothesis run: the test's recorded examples, where it has some and every
-    one passes again (then the test has passed as Hypothesis would have: see ``replay``).
-    Otherwise nothing the replay did counts, and Hypothesis runs, recording what it draws."""
+    """Instead of a Hypothesis run: the test's recorded runs, as long as its outcomes follow
+    one of them to its end (then the test passes, or fails with the verdict that run reported,
+    as Hypothesis would have: see ``replay``). Otherwise nothing the replay did counts, and
+    Hypothesis runs, recording what it draws."""
     run = _run(pyfuncitem.config)
     if run is None or run.recordings is None or pyfuncitem.nodeid not in run.bodies:
         return None
-    examples = run.recordings.load(pyfuncitem.nodeid, run.examples[pyfuncitem.nodeid])
-    if examples is not None and _replayed(pyfuncitem, run, examples):
-        return True
+    runs = run.recordings.load(pyfuncitem.nodeid, run.examples[pyfuncitem.nodeid])
+    if runs:
+        mark = run.session.checkpoint()
+        try:
+            failure = replay.replay(runs, _attempt(pyfuncitem, run))
+        except (replay.Diverged, pytest.skip.Exception, pytest.fail.Exception):
+            run.session.rewind(mark)
+        else:
+            if failure is not None:
+                raise failure
+            return True
     run.recordings.start()
     return None
 
 
-def _replayed(test: pytest.Function, run: GradingRun, examples: list[dict[str, Any]]) -> bool:
+def _attempt(test: pytest.Function, run: GradingRun
+             ) -> Callable[[dict[str, Any]], Exception | None]:
+    """The test's body on one example: the exception it raised, or None (it passed)."""
     body = run.bodies[test.nodeid]
     fixtures = {name: test.funcargs[name] for name in test._fixtureinfo.argnames}
-    mark = run.session.checkpoint()
-    try:
-        for example in examples:
+
+    def attempt(example: dict[str, Any]) -> Exception | None:
+        try:
             body(**fixtures, **example)
-    except (Exception, pytest.skip.Exception, pytest.fail.Exception):
-        run.session.rewind(mark)
-        return False
-    return True
+        except Exception as failure:  # noqa: BLE001 - an outcome, compared with the recorded
+            return failure
+        return None
+
+    return attempt
 
 
 def _grade_failure(exc: BaseException | None) -> WrongAnswer | None:
@@ -279,8 +292,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                                                            failure.bugs)
         outcome.figure = failure.figure
     if run.recordings is not None and report.when == "call":
-        if outcome.passed and outcome.status == "passed":
-            run.recordings.save(item.nodeid, run.examples.get(item.nodeid, 0))
+        if abort is None and (report.passed or failure is not None):
+            run.recordings.save(item.nodeid, run.examples.get(item.nodeid, 0), failure)
         run.recordings.current = None
     run.outcomes.append(outcome)
     return report

@@ -1,18 +1,24 @@
-"""Replay: the examples a grading test drew while it passed, asked again without Hypothesis.
+"""Replay: a grading test's recorded Hypothesis runs, walked again without Hypothesis.
 
-For a given seed, Hypothesis draws the same examples for every submission until one of them
-fails: what it draws next depends only on earlier examples having passed. So the examples a
-test ran while it passed can be recorded once and, on the next grade, run through the same
-check in the same order without drawing anything. If every one passes, the test has passed
-exactly as a Hypothesis run would have. If one fails (or anything else happens), what the
-replay did is undone and the test runs under Hypothesis as usual, which draws the same
-examples, fails at the same one and shrinks as it always does. Verdicts, scores and
-counterexamples are therefore those of a run without replay.
+For a given seed, what Hypothesis does next depends only on what the test did so far: which
+examples passed, and which failed and how (the exception's type and where it was raised, its
+"interesting origin"). Drawing, shrinking and the final re-run of the smallest failing example
+are all a fixed function of that history. So a run can be recorded as the list of examples the
+test body was called with, each with its outcome, and how the run ended (passed, or which call's
+failure it reported). A later grade calls the same checks on the same examples in the same
+order, without Hypothesis, as long as each outcome is one a recorded run had. If it reaches the
+end of a recorded run, the test has passed, or failed with that same call's verdict, exactly as
+a Hypothesis run would have: correct engines replay the reference's run, and an engine with a
+bug another submission had (or the student's last grade) replays that shrink. At the first
+outcome no recording has, what the replay did is undone and the test runs under Hypothesis as
+usual, which draws, fails and shrinks as it always does. Verdicts, scores and counterexamples
+are therefore those of a run without replay.
 
 A recording is keyed by everything that decides what Hypothesis draws: the grader's own
 source, the rubric, the seed, the test, its number of examples, and the versions of
 Hypothesis and numpy. It holds plain JSON (never pickle): graphs, DAGs, arrays and numbers,
-each checked to decode to exactly what was drawn before it is kept.
+each checked to decode to exactly what was drawn before it is kept. A test may have several
+recorded runs (one per way of failing that has been met), each under its own key.
 """
 
 from __future__ import annotations
@@ -21,12 +27,13 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import hypothesis
 import numpy as np
+from hypothesis.internal.escalation import InterestingOrigin
 
 from grader.atomic import write_atomically
 from grader.language.dags import Dag
@@ -34,7 +41,7 @@ from grader.language.graphs import Graph
 from grader.layout import PACKAGE
 from grader.worker.probes import graph_from_json
 
-FORMAT = 1
+FORMAT = 2
 """Bumped when the recording format changes: older recordings are then never read."""
 
 
@@ -126,17 +133,71 @@ FRESH: dict[str, str] = {}
 """What this process recorded, for a forked grade to hand back to its lane."""
 
 
+def origin(failure: BaseException) -> str:
+    """How Hypothesis tells one failure from another (exception type, where it was raised, its
+    context): two failures with the same origin lead it to do the same thing next."""
+    return str(InterestingOrigin.from_exception(failure))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One recorded Hypothesis run of a test, as its body saw it."""
+
+    calls: list[tuple[dict[str, Any], str | None]]
+    """Each call's drawn arguments (JSON) and outcome: None (passed) or the failure's origin."""
+    reported: int | None
+    """How the run ended: None, passed; else the call whose failure the test reported."""
+
+
+class Diverged(Exception):
+    """An outcome no recorded run had: from here on only Hypothesis knows what comes next."""
+
+
+def replay(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None]
+           ) -> Exception | None:
+    """Call ``attempt`` on the recorded examples in order while its outcomes (the exception it
+    returns, or None) match a recorded run's; at the end of that run, return the failure the
+    run reported (None: it passed). ``Diverged`` when no recorded run matches.
+
+    Every run that matches the history so far must agree on what comes next, as Hypothesis
+    would: recordings that do not (made under conditions the key missed) are not trusted."""
+    raised: list[Exception | None] = []
+    candidates = runs
+    while True:
+        step = len(raised)
+        ended = {run.reported for run in candidates if len(run.calls) == step}
+        if ended:
+            if len(ended) > 1 or any(len(run.calls) != step for run in candidates):
+                raise Diverged("recorded runs disagree on where the run ends")
+            (reported,) = ended
+            return None if reported is None else raised[reported]
+        example = candidates[0].calls[step][0]
+        if any(run.calls[step][0] != example for run in candidates[1:]):
+            raise Diverged("recorded runs disagree on the next example")
+        failure = attempt(decode_example(example))
+        raised.append(failure)
+        outcome = None if failure is None else origin(failure)
+        candidates = [run for run in candidates if run.calls[step][1] == outcome]
+        if not candidates:
+            raise Diverged(f"call {step}: an outcome no recorded run had")
+
+
 @dataclass
 class Recordings:
-    """Where recordings are kept (one JSON text per test and key, in a folder or in
-    ``MEMORY``), and the examples of the test now running."""
+    """Where recordings are kept (one JSON text per recorded run, in a folder or in
+    ``MEMORY``), and the run of the test now under way."""
 
     folder: Path | None
     """None: in ``MEMORY``."""
     context: str
     """What every key shares: the grader's source, the rubric, the seed, library versions."""
-    current: list[dict[str, Any]] | None = None
-    """The examples of the Hypothesis run under way, or None (none, or one not replayable)."""
+    current: list[list[Any]] | None = None
+    """The calls of the Hypothesis run under way, ``[example, outcome]`` each, or None (no run,
+    or one that cannot be recorded)."""
+    raised: list[BaseException | None] = field(default_factory=list)
+    """What each of those calls raised, to find the one whose failure the test reports."""
+    _names: list[str] | None = None
+    """The folder's recordings, listed once per process (and this process's own saves)."""
 
     @classmethod
     def open(cls, where: str, rubric_digest: str, seed: int) -> Recordings:
@@ -147,53 +208,95 @@ class Recordings:
     def _key(self, test: str, examples: int) -> str:
         return hashlib.sha256(json.dumps([self.context, test, examples]).encode()).hexdigest()
 
-    def _read(self, key: str) -> str:
+    def _texts(self, test_key: str) -> list[str]:
+        prefix = f"{test_key}."
         if self.folder is None:
-            return MEMORY[key]
-        return (self.folder / f"{key}.json").read_text()
+            return [text for key, text in MEMORY.items() if key.startswith(prefix)]
+        if self._names is None:
+            try:
+                self._names = [p.name for p in self.folder.iterdir()]
+            except OSError:
+                self._names = []
+        texts = []
+        for name in self._names:
+            if name.startswith(prefix) and name.endswith(".json"):
+                try:
+                    texts.append((self.folder / name).read_text())
+                except OSError:
+                    continue
+        return texts
 
-    def load(self, test: str, examples: int) -> list[dict[str, Any]] | None:
-        """The recorded examples of ``test``, or None (never recorded, or unreadable)."""
-        try:
-            data = json.loads(self._read(self._key(test, examples)))
-            return [decode_example(example) for example in data["examples"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+    def load(self, test: str, examples: int) -> list[Run]:
+        """The recorded runs of ``test`` that can be read (none: never recorded)."""
+        runs = []
+        for text in self._texts(self._key(test, examples)):
+            try:
+                data = json.loads(text)
+                calls = [(example, outcome) for example, outcome in data["calls"]]
+                reported = data["reported"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if (all(isinstance(e, dict) and (o is None or isinstance(o, str)) for e, o in calls)
+                    and (reported is None or (type(reported) is int
+                                              and 0 <= reported < len(calls)))):
+                runs.append(Run(calls, reported))
+        return runs
 
     def start(self) -> None:
-        """A Hypothesis run begins: record what it draws."""
-        self.current = []
+        """A Hypothesis run begins: record what it calls the test body with."""
+        self.current, self.raised = [], []
 
     def record(self, example: dict[str, Any]) -> None:
         if self.current is None:
             return
         try:
-            self.current.append(encode_example(example))
+            self.current.append([encode_example(example), None])
+            self.raised.append(None)
         except NotReplayable:
             self.current = None
 
-    def save(self, test: str, examples: int) -> None:
-        """The run passed: keep its examples for the next grade."""
+    def failed(self, failure: BaseException) -> None:
+        """The call just recorded raised ``failure``."""
         if self.current is not None:
-            key = self._key(test, examples)
-            text = json.dumps({"test": test, "examples": self.current})
-            if self.folder is None:
-                MEMORY[key] = FRESH[key] = text
-            else:
-                write_atomically(self.folder / f"{key}.json", text)
-        self.current = None
+            self.current[-1][1] = origin(failure)
+            self.raised[-1] = failure
+
+    def save(self, test: str, examples: int, reported: BaseException | None) -> None:
+        """The run ended, passing (``reported`` None) or reporting a failure one of its calls
+        raised: keep it for later grades. A run that reported anything else is not kept."""
+        calls, raised = self.current, self.raised
+        self.current, self.raised = None, []
+        if calls is None:
+            return
+        index = None
+        if reported is not None:
+            index = next((i for i, failure in enumerate(raised) if failure is reported), None)
+            if index is None:
+                return
+        text = json.dumps({"test": test, "calls": calls, "reported": index})
+        key = f"{self._key(test, examples)}.{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        if self.folder is None:
+            MEMORY[key] = FRESH[key] = text
+        else:
+            write_atomically(self.folder / f"{key}.json", text)
+            if self._names is not None:
+                self._names.append(f"{key}.json")
 
 
 def recording(inner: Callable[..., None], recordings: Recordings, fixtures: set[str]
               ) -> Callable[..., None]:
-    """``inner`` (the test body Hypothesis calls) writing down what it was drawn: every
-    argument but pytest's fixtures."""
+    """``inner`` (the test body Hypothesis calls) writing down what it was drawn (every
+    argument but pytest's fixtures) and how it ended."""
 
     @functools.wraps(inner)
     def test(*args: Any, **kwargs: Any) -> None:
         if args:  # drawn arguments arrive by name; anything else is not ours to replay
             recordings.current = None
         recordings.record({k: v for k, v in kwargs.items() if k not in fixtures})
-        inner(*args, **kwargs)
+        try:
+            inner(*args, **kwargs)
+        except BaseException as failure:
+            recordings.failed(failure)
+            raise
 
     return test
