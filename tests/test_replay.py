@@ -16,13 +16,16 @@ import json
 import numpy as np
 import pytest
 
+from grader.checks import ops
 from grader.grading import replay
 from grader.grading.suites import test_babygrad, test_micrograd
 from grader.language.dags import diamonds
 from grader.language.graphs import Graph, Node
 from grader.layout import REPLAY_CACHE
+from grader.worker.launch import WorkerFailure
 from grader.workflows.arguments import add_grading_options, grade_options
 from grader.workflows.bench import with_classic_bugs
+from tests import test_checks_fake_worker as fake
 from tests.grading import REFERENCE, comparable, grade_report
 
 HYPOTHESIS_TESTS = sum(getattr(test, "is_hypothesis_test", False)
@@ -91,6 +94,7 @@ def _recorded_run(recordings: replay.Recordings, body, examples: list[int]) -> N
         except AssertionError as failure:
             recordings.failed(failure)
             reported = failure
+        recordings.asked([("micrograd", "op", {"x": x})])
     recordings.save("t", 3, reported)
 
 
@@ -126,21 +130,29 @@ def _two_runs(folder):
     return recordings.load("t", 3)
 
 
+def _asks(plans: list[list[int]]):
+    """A replay's ``plan``: what it planned to ask, by example."""
+    return lambda requests: plans.append([case["x"] for _, _, case in requests])
+
+
 def test_a_replay_follows_the_recorded_run_its_outcomes_match(tmp_path):
     runs = _two_runs(tmp_path)
-    assert len(runs) == 2
+    assert [run.reported for run in runs] == [None, 4]  # the passing run first
     seen: list[int] = []
-    assert replay.replay(runs, _attempts(_passes, seen)) is None
-    assert seen == [1, 12, 3]
+    plans: list[list[int]] = []
+    assert replay.replay(runs, _attempts(_passes, seen), _asks(plans)) is None
+    assert seen == [1, 12, 3] and plans == [[1, 12, 3]]
     seen.clear()
-    failure = replay.replay(runs, _attempts(_small, seen))
+    plans.clear()
+    failure = replay.replay(runs, _attempts(_small, seen), _asks(plans))
     assert str(failure).startswith("too big") and seen == [1, 12, 11, 10, 10]
+    assert plans == [[1, 12, 3], [11, 10, 10]]  # along the passing run, then the failing one
 
 
 def test_a_replayed_failure_is_the_one_its_run_reported(tmp_path):
     (run,) = [run for run in _two_runs(tmp_path) if run.reported is not None]
     assert run.reported == 4
-    assert [outcome is None for _, outcome in run.calls] == [True, False, False, False, False]
+    assert [call.outcome is None for call in run.calls] == [True, False, False, False, False]
     raised = []
 
     def attempt(example):
@@ -148,14 +160,14 @@ def test_a_replayed_failure_is_the_one_its_run_reported(tmp_path):
         raised.append(failure)
         return failure
 
-    assert replay.replay([run], attempt) is raised[4]
+    assert replay.replay([run], attempt, _asks([])) is raised[4]
 
 
 def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
     runs = _two_runs(tmp_path)
     seen: list[int] = []
     with pytest.raises(replay.Diverged):  # fails at 1, where every recorded engine passed
-        replay.replay(runs, _attempts(_even, seen))
+        replay.replay(runs, _attempts(_even, seen), _asks([]))
     assert seen == [1]
 
     def big_is_wrong(x):  # fails at 12, but from another line: another origin
@@ -163,15 +175,15 @@ def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
             raise AssertionError("too big")
 
     with pytest.raises(replay.Diverged):
-        replay.replay(runs, _attempts(big_is_wrong, []))
+        replay.replay(runs, _attempts(big_is_wrong, []), _asks([]))
     for n, impossible in enumerate([[1, 12, 3, 4],  # the same history, but more calls
                                     [1, 2]]):  # the same history, another next call
         folder = tmp_path / str(n)
-        assert replay.replay(_two_runs(folder), _attempts(_passes, [])) is None
+        assert replay.replay(_two_runs(folder), _attempts(_passes, []), _asks([])) is None
         recordings = replay.Recordings.open(str(folder), "rubric", 1)
         _recorded_run(recordings, _passes, impossible)
         with pytest.raises(replay.Diverged):
-            replay.replay(recordings.load("t", 3), _attempts(_passes, []))
+            replay.replay(recordings.load("t", 3), _attempts(_passes, []), _asks([]))
 
 
 def test_a_recording_decodes_to_exactly_what_was_drawn():
@@ -188,3 +200,58 @@ def test_a_recording_decodes_to_exactly_what_was_drawn():
     with pytest.raises(replay.NotReplayable):  # the param would come back a float
         replay.encode_example({"graph": Graph("scalar", (np.array(1.0),),
                                               (Node("powk", (0,), np.float64(2.0)),))})
+
+
+# ------------------------------------------------------------------ asking ahead, in batches
+
+def _mul(n: int) -> tuple[Graph, np.ndarray]:
+    return Graph("tensor", (np.full((2,), n / 4), np.arange(2.0) - n), (Node("mul", (0, 1)),)), \
+        np.ones(2)
+
+
+def _checked(grading, numbers) -> list[str]:
+    """Check ``Mul`` on the cases ``numbers``; what the worker was asked (by probe)."""
+    for n in numbers:
+        ops.check_op(grading, *_mul(n))
+    return fake.asked(grading)
+
+
+class BatchesTimeOut(fake.FakeWorker):
+    """A worker whose batches of more than one case run out of time (a slow engine)."""
+
+    def request(self, message, budget):
+        if len(message["cases"]) > 1:
+            self.asked.append("batch")
+            raise WorkerFailure("timeout", f"timed out after {budget:g} s of CPU time")
+        return super().request(message, budget)
+
+
+def test_a_replay_asks_its_planned_requests_in_batches():
+    recorded = fake.session("babygrad.ops.mul")
+    assert _checked(recorded, range(20)) == ["load"] + ["op"] * 20
+    requests = list(recorded.asked)
+    replayed = fake.session("babygrad.ops.mul")
+    replayed.plan(requests)
+    assert _checked(replayed, range(20)) == ["load", "op", "op"]  # 16 cases, then 4
+    assert replayed.checks == recorded.checks == 20
+
+
+def test_a_request_the_plan_did_not_expect_drops_the_rest_of_it():
+    recorded = fake.session("babygrad.ops.mul")
+    _checked(recorded, range(20))
+    replayed = fake.session("babygrad.ops.mul")
+    replayed.plan(list(recorded.asked))
+    # The 16 cases answered at once cover 0..15; case 99 is not the planned 3.
+    assert _checked(replayed, [0, 1, 2, 99, 4]) == ["load", "op", "op", "op"]
+
+
+def test_a_batch_that_goes_wrong_ends_batching_and_each_request_is_asked_alone():
+    recorded = fake.session("babygrad.ops.mul")
+    _checked(recorded, range(20))
+    replayed = fake.session("babygrad.ops.mul")
+    replayed._worker = BatchesTimeOut()
+    replayed.plan(list(recorded.asked))
+    assert _checked(replayed, range(3)) == ["load", "batch", "op", "op", "op"]
+    assert not replayed.batching and not replayed.aborts
+    replayed.plan(list(recorded.asked))
+    assert _checked(replayed, range(3))[-3:] == ["op", "op", "op"]

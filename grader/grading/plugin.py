@@ -160,7 +160,8 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
         body = function.hypothesis.inner_test
         run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
         function.hypothesis.inner_test = recording(body, run.recordings,
-                                                   set(test._fixtureinfo.argnames))
+                                                   set(test._fixtureinfo.argnames),
+                                                   run.session.asked)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -223,10 +224,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if runs:
         mark = run.session.checkpoint()
         try:
-            failure = replay.replay(runs, _attempt(pyfuncitem, run))
+            failure = replay.replay(runs, _attempt(pyfuncitem, run), run.session.plan)
         except (replay.Diverged, pytest.skip.Exception, pytest.fail.Exception):
             run.session.rewind(mark)
         else:
+            run.session.plan([])
             if failure is not None:
                 raise failure
             return True

@@ -139,30 +139,65 @@ def origin(failure: BaseException) -> str:
     return str(InterestingOrigin.from_exception(failure))
 
 
+Request = tuple[str, str, dict[str, Any]]
+"""One question a check put to the worker: assignment, probe, case (plain JSON)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a test's body in a recorded run."""
+
+    example: dict[str, Any]
+    """The drawn arguments (JSON)."""
+    outcome: str | None
+    """None (passed) or the failure's origin."""
+    requests: list[Request]
+    """What the check asked the worker, in order: a replay asks for their answers ahead, in
+    batches."""
+
+
 @dataclass(frozen=True)
 class Run:
     """One recorded Hypothesis run of a test, as its body saw it."""
 
-    calls: list[tuple[dict[str, Any], str | None]]
-    """Each call's drawn arguments (JSON) and outcome: None (passed) or the failure's origin."""
+    calls: list[Call]
     reported: int | None
     """How the run ended: None, passed; else the call whose failure the test reported."""
+
+    @classmethod
+    def from_json(cls, text: str) -> Run:
+        """A run from its recording; ``ValueError`` (or a ``KeyError``, ``TypeError``) when it
+        is not one."""
+        data = json.loads(text)
+        calls = [Call(example, outcome, [(a, p, c) for a, p, c in requests])
+                 for example, outcome, requests in data["calls"]]
+        reported = data["reported"]
+        if not (all(isinstance(call.example, dict)
+                    and (call.outcome is None or isinstance(call.outcome, str))
+                    and all(isinstance(a, str) and isinstance(p, str) and isinstance(c, dict)
+                            for a, p, c in call.requests) for call in calls)
+                and (reported is None or (type(reported) is int and 0 <= reported < len(calls)))):
+            raise ValueError("not a recorded run")
+        return cls(calls, reported)
 
 
 class Diverged(Exception):
     """An outcome no recorded run had: from here on only Hypothesis knows what comes next."""
 
 
-def replay(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None]
-           ) -> Exception | None:
+def replay(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None],
+           plan: Callable[[list[Request]], None]) -> Exception | None:
     """Call ``attempt`` on the recorded examples in order while its outcomes (the exception it
     returns, or None) match a recorded run's; at the end of that run, return the failure the
-    run reported (None: it passed). ``Diverged`` when no recorded run matches.
+    run reported (None: it passed). ``Diverged`` when no recorded run matches. ``plan`` is told
+    the requests the first matching run made from here on, whenever that run changes: the
+    worker can answer them ahead, in batches.
 
     Every run that matches the history so far must agree on what comes next, as Hypothesis
     would: recordings that do not (made under conditions the key missed) are not trusted."""
     raised: list[Exception | None] = []
     candidates = runs
+    planned = None
     while True:
         step = len(raised)
         ended = {run.reported for run in candidates if len(run.calls) == step}
@@ -171,13 +206,16 @@ def replay(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None
                 raise Diverged("recorded runs disagree on where the run ends")
             (reported,) = ended
             return None if reported is None else raised[reported]
-        example = candidates[0].calls[step][0]
-        if any(run.calls[step][0] != example for run in candidates[1:]):
+        example = candidates[0].calls[step].example
+        if any(run.calls[step].example != example for run in candidates[1:]):
             raise Diverged("recorded runs disagree on the next example")
+        if candidates[0] is not planned:
+            planned = candidates[0]
+            plan([request for call in planned.calls[step:] for request in call.requests])
         failure = attempt(decode_example(example))
         raised.append(failure)
         outcome = None if failure is None else origin(failure)
-        candidates = [run for run in candidates if run.calls[step][1] == outcome]
+        candidates = [run for run in candidates if run.calls[step].outcome == outcome]
         if not candidates:
             raise Diverged(f"call {step}: an outcome no recorded run had")
 
@@ -192,8 +230,8 @@ class Recordings:
     context: str
     """What every key shares: the grader's source, the rubric, the seed, library versions."""
     current: list[list[Any]] | None = None
-    """The calls of the Hypothesis run under way, ``[example, outcome]`` each, or None (no run,
-    or one that cannot be recorded)."""
+    """The calls of the Hypothesis run under way, ``[example, outcome, requests]`` each, or
+    None (no run, or one that cannot be recorded)."""
     raised: list[BaseException | None] = field(default_factory=list)
     """What each of those calls raised, to find the one whose failure the test reports."""
     _names: list[str] | None = None
@@ -227,20 +265,15 @@ class Recordings:
         return texts
 
     def load(self, test: str, examples: int) -> list[Run]:
-        """The recorded runs of ``test`` that can be read (none: never recorded)."""
+        """The recorded runs of ``test`` that can be read (none: never recorded), the passing
+        one first: most engines take its path, and a replay asks ahead along the first."""
         runs = []
         for text in self._texts(self._key(test, examples)):
             try:
-                data = json.loads(text)
-                calls = [(example, outcome) for example, outcome in data["calls"]]
-                reported = data["reported"]
+                runs.append(Run.from_json(text))
             except (ValueError, KeyError, TypeError):
                 continue
-            if (all(isinstance(e, dict) and (o is None or isinstance(o, str)) for e, o in calls)
-                    and (reported is None or (type(reported) is int
-                                              and 0 <= reported < len(calls)))):
-                runs.append(Run(calls, reported))
-        return runs
+        return sorted(runs, key=lambda run: run.reported is not None)
 
     def start(self) -> None:
         """A Hypothesis run begins: record what it calls the test body with."""
@@ -250,7 +283,7 @@ class Recordings:
         if self.current is None:
             return
         try:
-            self.current.append([encode_example(example), None])
+            self.current.append([encode_example(example), None, []])
             self.raised.append(None)
         except NotReplayable:
             self.current = None
@@ -260,6 +293,11 @@ class Recordings:
         if self.current is not None:
             self.current[-1][1] = origin(failure)
             self.raised[-1] = failure
+
+    def asked(self, requests: list[Request]) -> None:
+        """What the call just recorded asked the worker."""
+        if self.current is not None:
+            self.current[-1][2] = [list(request) for request in requests]
 
     def save(self, test: str, examples: int, reported: BaseException | None) -> None:
         """The run ended, passing (``reported`` None) or reporting a failure one of its calls
@@ -283,20 +321,24 @@ class Recordings:
                 self._names.append(f"{key}.json")
 
 
-def recording(inner: Callable[..., None], recordings: Recordings, fixtures: set[str]
-              ) -> Callable[..., None]:
+def recording(inner: Callable[..., None], recordings: Recordings, fixtures: set[str],
+              asked: list[Request]) -> Callable[..., None]:
     """``inner`` (the test body Hypothesis calls) writing down what it was drawn (every
-    argument but pytest's fixtures) and how it ended."""
+    argument but pytest's fixtures), what it asked the worker (what the checks append to
+    ``asked``) and how it ended."""
 
     @functools.wraps(inner)
     def test(*args: Any, **kwargs: Any) -> None:
         if args:  # drawn arguments arrive by name; anything else is not ours to replay
             recordings.current = None
         recordings.record({k: v for k, v in kwargs.items() if k not in fixtures})
+        start = len(asked)
         try:
             inner(*args, **kwargs)
         except BaseException as failure:
             recordings.failed(failure)
             raise
+        finally:
+            recordings.asked(asked[start:])
 
     return test

@@ -9,7 +9,10 @@ smaller example. The plugin turns the record into the test's failure.
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +24,7 @@ import numpy as np
 import pytest
 
 from grader.checks.judge import Tolerance, WrongAnswer
+from grader.grading.replay import Request
 from grader.layout import PACKAGE, SECRET
 from grader.oracles import torch_oracle
 from grader.oracles.chain import Oracles
@@ -36,6 +40,10 @@ TEST_BUDGET_FACTOR = 6
 make Hypothesis search, and above all shrink, for minutes."""
 TEST_WALL_FACTOR = 4
 """...and this many times that of wall-clock time, a backstop for a starved machine."""
+BATCH_CASES = 16
+"""A replay asks the worker for this many of its planned requests' answers at once (``plan``):
+one round trip instead of sixteen, and at most fifteen answers wasted where an engine leaves
+the recorded run."""
 class Aborted(pytest.skip.Exception):
     """Stops the running property at once; the plugin reports the recorded ``Abort``."""
 
@@ -66,6 +74,20 @@ def recorded(check: Callable[..., None]) -> Callable[..., None]:
 
 
 @dataclass
+class Planned:
+    """A request a replay expects the checks to make, and the worker's answer once asked."""
+
+    request: Request
+    text: str
+    """The request as JSON: what a check's request must equal to be answered from here."""
+    result: dict[str, Any] | None = None
+
+
+def _request_text(assignment: str, probe: str, case: dict[str, Any]) -> str:
+    return json.dumps([assignment, probe, case], separators=(",", ":"))
+
+
+@dataclass
 class GradingSession:
     """Everything one grading run of one submission needs."""
 
@@ -91,6 +113,11 @@ class GradingSession:
         self.import_failures: dict[str, tuple[str, str]] = {}
         self._imported: set[str] = set()
         self._test_started: dict[str, tuple[float, float, float]] = {}
+        self.asked: list[Request] = []
+        """Every request the checks made, in order (a recording keeps each call's)."""
+        self._plan: collections.deque[Planned] = collections.deque()
+        self.batching = True
+        """Off once a batch of planned requests went wrong: then each is asked alone."""
 
     @property
     def worker(self) -> Worker:
@@ -121,6 +148,7 @@ class GradingSession:
 
     def rewind(self, mark: tuple[int, int]) -> None:
         """Forget what the running test did since ``mark``: it starts again, budget and all."""
+        self.plan([])
         self.checks, self.oracles.disagreements = mark
         for record in (self.failures, self.aborts, self._test_started):
             record.pop(self.current_test, None)
@@ -137,7 +165,11 @@ class GradingSession:
         budget = self.budgets.get(self.current_item, 5.0)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
         self._import(assignment, budget * IMPORT_BUDGET_FACTOR)
-        result = self._request(assignment, probe, case, budget, on_timeout)
+        self.asked.append((assignment, probe, case))
+        result = self._planned_answer(_request_text(assignment, probe, case), budget)
+        if result is None:
+            self._import(assignment, budget * IMPORT_BUDGET_FACTOR)  # a failed batch restarts it
+            result = self._request(assignment, probe, case, budget, on_timeout)
         self.checks += 1
         if "ok" in result:
             return result["ok"]
@@ -146,6 +178,39 @@ class GradingSession:
             self._abort("missing", error["message"])
         raise WrongAnswer("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
+
+    def plan(self, requests: list[Request]) -> None:
+        """The requests a replay expects the checks to make next, in this order: ``ask``
+        answers each from a batch of up to ``BATCH_CASES`` the worker answered at once, as
+        long as the checks ask exactly what was planned. The worker runs the cases of a batch
+        one after the other, as it would one request at a time; at the first request that
+        differs, the rest of the plan is dropped."""
+        self._plan = collections.deque(Planned(request, _request_text(*request))
+                                       for request in requests)
+
+    def _planned_answer(self, text: str, budget: float) -> dict[str, Any] | None:
+        """The planned answer to the request ``text``, or None: not the plan's next request, or
+        the batch went wrong (then batching stops for this grade: a batch is given one
+        request's time budget, which a slow but correct engine may not meet)."""
+        if not self._plan or self._plan[0].text != text or not self.batching:
+            self._plan.clear()
+            return None
+        if self._plan[0].result is None:
+            assignment, probe, _ = self._plan[0].request
+            batch = list(itertools.takewhile(lambda planned: planned.request[:2] == (
+                assignment, probe), itertools.islice(self._plan, BATCH_CASES)))
+            self._next_id += 1
+            message = protocol.request(self._next_id, assignment, probe,
+                                       [planned.request[2] for planned in batch])
+            try:
+                results = protocol.results(self.worker.request(message, budget), message)
+            except (WorkerFailure, protocol.InvalidAnswer):
+                self.batching = False
+                self._plan.clear()
+                return None
+            for planned, result in zip(batch, results, strict=True):
+                planned.result = result
+        return self._plan.popleft().result
 
     def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
                  on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
