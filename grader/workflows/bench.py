@@ -26,14 +26,24 @@ from grader.layout import DEFAULT_REFERENCE
 from grader.workflows.api import GradeOptions, grade
 from grader.workflows.batch import BatchOptions, run
 
-CLASSIC_BUGS = {
-    "micrograd/engine.py": ("self.grad += (1.0 - t * t) * out.grad",
-                            "self.grad += (1.0 - t) * out.grad"),
-    "babygrad/ops.py": ("_grad(unbroadcast(g * b.data, a.shape), a),",
-                        "_grad(unbroadcast(g * a.data, a.shape), a),"),
-}
-"""One bug students make in each assignment: tanh's derivative as ``1 - t``, and Mul's
-gradient for ``a`` taken from ``a`` itself."""
+CLASSIC_BUGS: list[dict[str, tuple[str, str]]] = [
+    {"micrograd/engine.py": ("self.grad += (1.0 - t * t) * out.grad",
+                             "self.grad += (1.0 - t) * out.grad"),
+     "babygrad/ops.py": ("_grad(unbroadcast(g * b.data, a.shape), a),",
+                         "_grad(unbroadcast(g * a.data, a.shape), a),")},
+    {"micrograd/engine.py": ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
+     "babygrad/ops.py": ("-g * a.data / (b.data * b.data)", "-g * a.data / b.data")},
+    {"micrograd/engine.py": ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+     "babygrad/ops.py": ("np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
+                         "np.broadcast_to(out_grad.data, a.shape)")},
+    {"micrograd/engine.py": ("for node in reversed(order):", "for node in order:"),
+     "babygrad/tensor.py": ("for node in reversed(order):", "for node in order:")},
+]
+"""Bugs students make, one in each assignment per entry: tanh's derivative as ``1 - t`` and
+Mul's gradient for ``a`` taken from ``a`` itself (the failing grade's); ReLU passing every
+gradient and Div's gradient for ``b`` not squared; ``=`` for ``+=`` in addition's backward and
+a summation's gradient that loses the summed axes; a ``backward()`` that walks the order
+forwards, in both. A batch's buggy engines take them in turn."""
 FAILING_RATIO = 1.5
 WARM_PASSING_S = 1.5
 BATCH_PER_MINUTE = 60.0
@@ -61,12 +71,15 @@ def timed(options: GradeOptions, repeats: int) -> Timing:
     return Timing(statistics.median(walls), statistics.median(cpus))
 
 
-def with_classic_bugs(reference: Path, dest: Path) -> Path:
-    """A copy of the reference with ``CLASSIC_BUGS`` planted."""
+def with_classic_bugs(reference: Path, dest: Path, which: int = 0) -> Path:
+    """A copy of the reference with the ``which``-th pair of ``CLASSIC_BUGS`` planted."""
     shutil.copytree(reference, dest, ignore=shutil.ignore_patterns("__pycache__"))
-    for name, (right, wrong) in CLASSIC_BUGS.items():
+    for name, (right, wrong) in CLASSIC_BUGS[which].items():
         path = dest / name
-        path.write_text(path.read_text().replace(right, wrong, 1))
+        text = path.read_text()
+        if text.count(right) != 1:
+            raise ValueError(f"{name} does not have {right!r} exactly once: no bug to plant")
+        path.write_text(text.replace(right, wrong))
     return dest
 
 
@@ -99,15 +112,15 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
 
 def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] = (1, 2)
                 ) -> None:
-    """Batch throughput on copies of the reference, every other one with the classic bugs, as
-    ``python -m grader batch`` grades them (warm lanes, recordings in memory); each copy
-    differs by a comment, so none is a ledger hit."""
+    """Batch throughput on copies of the reference, every other one with a pair of classic bugs
+    (each pair in turn), as ``python -m grader batch`` grades them (warm lanes, recordings in
+    memory); each copy differs by a comment, so none is a ledger hit."""
     for n_jobs in jobs:
         uploads = work / f"uploads-{n_jobs}"
         for n in range(copies):
             copy = uploads / f"student{n:03d}"
             if n % 2:
-                with_classic_bugs(reference, copy)
+                with_classic_bugs(reference, copy, n // 2 % len(CLASSIC_BUGS))
             else:
                 shutil.copytree(reference, copy, ignore=shutil.ignore_patterns("__pycache__"))
             with (copy / "micrograd" / "engine.py").open("a") as engine:
@@ -117,8 +130,9 @@ def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] 
         started = time.monotonic()
         run(options, Console(quiet=True))
         rate = copies / ((time.monotonic() - started) / 60)
-        print(f"batch of {copies} (half with a bug), -j {n_jobs}: {rate:.1f} submissions per "
-              f"minute  {_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}")
+        print(f"batch of {copies} (half with one of {len(CLASSIC_BUGS)} bugs), -j {n_jobs}: "
+              f"{rate:.1f} submissions per minute  "
+              f"{_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}")
 
 
 def main() -> None:
