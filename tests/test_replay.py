@@ -130,6 +130,15 @@ def _two_runs(folder):
     return recordings.load("t", 3)
 
 
+def test_a_folder_keeps_only_the_newest_runs_of_a_test(tmp_path):
+    recordings = replay.Recordings.open(str(tmp_path), "rubric", 1)
+    for n in range(replay.RUNS_ON_DISK + 2):
+        _recorded_run(recordings, _passes, [n])
+    kept = replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 3)
+    assert sorted(run.calls[0].example["x"] for run in kept) == list(
+        range(2, replay.RUNS_ON_DISK + 2))
+
+
 def _asks(plans: list[list[int]]):
     """A replay's ``plan``: what it planned to ask, by example."""
     return lambda requests: plans.append([case["x"] for _, _, case in requests])

@@ -131,6 +131,8 @@ MEMORY: dict[str, str] = {}
 """A lane's recordings (by key), inherited by every grade it forks; never on disk."""
 FRESH: dict[str, str] = {}
 """What this process recorded, for a forked grade to hand back to its lane."""
+RUNS_ON_DISK = 8
+"""Recorded runs of one test a recordings folder keeps (a batch's memory keeps every one)."""
 
 
 def origin(failure: BaseException) -> str:
@@ -312,13 +314,27 @@ class Recordings:
             if index is None:
                 return
         text = json.dumps({"test": test, "calls": calls, "reported": index})
-        key = f"{self._key(test, examples)}.{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        test_key = self._key(test, examples)
+        key = f"{test_key}.{hashlib.sha256(text.encode()).hexdigest()[:16]}"
         if self.folder is None:
             MEMORY[key] = FRESH[key] = text
-        else:
-            write_atomically(self.folder / f"{key}.json", text)
-            if self._names is not None:
-                self._names.append(f"{key}.json")
+            return
+        path = self.folder / f"{key}.json"
+        write_atomically(path, text)
+        if self._names is not None:
+            self._names.append(path.name)
+        self._evict(test_key, path)
+
+    def _evict(self, test_key: str, kept: Path) -> None:
+        """Keep at most ``RUNS_ON_DISK`` runs of a test in the folder, the newest: a student
+        who meets one bug after another does not fill the disk."""
+        try:
+            runs = sorted((p for p in self.folder.glob(f"{test_key}.*.json") if p != kept),
+                          key=lambda p: p.stat().st_mtime_ns)
+            for path in runs[: max(0, len(runs) + 1 - RUNS_ON_DISK)]:
+                path.unlink()
+        except OSError:
+            return
 
 
 def recording(inner: Callable[..., None], recordings: Recordings, fixtures: set[str],
