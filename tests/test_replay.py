@@ -264,3 +264,17 @@ def test_a_batch_that_goes_wrong_ends_batching_and_each_request_is_asked_alone()
     assert not replayed.batching and not replayed.aborts
     replayed.plan(list(recorded.asked))
     assert _checked(replayed, range(3))[-3:] == ["op", "op", "op"]
+
+
+def test_a_run_that_could_not_have_happened_is_not_loaded(tmp_path):
+    """A passing run that met a failure, or a failing one that reports a call that passed,
+    is no Hypothesis run: such a file (damaged, or edited) is never replayed."""
+    recordings = replay.Recordings.open(str(tmp_path), "rubric", 1)
+    _recorded_run(recordings, _small, [1, 12, 11, 10, 10])
+    (path,) = tmp_path.iterdir()
+    run = json.loads(path.read_text())
+    for reported in (None, 0):
+        path.write_text(json.dumps({**run, "reported": reported}))
+        assert replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 3) == []
+    path.write_text(json.dumps(run))
+    assert len(replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 3)) == 1

@@ -174,11 +174,15 @@ class Run:
         calls = [Call(example, outcome, [(a, p, c) for a, p, c in requests])
                  for example, outcome, requests in data["calls"]]
         reported = data["reported"]
-        if not (all(isinstance(call.example, dict)
-                    and (call.outcome is None or isinstance(call.outcome, str))
-                    and all(isinstance(a, str) and isinstance(p, str) and isinstance(c, dict)
-                            for a, p, c in call.requests) for call in calls)
-                and (reported is None or (type(reported) is int and 0 <= reported < len(calls)))):
+        well_formed = all(isinstance(call.example, dict)
+                          and (call.outcome is None or isinstance(call.outcome, str))
+                          and all(isinstance(a, str) and isinstance(p, str) and isinstance(c, dict)
+                                  for a, p, c in call.requests) for call in calls)
+        # A passing run met no failure; a failing one reports a call that failed.
+        ends_right = (all(call.outcome is None for call in calls) if reported is None else
+                      type(reported) is int and 0 <= reported < len(calls)
+                      and calls[reported].outcome is not None)
+        if not (well_formed and ends_right):
             raise ValueError("not a recorded run")
         return cls(calls, reported)
 

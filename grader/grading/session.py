@@ -166,7 +166,7 @@ class GradingSession:
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
         self._import(assignment, budget * IMPORT_BUDGET_FACTOR)
         self.asked.append((assignment, probe, case))
-        result = self._planned_answer(_request_text(assignment, probe, case), budget)
+        result = self._planned_answer(assignment, probe, case, budget)
         if result is None:
             self._import(assignment, budget * IMPORT_BUDGET_FACTOR)  # a failed batch restarts it
             result = self._request(assignment, probe, case, budget, on_timeout)
@@ -188,11 +188,13 @@ class GradingSession:
         self._plan = collections.deque(Planned(request, _request_text(*request))
                                        for request in requests)
 
-    def _planned_answer(self, text: str, budget: float) -> dict[str, Any] | None:
-        """The planned answer to the request ``text``, or None: not the plan's next request, or
-        the batch went wrong (then batching stops for this grade: a batch is given one
+    def _planned_answer(self, assignment: str, probe: str, case: dict[str, Any], budget: float
+                        ) -> dict[str, Any] | None:
+        """The planned answer to this request, or None: no plan, not the plan's next request,
+        or the batch went wrong (then batching stops for this grade: a batch is given one
         request's time budget, which a slow but correct engine may not meet)."""
-        if not self._plan or self._plan[0].text != text or not self.batching:
+        if (not self._plan or not self.batching
+                or self._plan[0].text != _request_text(assignment, probe, case)):
             self._plan.clear()
             return None
         if self._plan[0].result is None:
