@@ -21,5 +21,5 @@ SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE)
 oracles and the reference solutions. A grade adds the reference it was given and PyTorch."""
 REPLAY_CACHE = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                 / "autograd-grader" / "replay")
-"""Passing tests' examples, replayed by the next grade (``grader.grading.replay``): outside
+"""Tests' recorded runs, replayed by the next grade (``grader.grading.replay``): outside
 the submission, so nothing a student commits is read as a recording."""

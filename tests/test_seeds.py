@@ -6,8 +6,8 @@ Per seed, the reference is graded first, drawing every example afresh and record
 again, replaying them: the same grade, but for durations. The other correct engines then
 replay the same recordings, as a batch's later submissions do. Replay gives the grade a fresh
 draw gives (this file's reference, ``tests/test_blame.py`` on every planted bug, and
-``tests/test_replay.py`` prove it): any example an engine fails sends its test back through
-Hypothesis."""
+``tests/test_replay.py`` prove it): an outcome no recorded run had sends its test back
+through Hypothesis."""
 
 from __future__ import annotations
 

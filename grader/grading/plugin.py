@@ -49,7 +49,7 @@ class GradingRun:
     outcomes: list[TestOutcome] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
     recordings: Recordings | None = None
-    """Where passing tests' examples are kept for replay (``--grader-replay``), or None."""
+    """Where tests' runs are recorded for replay (``--grader-replay``), or None."""
     examples: dict[str, int] = field(default_factory=dict)
     """Each Hypothesis test's number of examples, by node id (part of its recording's key)."""
     bodies: dict[str, Callable[..., None]] = field(default_factory=dict)
@@ -80,7 +80,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the worker's address-space limit")
     group.addoption("--grader-only", action="append", default=[],
                     help="grade only items with this id or id prefix (repeatable)")
-    group.addoption("--grader-replay", help="folder of passing tests' examples to replay, or "
+    group.addoption("--grader-replay", help="folder of tests' recorded runs to replay, or "
                                             f"{IN_MEMORY} (a batch lane's memory)")
 
 

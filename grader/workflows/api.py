@@ -61,7 +61,7 @@ class GradeOptions:
     memory_mb: int = Limits().memory_mb
     """The worker's address-space limit (Gradescope's container has 768 MB in all)."""
     replay: Path | str | None = None
-    """Where passing tests' examples are kept and replayed from (``grader.grading.replay``):
+    """Where tests' recorded runs are kept and replayed from (``grader.grading.replay``):
     a folder, or ``IN_MEMORY`` in a batch lane; None: every test runs under Hypothesis."""
 
 

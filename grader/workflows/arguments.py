@@ -39,8 +39,8 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
                         help="never use PyTorch as an oracle, even where it is installed")
     parser.add_argument("--sandbox", choices=MODES, default="auto")
     parser.add_argument("--no-replay", action="store_true",
-                        help="draw every example afresh instead of replaying those that "
-                             "passed last time (a secret --seed never replays)")
+                        help="run every test under Hypothesis instead of replaying the runs "
+                             "recorded before (a secret --seed never replays)")
     parser.add_argument("--slot", type=int, default=slot, help=argparse.SUPPRESS)
 
 
