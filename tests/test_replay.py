@@ -149,11 +149,11 @@ def test_a_replay_follows_the_recorded_run_its_outcomes_match(tmp_path):
     assert [run.reported for run in runs] == [None, 4]  # the passing run first
     seen: list[int] = []
     plans: list[list[int]] = []
-    assert replay.replay(runs, _attempts(_passes, seen), _asks(plans)) is None
+    assert replay.follow(runs, _attempts(_passes, seen), _asks(plans)) is None
     assert seen == [1, 12, 3] and plans == [[1, 12, 3]]
     seen.clear()
     plans.clear()
-    failure = replay.replay(runs, _attempts(_small, seen), _asks(plans))
+    failure = replay.follow(runs, _attempts(_small, seen), _asks(plans))
     assert str(failure).startswith("too big") and seen == [1, 12, 11, 10, 10]
     assert plans == [[1, 12, 3], [11, 10, 10]]  # along the passing run, then the failing one
 
@@ -169,14 +169,14 @@ def test_a_replayed_failure_is_the_one_its_run_reported(tmp_path):
         raised.append(failure)
         return failure
 
-    assert replay.replay([run], attempt, _asks([])) is raised[4]
+    assert replay.follow([run], attempt, _asks([])) is raised[4]
 
 
 def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
     runs = _two_runs(tmp_path)
     seen: list[int] = []
     with pytest.raises(replay.Diverged):  # fails at 1, where every recorded engine passed
-        replay.replay(runs, _attempts(_even, seen), _asks([]))
+        replay.follow(runs, _attempts(_even, seen), _asks([]))
     assert seen == [1]
 
     def big_is_wrong(x):  # fails at 12, but from another line: another origin
@@ -184,15 +184,15 @@ def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
             raise AssertionError("too big")
 
     with pytest.raises(replay.Diverged):
-        replay.replay(runs, _attempts(big_is_wrong, []), _asks([]))
+        replay.follow(runs, _attempts(big_is_wrong, []), _asks([]))
     for n, impossible in enumerate([[1, 12, 3, 4],  # the same history, but more calls
                                     [1, 2]]):  # the same history, another next call
         folder = tmp_path / str(n)
-        assert replay.replay(_two_runs(folder), _attempts(_passes, []), _asks([])) is None
+        assert replay.follow(_two_runs(folder), _attempts(_passes, []), _asks([])) is None
         recordings = replay.Recordings.open(str(folder), "rubric", 1)
         _recorded_run(recordings, _passes, impossible)
         with pytest.raises(replay.Diverged):
-            replay.replay(recordings.load("t", 3), _attempts(_passes, []), _asks([]))
+            replay.follow(recordings.load("t", 3), _attempts(_passes, []), _asks([]))
 
 
 def test_a_recording_decodes_to_exactly_what_was_drawn():

@@ -21,10 +21,9 @@ from hypothesis.strategies import SearchStrategy
 
 from grader.atomic import write_atomically
 from grader.checks.judge import WrongAnswer
-from grader.grading import replay
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
-from grader.grading.replay import IN_MEMORY, Recordings, recording
+from grader.grading.replay import IN_MEMORY, Diverged, Recordings, follow, recording
 from grader.grading.scoring import TestOutcome, score_items
 from grader.grading.session import GradingSession
 from grader.worker.launch import Limits
@@ -224,8 +223,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if runs:
         mark = run.session.checkpoint()
         try:
-            failure = replay.replay(runs, _attempt(pyfuncitem, run), run.session.plan)
-        except (replay.Diverged, pytest.skip.Exception, pytest.fail.Exception):
+            failure = follow(runs, _attempt(pyfuncitem, run), run.session.plan)
+        except (Diverged, pytest.skip.Exception, pytest.fail.Exception):
             run.session.rewind(mark)
         else:
             run.session.plan([])

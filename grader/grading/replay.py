@@ -191,7 +191,7 @@ class Diverged(Exception):
     """An outcome no recorded run had: from here on only Hypothesis knows what comes next."""
 
 
-def replay(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None],
+def follow(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None],
            plan: Callable[[list[Request]], None]) -> Exception | None:
     """Call ``attempt`` on the recorded examples in order while its outcomes (the exception it
     returns, or None) match a recorded run's; at the end of that run, return the failure the
