@@ -168,7 +168,6 @@ class GradingSession:
         self.asked.append((assignment, probe, case))
         result = self._planned_answer(assignment, probe, case, budget)
         if result is None:
-            self._import(assignment, budget * IMPORT_BUDGET_FACTOR)  # a failed batch restarts it
             result = self._request(assignment, probe, case, budget, on_timeout)
         self.checks += 1
         if "ok" in result:
@@ -198,29 +197,33 @@ class GradingSession:
             self._plan.clear()
             return None
         if self._plan[0].result is None:
-            assignment, probe, _ = self._plan[0].request
             batch = list(itertools.takewhile(lambda planned: planned.request[:2] == (
                 assignment, probe), itertools.islice(self._plan, BATCH_CASES)))
-            self._next_id += 1
-            message = protocol.request(self._next_id, assignment, probe,
-                                       [planned.request[2] for planned in batch])
             try:
-                results = protocol.results(self.worker.request(message, budget), message)
+                results = self._exchange(assignment, probe,
+                                         [planned.request[2] for planned in batch], budget)
             except (WorkerFailure, protocol.InvalidAnswer):
                 self.batching = False
                 self._plan.clear()
+                self._import(assignment, budget * IMPORT_BUDGET_FACTOR)  # the worker restarts
                 return None
             for planned, result in zip(batch, results, strict=True):
                 planned.result = result
         return self._plan.popleft().result
 
+    def _exchange(self, assignment: str, probe: str, cases: list[dict[str, Any]],
+                  budget: float) -> list[dict[str, Any]]:
+        """One request to the worker: a validated result per case, or ``WorkerFailure`` /
+        ``protocol.InvalidAnswer``."""
+        self._next_id += 1
+        message = protocol.request(self._next_id, assignment, probe, cases)
+        return protocol.results(self.worker.request(message, budget), message)
+
     def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
                  on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
         """One validated result; a dead, hung or garbling worker aborts the running test."""
-        self._next_id += 1
-        message = protocol.request(self._next_id, assignment, probe, [case])
         try:
-            (result,) = protocol.results(self.worker.request(message, budget), message)
+            (result,) = self._exchange(assignment, probe, [case], budget)
         except WorkerFailure as failure:
             if failure.kind == "timeout" and on_timeout is not None:
                 raise on_timeout from None
