@@ -7,13 +7,13 @@ SUBMISSION ?= exercises
 ASSIGNMENT ?= all
 ARGS ?=
 
-.PHONY: grade watch test check bench stubs lint clean release gradescope
+.PHONY: grade watch test check bench audit stubs lint clean release gradescope
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch==2.13.0 resolves to the CPU build on this machine's disk; users may skip it.
-	$(PY) -m pip install -q -e '.[dev,cluster]' 'torch==2.13.0'
+	$(PY) -m pip install -q -e '.[dev,cluster,audit]' 'torch==2.13.0'
 	touch $(STAMP)
 
 grade: $(STAMP)
@@ -36,6 +36,10 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m grader.workflows.bench $(ARGS)
+
+# How strong is the rubric? Every mutant of reference/ graded (audit/audit.html).
+audit: $(STAMP)
+	$(PY) -m grader audit --out audit $(ARGS)
 
 stubs: $(STAMP)
 	$(PY) -m grader.workflows.stubs

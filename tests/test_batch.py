@@ -167,7 +167,7 @@ def test_the_csv_cell_by_cell(graded_class):
     item_ids = [item.id for item in load(options.grading.rubric).items]
     with (options.out / "grades.csv").open(newline="") as handle:
         header = next(csv.reader(handle))
-    assert header == ["student", "total", "max", *item_ids, "notes"]
+    assert header == ["student", "total", "max", *item_ids, "status", "notes"]
     table = rows(options.out)
     assert set(table) == {"'=SUM(1+1)", *(s for s in EXPECTED if s != "=SUM(1+1)")}
     for student, (fails, note) in EXPECTED.items():

@@ -62,9 +62,9 @@ def test_gradebook_rows_and_blank_ungraded_items():
     table = list(csv.reader(io.StringIO(text)))
     assert table == [
         ["student", "total", "max", "micrograd.ops.add", "micrograd.ops.tanh", "micrograd.topo",
-         "notes"],
-        ["'=cmd|' /C calc'!A0", "6", "12", "6", "0", "", "micrograd: engine.py"],
-        ["bob", "", "", "", "", "", "grader error: -boom"],
+         "status", "notes"],
+        ["'=cmd|' /C calc'!A0", "6", "12", "6", "0", "", "graded", "micrograd: engine.py"],
+        ["bob", "", "", "", "", "", "grader error", "grader error: -boom"],
     ]
 
 

@@ -342,12 +342,13 @@ def test_render_source_replaces_a_block_at_its_indentation():
         "def f(x):\n"
         '    """Doc."""\n'
         "    y = x\n"
-        "    # BEGIN SOLUTION: double it\n"
+        "    # BEGIN SOLUTION [course.ops.double; course.graphs]: double it\n"
         "    return 2 * y\n"
         "    # END SOLUTION\n"
     )
     assert stubs.render_source(source) == (
-        'def f(x):\n    """Doc."""\n    y = x\n    raise NotImplementedError("double it")\n'
+        'def f(x):\n    """Doc."""\n    y = x\n    # graded by course.ops.double\n'
+        '    raise NotImplementedError("double it")\n'
     )
 
 
@@ -356,7 +357,7 @@ def test_render_source_wraps_long_instructions():
     source = (
         "class A:\n"
         "    def f(self):\n"
-        f'        # BEGIN SOLUTION: {words} "q"\n'
+        f'        # BEGIN SOLUTION [course.f]: {words} "q"\n'
         "        pass\n"
         "        # END SOLUTION\n"
     )
@@ -372,15 +373,56 @@ def test_render_source_wraps_long_instructions():
 @pytest.mark.parametrize(
     ("source", "message"),
     [
-        ("# BEGIN SOLUTION: a\nx = 1\n# BEGIN SOLUTION: b\n# END SOLUTION\n", "nested"),
-        ("# BEGIN SOLUTION: a\nx = 1\n", "never closed"),
+        ("# BEGIN SOLUTION [c.a]: a\nx = 1\n# BEGIN SOLUTION [c.b]: b\n# END SOLUTION\n",
+         "nested"),
+        ("# BEGIN SOLUTION [c.a]: a\nx = 1\n", "never closed"),
         ("x = 1\n# END SOLUTION\n", "without BEGIN"),
-        ("# BEGIN SOLUTION:\nx = 1\n# END SOLUTION\n", "needs an instruction"),
-        ("# BEGIN SOLUTION: a\n# END SOLUTION\n", "empty"),
-        ("def f():\n    # BEGIN SOLUTION: a\n    x = 1\n# END SOLUTION\n", "indented"),
+        ("# BEGIN SOLUTION [c.a]:\nx = 1\n# END SOLUTION\n", "needs an instruction"),
+        ("# BEGIN SOLUTION [c.a]: a\n# END SOLUTION\n", "empty"),
+        ("def f():\n    # BEGIN SOLUTION [c.a]: a\n    x = 1\n# END SOLUTION\n", "indented"),
         ("# BEGIN SOLUTION a\nx = 1\n", "malformed"),
+        ("# BEGIN SOLUTION: a\nx = 1\n# END SOLUTION\n", "<source>:1: .*rubric items"),
+        ("# BEGIN SOLUTION []: a\nx = 1\n# END SOLUTION\n", "names no item"),
+        ("# BEGIN SOLUTION [; c.a]: a\nx = 1\n# END SOLUTION\n", "names no item"),
+        ("# BEGIN SOLUTION [c.a b]: a\nx = 1\n# END SOLUTION\n", "not a rubric item id"),
     ],
 )
 def test_render_source_rejects_bad_markers(source, message):
     with pytest.raises(stubs.MarkerError, match=message):
         stubs.render_source(source)
+
+
+def test_markers_name_items_and_may_go_on_over_comment_lines():
+    source = (
+        "def f(x):\n"
+        "    # BEGIN SOLUTION [course.ops.a, course.ops.b; course.accumulate,\n"
+        "    #   course.other]:\n"
+        "    #   the instruction, on the lines\n"
+        "    #   that follow\n"
+        "    # a comment of the solution\n"
+        "    return x\n"
+        "    # END SOLUTION\n"
+    )
+    (block,) = stubs.solution_blocks(source)
+    assert (block.start, block.body, block.end) == (2, 6, 8)
+    assert block.serves == ("course.ops.a", "course.ops.b")
+    assert block.also == ("course.accumulate", "course.other")
+    assert block.instruction == "the instruction, on the lines that follow"
+    assert stubs.render_source(source, hidden={"course.ops.b"}) == (
+        "def f(x):\n    # graded by course.ops.a\n"
+        '    raise NotImplementedError("the instruction, on the lines that follow")\n')
+
+
+def test_marker_items_must_be_in_the_rubric():
+    source = ("def f():\n    # BEGIN SOLUTION [course.f; course.g]: a\n    pass\n"
+              "    # END SOLUTION\n")
+    with pytest.raises(stubs.MarkerError, match=r"f\.py:2: course\.g not in the rubric"):
+        stubs.render_source(source, "f.py", known={"course.f"})
+    assert "course.f" in stubs.render_source(source, "f.py", known={"course.f", "course.g"})
+
+
+def test_every_reference_marker_names_rubric_items():
+    known, _ = stubs.rubric_items(REPO_ROOT / "rubric.yaml")
+    for path in sorted(REFERENCE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        stubs.check_items(stubs.solution_blocks(source, path.name), known, path.name)

@@ -51,6 +51,7 @@ def unbroadcast(grad: NDArray, shape) -> NDArray:
     (2) stretched axes of size 1. Every copy made by broadcasting received its own gradient, so
     sum over the extra leading axes, then over each stretched axis keeping it as size 1.
     """
+    # graded by babygrad.broadcasting
     raise NotImplementedError(
         "sum over the prepended axes, then over stretched size-1 axes (keepdims)"
     )
@@ -66,9 +67,11 @@ class Add(Function):
     """a + b"""
 
     def forward(self, a, b):
+        # graded by babygrad.ops.add
         raise NotImplementedError("return the elementwise sum")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.add
         raise NotImplementedError(
             "both local derivatives are 1; unbroadcast out_grad to each input shape"
         )
@@ -82,9 +85,11 @@ class Mul(Function):
     """a * b"""
 
     def forward(self, a, b):
+        # graded by babygrad.ops.mul
         raise NotImplementedError("return the elementwise product")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.mul
         raise NotImplementedError(
             "d/da = b and d/db = a, times out_grad, unbroadcast to each shape"
         )
@@ -98,9 +103,11 @@ class Sub(Function):
     """a - b"""
 
     def forward(self, a, b):
+        # graded by babygrad.ops.sub
         raise NotImplementedError("return the elementwise difference")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.sub
         raise NotImplementedError(
             "d/da = 1 and d/db = -1, times out_grad, unbroadcast to each shape"
         )
@@ -114,9 +121,11 @@ class Div(Function):
     """a / b"""
 
     def forward(self, a, b):
+        # graded by babygrad.ops.div
         raise NotImplementedError("return the elementwise quotient")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.div
         raise NotImplementedError(
             "d/da = 1/b and d/db = -a/b**2, times out_grad, unbroadcast each"
         )
@@ -130,9 +139,11 @@ class Pow(Function):
     """a ** b, elementwise, where both a and b are Tensors."""
 
     def forward(self, a, b):
+        # graded by babygrad.ops.pow
         raise NotImplementedError("return np.power(a, b)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.pow
         raise NotImplementedError("d/da = b * a**(b-1) and d/db = a**b * log(a), unbroadcast each")
 
 
@@ -149,9 +160,11 @@ class Negate(Function):
     """-a"""
 
     def forward(self, a):
+        # graded by babygrad.ops.negate
         raise NotImplementedError("return -a")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.negate
         raise NotImplementedError("the local derivative is -1")
 
 
@@ -163,9 +176,11 @@ class Log(Function):
     """Natural logarithm."""
 
     def forward(self, a):
+        # graded by babygrad.ops.log
         raise NotImplementedError("return np.log(a)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.log
         raise NotImplementedError("the local derivative is 1 / a")
 
 
@@ -177,9 +192,11 @@ class Exp(Function):
     """e ** a"""
 
     def forward(self, a):
+        # graded by babygrad.ops.exp
         raise NotImplementedError("return np.exp(a)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.exp
         raise NotImplementedError("the local derivative is exp(a), which is the output itself")
 
 
@@ -191,9 +208,11 @@ class Sqrt(Function):
     """Square root."""
 
     def forward(self, a):
+        # graded by babygrad.ops.sqrt
         raise NotImplementedError("return np.sqrt(a)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.sqrt
         raise NotImplementedError(
             "the local derivative is 1 / (2 * sqrt(a)), i.e. 1 / (2 * output)"
         )
@@ -207,9 +226,11 @@ class Abs(Function):
     """Absolute value. Its derivative is taken as 0 at a == 0."""
 
     def forward(self, a):
+        # graded by babygrad.ops.abs
         raise NotImplementedError("return np.abs(a)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.abs
         raise NotImplementedError("the local derivative is sign(a): -1, 0 or 1")
 
 
@@ -221,9 +242,11 @@ class ReLU(Function):
     """max(0, a). Its derivative is taken as 0 at a == 0."""
 
     def forward(self, a):
+        # graded by babygrad.ops.relu
         raise NotImplementedError("return a where a > 0 and 0 elsewhere")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.relu
         raise NotImplementedError("gradient passes where a > 0 and is 0 elsewhere")
 
 
@@ -235,9 +258,11 @@ class Sigmoid(Function):
     """1 / (1 + e**-a), computed without overflow for large negative or positive a."""
 
     def forward(self, a):
+        # graded by babygrad.ops.sigmoid
         raise NotImplementedError("use e = exp(-|a|): 1/(1+e) where a >= 0, e/(1+e) where a < 0")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.sigmoid
         raise NotImplementedError("with s the output, the local derivative is s * (1 - s)")
 
 
@@ -249,9 +274,11 @@ class Tanh(Function):
     """Hyperbolic tangent."""
 
     def forward(self, a):
+        # graded by babygrad.ops.tanh
         raise NotImplementedError("return np.tanh(a)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.tanh
         raise NotImplementedError("with t the output, the local derivative is 1 - t**2")
 
 
@@ -271,9 +298,11 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, a):
+        # graded by babygrad.ops.reshape
         raise NotImplementedError("return a reshaped to self.shape")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.reshape
         raise NotImplementedError("reshape out_grad back to the input's shape")
 
 
@@ -293,11 +322,13 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, a):
+        # graded by babygrad.ops.transpose
         raise NotImplementedError(
             "swap the last two axes if self.axes is None, else np.transpose(a, axes)"
         )
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.transpose
         raise NotImplementedError("swap the last two axes back, or apply the inverse permutation")
 
 
@@ -312,9 +343,11 @@ class Summation(Function):
         self.axes = axes
 
     def forward(self, a):
+        # graded by babygrad.ops.summation
         raise NotImplementedError("return np.sum over self.axes (as an array, not a numpy scalar)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.summation
         raise NotImplementedError(
             "reshape out_grad with the summed axes as size 1, then broadcast back"
         )
@@ -331,9 +364,11 @@ class BroadcastTo(Function):
         self.shape = shape
 
     def forward(self, a):
+        # graded by babygrad.ops.broadcast_to
         raise NotImplementedError("return np.broadcast_to(a, self.shape)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.broadcast_to
         raise NotImplementedError("sum out_grad back down to the input's shape")
 
 
@@ -351,9 +386,11 @@ class MatMul(Function):
     """
 
     def forward(self, a, b):
+        # graded by babygrad.ops.matmul
         raise NotImplementedError("return np.matmul(a, b)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.matmul
         raise NotImplementedError(
             "grad_a = out_grad @ b^T, grad_b = a^T @ out_grad, each unbroadcast"
         )
@@ -375,9 +412,11 @@ class AddScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
+        # graded by babygrad.ops.add_scalar
         raise NotImplementedError("return a + self.scalar")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.add_scalar
         raise NotImplementedError("the local derivative is 1")
 
 
@@ -392,9 +431,11 @@ class MulScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
+        # graded by babygrad.ops.mul_scalar
         raise NotImplementedError("return a * self.scalar")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.mul_scalar
         raise NotImplementedError("the local derivative is the scalar")
 
 
@@ -409,9 +450,11 @@ class DivScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
+        # graded by babygrad.ops.divide_scalar
         raise NotImplementedError("return a / self.scalar")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.divide_scalar
         raise NotImplementedError("the local derivative is 1 / scalar")
 
 
@@ -426,9 +469,11 @@ class PowerScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
+        # graded by babygrad.ops.power_scalar
         raise NotImplementedError("return np.power(a, self.scalar)")
 
     def backward(self, out_grad, node):
+        # graded by babygrad.ops.power_scalar
         raise NotImplementedError("power rule: scalar * a**(scalar - 1)")
 
 

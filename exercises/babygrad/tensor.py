@@ -172,6 +172,7 @@ class Tensor:
            tuple with one gradient per input) and ADD each part to that input's ledger entry:
            a tensor used along several paths collects the sum of all of them.
         """
+        # graded by babygrad.backward, babygrad.accumulate
         raise NotImplementedError(
             "topologically order the graph, then propagate through a summing ledger"
         )

@@ -47,6 +47,7 @@ class Value:
         gradient of 2, one contribution per operand slot.
         """
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.ops.add
         raise NotImplementedError(
             "build the sum node with _prev (self, other) and a _backward closure"
         )
@@ -57,6 +58,7 @@ class Value:
         Each operand's local derivative is the *other* operand's value.
         """
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.ops.mul
         raise NotImplementedError(
             "build the product node; each operand's gradient uses the other's data"
         )
@@ -68,6 +70,7 @@ class Value:
         receives a gradient and ``_prev`` holds just ``self``.
         """
         assert isinstance(k, (int, float)), "only int or float exponents are supported"
+        # graded by micrograd.ops.pow
         raise NotImplementedError(
             "build x**k with _prev (self,) and the power-rule _backward closure"
         )
@@ -77,10 +80,12 @@ class Value:
 
         d tanh(x)/dx = 1 - tanh(x)**2, which can be written with the output value alone.
         """
+        # graded by micrograd.ops.tanh
         raise NotImplementedError("compute t = math.tanh(x); the local derivative is 1 - t**2")
 
     def exp(self):
         """Return e**self. Its derivative is itself: d exp(x)/dx = exp(x)."""
+        # graded by micrograd.ops.exp
         raise NotImplementedError(
             "compute math.exp(x); the local derivative is the output's own data"
         )
@@ -90,42 +95,50 @@ class Value:
 
         The derivative is 1 where the input is positive and 0 elsewhere, including exactly at 0.
         """
+        # graded by micrograd.ops.relu
         raise NotImplementedError("output x if x > 0 else 0.0; gradient flows only where x > 0")
 
     # ------------------------------------------- operations composed from the primitives above
 
     def __neg__(self):
         """Return ``-self``. Hint: multiply by -1 so ``__mul__`` does the gradient work."""
+        # graded by micrograd.sugar
         raise NotImplementedError("return self multiplied by -1")
 
     def __sub__(self, other):
         """Return ``self - other``, built from addition and negation."""
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.sugar
         raise NotImplementedError("return self plus the negation of other")
 
     def __truediv__(self, other):
         """Return ``self / other``, built as ``self * other**-1``."""
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.sugar
         raise NotImplementedError("return self times other to the power -1")
 
     def __radd__(self, other):
         """Return ``other + self`` when ``other`` is a plain number (e.g. ``2 + a``)."""
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.sugar
         raise NotImplementedError("return other plus self using __add__")
 
     def __rmul__(self, other):
         """Return ``other * self`` when ``other`` is a plain number (e.g. ``2 * a``)."""
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.sugar
         raise NotImplementedError("return other times self using __mul__")
 
     def __rsub__(self, other):
         """Return ``other - self`` when ``other`` is a plain number (e.g. ``2 - a``)."""
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.sugar
         raise NotImplementedError("return other plus the negation of self")
 
     def __rtruediv__(self, other):
         """Return ``other / self`` when ``other`` is a plain number (e.g. ``2 / a``)."""
         other = other if isinstance(other, Value) else Value(other)
+        # graded by micrograd.sugar
         raise NotImplementedError("return other times self to the power -1")
 
     # ------------------------------------------------------------------------- backpropagation
@@ -138,6 +151,7 @@ class Value:
         from the last node of the order to the first. Never reset any gradient here: calling
         ``backward()`` twice adds the second pass on top of the first.
         """
+        # graded by micrograd.backward
         raise NotImplementedError(
             "order = build_topo(self); seed self.grad = 1.0; run _backward in reverse"
         )
@@ -151,6 +165,7 @@ def build_topo(root):
     Python's default recursion limit, and remember visited nodes by identity, ``id(node)``,
     never by hashing or comparing Values.
     """
+    # graded by micrograd.topo
     raise NotImplementedError(
         "iterative post-order DFS over _prev with an explicit stack and id() visits"
     )
@@ -161,4 +176,5 @@ def zero_grad(root):
 
     Like ``build_topo``, walk the graph with an explicit stack and an ``id()``-based visited set.
     """
+    # graded by micrograd.zero_grad
     raise NotImplementedError("walk the graph with a stack, setting each node's grad to 0.0 once")

@@ -5,8 +5,11 @@ Each upload in SUBMISSIONS (see ``grader.workflows.submissions``) is prepared an
 ``-j`` lanes at once or on a Dask cluster (``--scheduler``). Results go into a ledger
 (``DIR/ledger``, see ``grader.workflows.ledger``) the moment each is known, so an interrupted
 batch loses nothing finished and a rerun grades only what is new or changed (``--force``:
-everything). Then it writes ``grades.csv``, ``feedback/<student>.md`` and ``.html``, and
-``summary.html``.
+everything). A ledger entry's key (``keys``) covers the grader's own source, the reference, the
+oracles and the library versions as well as the upload, rubric, seed and selection, so a
+changed grader regrades. Then it writes ``grades.csv``, ``feedback/<student>.md`` and
+``.html``, and ``summary.html``, and compares the new ``grades.csv`` with the last run's (kept
+as ``previous/grades.csv``): ``changes.csv`` lists every student whose grade moved.
 
 Every worker takes the first free uid slot from ``--slot`` (see
 ``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
@@ -14,14 +17,16 @@ threads of a Dask worker never share a uid.
 
 With ``--scheduler`` the uploads, the rubric and the reference must be visible at the same
 paths on every Dask worker (a shared filesystem), and the workers must run the same grader
-version (checked: a result from another version is a failure).
+source and libraries (checked: a result from another grader is a failure).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.metadata
 import os
+import platform
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -30,16 +35,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis
+import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
-from grader.grading.replay import IN_MEMORY
+from grader.grading.replay import IN_MEMORY, grader_digest
+from grader.oracles import torch_oracle
 from grader.report.document import GradeReport
-from grader.report.formats import StudentResult
-from grader.report.formats.gradebook import gradebook_csv
+from grader.report.formats import Change, StudentResult
+from grader.report.formats.gradebook import changed_grades, changes_csv, gradebook_csv
 from grader.report.formats.markdown import feedback
 from grader.report.formats.summary import summary_html
 from grader.report.html import write_html_report
@@ -101,6 +109,9 @@ class BatchResult:
     graded: int = 0
     reused: int = 0
     failed: int = 0
+    changes: list[Change] | None = None
+    """The students whose grade moved since the last run's ``grades.csv`` (None: there was
+    none, this is the first run)."""
 
 
 def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
@@ -110,17 +121,23 @@ def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
         prepared = prepare(job.upload, Path(tmp) / "submission", limits=job.options.limits,
                            sandbox=grading.sandbox, slot=grading.slot)
         report = grade(dataclasses.replace(grading, submission=prepared.folder), runner)
-    return {"version": __version__, "notes": prepared.notes, "report": asdict(report)}
+    return {"grader": grader_digest(), "libraries": list(libraries()), "version": __version__,
+            "notes": prepared.notes, "refused": prepared.refused, "report": asdict(report)}
 
 
-def _outcome(future: Any) -> dict[str, Any]:
-    """A finished job's entry, or ``{"error": ...}``; never raises."""
+def _outcome(job: Job, future: Any) -> dict[str, Any]:
+    """A finished job's entry, or ``{"error": ...}``; never raises. A result graded by another
+    grader source or other libraries (a Dask worker not updated) is not the key's grade."""
     try:
         entry = future.result()
     except Exception as exc:  # noqa: BLE001 - one student's grader failure must not stop a class
         return {"error": f"{type(exc).__name__}: {exc}"[:500]}
-    if entry.get("version") != __version__:
-        return {"error": f"a worker runs grader {entry.get('version')}, not {__version__}"}
+    if entry.get("grader") != job.key.grader:
+        return {"error": f"a worker runs another grader (source {str(entry.get('grader'))[:12]}, "
+                         f"not {job.key.grader[:12]})"}
+    if tuple(entry.get("libraries", ())) != job.key.libraries:
+        return {"error": f"a worker runs {', '.join(entry.get('libraries', ()))}, not "
+                         f"{', '.join(job.key.libraries)}"}
     return entry
 
 
@@ -132,7 +149,7 @@ def _local(jobs: list[Job], workers: int) -> Iterator[tuple[Job, dict[str, Any]]
         try:
             futures = {pool.submit(grade_upload, job, lanes): job for job in jobs}
             for future in as_completed(futures):
-                yield futures[future], _outcome(future)
+                yield futures[future], _outcome(futures[future], future)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
@@ -147,17 +164,45 @@ def _dask(jobs: list[Job], address: str) -> Iterator[tuple[Job, dict[str, Any]]]
     with Client(address) as client:
         futures = {client.submit(grade_upload, job, pure=False): job for job in jobs}
         for future in dask_completed(futures):
-            yield futures[future], _outcome(future)
+            yield futures[future], _outcome(futures[future], future)
+
+
+def libraries() -> tuple[str, ...]:
+    """The versions that decide what Hypothesis draws for a seed (replay's keys have them too)."""
+    return (f"hypothesis {hypothesis.__version__}", f"numpy {np.__version__}",
+            f"python {platform.python_version()}")
+
+
+def reference_digest(grading: GradeOptions) -> str | None:
+    """The reference folder's content, where a grade is given one (``api.pytest_command``):
+    an edited solution changes the expected answers."""
+    if grading.reference is None or not grading.reference.is_dir():
+        return None
+    return content_hash(Upload("reference", grading.reference, "folder"))
+
+
+def oracles(grading: GradeOptions, reference: str | None) -> tuple[str, ...]:
+    """The oracles a grade may ask besides finite differences, as ``oracles.chain`` picks them
+    (without importing torch): which answers and which confirm decides verdicts."""
+    chosen = ["reference"] if reference is not None else []
+    if grading.torch and torch_oracle.available():
+        try:
+            chosen.append(f"pytorch {importlib.metadata.version('torch')}")
+        except importlib.metadata.PackageNotFoundError:
+            chosen.append("pytorch")
+    return tuple(chosen)
 
 
 def keys(options: BatchOptions, uploads: Iterable[Upload], rubric: rubric_module.Rubric
          ) -> dict[str, Key]:
-    """Each student's ledger key."""
+    """Each student's ledger key: everything their grade depends on (``ledger.Key``)."""
     grading = options.grading
-    return {u.student: Key(content=content_hash(u), rubric=rubric.digest, seed=grading.seed,
-                           version=__version__, assignment=grading.assignment,
-                           only=tuple(sorted(grading.only)))
-            for u in uploads}
+    reference = reference_digest(grading)
+    shared = {"rubric": rubric.digest, "seed": grading.seed, "assignment": grading.assignment,
+              "only": tuple(sorted(grading.only)), "grader": grader_digest(),
+              "reference": reference, "oracles": oracles(grading, reference),
+              "libraries": libraries()}
+    return {u.student: Key(content=content_hash(u), **shared) for u in uploads}
 
 
 def run(options: BatchOptions, console: Console) -> BatchResult:
@@ -201,7 +246,8 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
         key = student_keys[upload.student]
         outcome.results.append(_from_ledger(ledger, key, upload.student) or StudentResult(
             upload.student, None, error=errors.get(key.digest, "not graded")))
-    write_outputs(options.out, outcome.results, rubric)
+    outcome.changes = compare_with_last_run(options.out, outcome.results, rubric)
+    write_outputs(options.out, outcome.results, rubric, outcome.changes)
     return outcome
 
 
@@ -212,15 +258,33 @@ def _from_ledger(ledger: Ledger, key: Key, student: str) -> StudentResult | None
     if entry is None:
         return None
     try:
-        return StudentResult(student, GradeReport(**entry["report"]), tuple(entry["notes"]))
+        return StudentResult(student, GradeReport(**entry["report"]), tuple(entry["notes"]),
+                             refused=str(entry.get("refused", "")))
     except (TypeError, KeyError):
         return None
 
 
-def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module.Rubric
-                  ) -> None:
+def compare_with_last_run(out: Path, results: list[StudentResult],
+                          rubric: rubric_module.Rubric) -> list[Change] | None:
+    """Keep the last run's ``grades.csv`` as ``previous/grades.csv`` and write ``changes.csv``:
+    the students whose total or an item's score moved, which after a fixed grader are the ones
+    to tell. None on a first run (no ``grades.csv`` yet). Called before the new ``grades.csv``
+    is written; done again, it gives the same answer (an interrupted run loses nothing)."""
+    try:
+        last = (out / "grades.csv").read_text()
+    except FileNotFoundError:
+        return None
+    write_atomically(out / "previous" / "grades.csv", last)
+    changes = changed_grades(last, results, rubric.items)
+    write_atomically(out / "changes.csv", changes_csv(changes))
+    return changes
+
+
+def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module.Rubric,
+                  changes: list[Change] | None = None) -> None:
     """``grades.csv``, ``feedback/<student>.md`` and ``.html`` per graded student (the same
-    content as the terminal report), ``summary.html`` linking to them."""
+    content as the terminal report), ``summary.html`` linking to them (and listing
+    ``changes``, the grades that moved since the last run)."""
     write_atomically(out / "grades.csv", gradebook_csv(results, rubric.items))
     for result in results:
         if result.report is not None:
@@ -228,7 +292,7 @@ def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module
                              feedback(result.report, rubric.titles, result.notes))
             write_html_report(result.report, rubric.titles,
                               out / "feedback" / f"{result.student}.html")
-    write_atomically(out / "summary.html", summary_html(results, rubric.items))
+    write_atomically(out / "summary.html", summary_html(results, rubric.items, changes))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -266,4 +330,15 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     console.print(f"{outcome.graded} graded, {outcome.reused} from the ledger, "
                   f"{outcome.failed} failed; wrote {options.out / 'grades.csv'}")
+    if outcome.changes is not None:
+        console.print(changes_line(outcome.changes, Path(args.out) / "changes.csv"),
+                      markup=False)
     return EXIT_GRADER if outcome.failed else EXIT_OK
+
+
+def changes_line(changes: list[Change], where: Path) -> str:
+    """The terminal's word on what a rerun changed: an instructor must tell these students."""
+    if not changes:
+        return "no grade changed since the last run"
+    return (f"{len(changes)} grade{'s' if len(changes) != 1 else ''} changed since the last "
+            f"run ({where})")

@@ -1,4 +1,4 @@
-"""``python -m grader``: the command line (grade, batch, watch); the grading itself is
+"""``python -m grader``: the command line (grade, batch, watch, audit); the grading itself is
 ``grader.workflows.api``.
 
 ``grade`` takes an upload as batch takes it (a folder, ``.py``, ``.ipynb`` or ``.zip``), found
@@ -21,7 +21,7 @@ from grader.report.document import render
 from grader.report.formats.junit import junit_xml
 from grader.report.formats.markdown import feedback
 from grader.report.html import write_html_report
-from grader.workflows import batch, watch
+from grader.workflows import audit, batch, watch
 from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, grade
 from grader.workflows.arguments import (
     SUBMISSION_HELP,
@@ -46,6 +46,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
     batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
     watch.add_arguments(commands.add_parser("watch", help="re-grade on every save"))
+    audit.add_arguments(commands.add_parser("audit", help="how strong is the rubric? grade "
+                                            "mutants of the reference"))
     return main
 
 
@@ -55,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return batch.main(args)
     if args.command == "watch":
         return watch.main(args)
+    if args.command == "audit":
+        return audit.main(args)
     console = Console(highlight=False)
     upload = submission_upload(args.submission, console)
     if upload is None:

@@ -1,10 +1,12 @@
 """The batch's memory: one JSON file per graded submission, so a rerun redoes only what changed.
 
-An entry's file name is the digest of everything that determines its grade: the submission's
-content, the rubric, the seed, the grader's version and which items were graded. A changed
-input is a different key, so it is graded again; the same input is never graded twice. Only
-the parent writes entries, each atomically, the moment its result is known: an interrupted
-batch keeps everything finished before the interruption. The seed itself is never stored.
+An entry's file name is the digest of everything that determines its grade (``Key``): the
+submission's content, the rubric, the seed, which items were graded, the grader's own source,
+the reference solutions, the oracles a grade may ask, and the versions of what decides the
+draw. A changed input is a different key, so it is graded again: a grade made by another
+grader, reference or rubric is never reused. The same input is never graded twice. Only the
+parent writes entries, each atomically, the moment its result is known: an interrupted batch
+keeps everything finished before the interruption. The seed itself is never stored.
 """
 
 from __future__ import annotations
@@ -22,14 +24,25 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class Key:
-    """What a grade depends on, besides the grader's code (its version stands for that)."""
+    """Everything a grade depends on: when any of it changes, the stored grade is stale."""
 
     content: str
+    """The upload (``submissions.content_hash``)."""
     rubric: str
     seed: int | None
-    version: str
+    """Only ever stored inside ``digest``."""
     assignment: str
     only: tuple[str, ...]
+    grader: str
+    """The grader's own source (``replay.grader_digest``): a fixed check changes grades, while
+    ``__version__`` is a label nobody bumps."""
+    reference: str | None
+    """The reference solutions' content (None: graded without them); the primary oracle."""
+    oracles: tuple[str, ...]
+    """The oracles a grade may ask besides finite differences, e.g. ``("reference",
+    "pytorch 2.4.1")``: PyTorch confirms verdicts where it is allowed and installed."""
+    libraries: tuple[str, ...]
+    """Hypothesis, numpy and Python versions: what Hypothesis draws for a seed depends on them."""
 
     @property
     def digest(self) -> str:

@@ -2,14 +2,28 @@
 
 Every piece of reference code that students must write is fenced like this::
 
-    # BEGIN SOLUTION: <one-line instruction for the student>
+    # BEGIN SOLUTION [<serves>; <also>]: <one-line instruction for the student>
     ...solution lines...
     # END SOLUTION
 
-Rendering replaces each fenced block, markers included, with one
-``raise NotImplementedError("<instruction>")`` at the marker's indentation. Everything else
-(docstrings, given infrastructure) is copied verbatim, so ``reference/`` stays the single
-source of truth and ``exercises/`` is pure generated output.
+The brackets name rubric item ids (``micrograd.ops.add``), comma-separated: before the ``;``
+the items the region serves (each grades this code; a body that does nothing must score 0
+there), after it (optional) items that also grade a part of it. The assignment's ``*.graphs``
+item is implied for every region. The mutation audit (``grader.workflows.mutants``) reads them
+to know what each mutant of the region must cost. A marker too long for its line goes on over
+the comment lines right after it that are indented (``#`` and at least two spaces): the items
+until the ``]``, and the instruction when nothing follows the colon::
+
+    # BEGIN SOLUTION [babygrad.broadcasting; babygrad.ops.add, babygrad.ops.mul,
+    #   babygrad.ops.matmul]:
+    #   sum over the prepended axes, then over stretched size-1 axes (keepdims)
+
+Rendering replaces each fenced block, markers included, with a comment naming the items it
+serves (``# graded by micrograd.ops.add``) and one ``raise NotImplementedError("<instruction>")``
+at the marker's indentation. Everything else (docstrings, given infrastructure) is copied
+verbatim, so ``reference/`` stays the single source of truth and ``exercises/`` is pure
+generated output. Item ids are checked against the rubric next to ``reference/`` when there is
+one; hidden items are never shown.
 
 Usage::
 
@@ -20,14 +34,22 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import re
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
-from grader.layout import DEFAULT_REFERENCE, EXERCISES
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, EXERCISES
 
-BEGIN = "# BEGIN SOLUTION:"
+BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
 MAX_LINE = 99
+MARKER = re.compile(r"# BEGIN SOLUTION \[(?P<items>[^\]]*)\]:(?P<instruction>.*)")
+ITEM = re.compile(r"[a-z]+(\.[a-z_]+)+")
+"""A rubric item id, as the rubric's schema has it."""
+EXAMPLE = "# BEGIN SOLUTION [micrograd.ops.add; micrograd.accumulate]: <instruction>"
+HIDDEN = ("hidden", "after_due_date")
 
 README = """\
 # Exercises: build two autograd engines
@@ -57,6 +79,123 @@ class MarkerError(ValueError):
     """A reference file has malformed solution markers."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Block:
+    """One fenced solution block of a reference file."""
+
+    start: int
+    """1-based line of its ``# BEGIN SOLUTION`` marker."""
+    end: int
+    """1-based line of its ``# END SOLUTION`` marker."""
+    indent: str
+    instruction: str
+    serves: tuple[str, ...]
+    """The rubric items this code is graded by: a body that does nothing must score 0 there."""
+    also: tuple[str, ...]
+    """Items that also grade a part of it (a mutant killed there is not a blame leak)."""
+    body: int
+    """1-based line of its first solution line (after the marker and its continuation)."""
+
+    @property
+    def items(self) -> tuple[str, ...]:
+        return (*self.serves, *self.also)
+
+
+def _item_ids(text: str, where: str) -> tuple[str, ...]:
+    ids = tuple(part.strip() for part in text.split(",") if part.strip())
+    for item in ids:
+        if not ITEM.fullmatch(item):
+            raise MarkerError(f"{where}: {item!r} is not a rubric item id")
+    return ids
+
+
+def _marker(stripped: str, where: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """(serves, also, instruction) of one ``# BEGIN SOLUTION [...]: ...`` line."""
+    match = MARKER.fullmatch(stripped)
+    if match is None:
+        if stripped.startswith(BEGIN + ":"):
+            raise MarkerError(f"{where}: BEGIN SOLUTION must name the rubric items it serves: "
+                              f"{EXAMPLE}")
+        raise MarkerError(f"{where}: malformed solution marker: {stripped!r} "
+                          f"(expected {EXAMPLE})")
+    serves, _, also = match["items"].partition(";")
+    serves_ids, also_ids = _item_ids(serves, where), _item_ids(also, where)
+    if not serves_ids:
+        raise MarkerError(f"{where}: BEGIN SOLUTION names no item it serves (before the ';')")
+    if len(set(serves_ids + also_ids)) != len(serves_ids + also_ids):
+        raise MarkerError(f"{where}: an item is named twice")
+    return serves_ids, also_ids, match["instruction"].strip()
+
+
+def _continues(lines: list[str], index: int) -> bool:
+    """Does ``lines[index]`` (the line after the marker so far) continue a marker? A
+    continuation is a comment indented inside it (``#`` and at least two spaces), so a
+    solution may start with a comment of its own."""
+    return index < len(lines) and lines[index].strip().startswith("#  ") and (
+        "SOLUTION" not in lines[index])
+
+
+def solution_blocks(source: str, name: str = "<source>") -> list[Block]:
+    """Every solution block of ``source``, in order; MarkerError (``name:line: ...``) when the
+    markers are malformed."""
+    blocks: list[Block] = []
+    lines = source.splitlines()
+    opened: Block | None = None  # the block being read (its end still unknown)
+    solution_lines = 0
+    number = 0
+    while number < len(lines):
+        number += 1
+        line = lines[number - 1]
+        stripped = line.strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        where = f"{name}:{number}"
+        if stripped.startswith(BEGIN):
+            if opened is not None:
+                raise MarkerError(f"{where}: nested BEGIN SOLUTION (open at {opened.start})")
+            start = number
+            marker = stripped
+            while "[" in marker and "]" not in marker and _continues(lines, number):
+                marker += " " + lines[number].strip().lstrip("#").strip()
+                number += 1
+            serves, also, instruction = _marker(marker, where)
+            if not instruction:  # it follows on the comment lines right after the marker
+                parts = []
+                while _continues(lines, number):
+                    parts.append(lines[number].strip().lstrip("#").strip())
+                    number += 1
+                instruction = " ".join(part for part in parts if part)
+            if not instruction:
+                raise MarkerError(f"{where}: BEGIN SOLUTION needs an instruction")
+            opened = Block(start=start, end=0, indent=indent, instruction=instruction,
+                           serves=serves, also=also, body=number + 1)
+            solution_lines = 0
+        elif stripped == END:
+            if opened is None:
+                raise MarkerError(f"{where}: END SOLUTION without BEGIN SOLUTION")
+            if indent != opened.indent:
+                raise MarkerError(f"{where}: END SOLUTION indented unlike its BEGIN")
+            if solution_lines == 0:
+                raise MarkerError(f"{name}:{opened.start}: empty solution block")
+            blocks.append(dataclasses.replace(opened, end=number))
+            opened = None
+        elif "SOLUTION" in stripped and stripped.startswith("#") and (
+                "BEGIN" in stripped or "END" in stripped):
+            raise MarkerError(f"{where}: malformed solution marker: {stripped!r}")
+        elif opened is not None:
+            solution_lines += 1
+    if opened is not None:
+        raise MarkerError(f"{name}:{opened.start}: BEGIN SOLUTION never closed")
+    return blocks
+
+
+def check_items(blocks: list[Block], known: Collection[str], name: str) -> None:
+    """Every item a block names must be one of the rubric's (``known``)."""
+    for block in blocks:
+        unknown = [item for item in block.items if item not in known]
+        if unknown:
+            raise MarkerError(f"{name}:{block.start}: {', '.join(unknown)} not in the rubric")
+
+
 def _string_literal(text: str) -> str:
     """A double-quoted Python string literal for ``text``."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
@@ -84,43 +223,39 @@ def _raise_lines(indent: str, instruction: str) -> list[str]:
     return [f"{indent}raise NotImplementedError(", *body, f"{indent})"]
 
 
-def render_source(source: str, name: str = "<source>") -> str:
-    """Return ``source`` with every solution block replaced by a NotImplementedError stub."""
+def _graded_by(block: Block, hidden: Collection[str]) -> list[str]:
+    """The comment telling the student which items grade this part (hidden ones left out;
+    the items that grade it only in part are the audit's business, not shown)."""
+    serves = [item for item in block.serves if item not in hidden]
+    return [f"{block.indent}# graded by {', '.join(serves)}"] if serves else []
+
+
+def render_source(source: str, name: str = "<source>", known: Collection[str] | None = None,
+                  hidden: Collection[str] = ()) -> str:
+    """Return ``source`` with every solution block replaced by a NotImplementedError stub,
+    under a comment naming the items that grade it (but ``hidden`` ones). With ``known`` (the
+    rubric's item ids) every item a marker names must be one of them."""
+    blocks = solution_blocks(source, name)
+    if known is not None:
+        check_items(blocks, known, name)
+    lines = source.splitlines()
     out: list[str] = []
-    block: tuple[int, str, str] | None = None  # (line number, indent, instruction)
-    block_lines = 0
-    for number, line in enumerate(source.splitlines(), start=1):
-        stripped = line.strip()
-        indent = line[: len(line) - len(line.lstrip())]
-        if stripped.startswith(BEGIN):
-            if block is not None:
-                raise MarkerError(f"{name}:{number}: nested BEGIN SOLUTION (open at {block[0]})")
-            instruction = stripped[len(BEGIN) :].strip()
-            if not instruction:
-                raise MarkerError(f"{name}:{number}: BEGIN SOLUTION needs an instruction")
-            block, block_lines = (number, indent, instruction), 0
-        elif stripped == END:
-            if block is None:
-                raise MarkerError(f"{name}:{number}: END SOLUTION without BEGIN SOLUTION")
-            if indent != block[1]:
-                raise MarkerError(f"{name}:{number}: END SOLUTION indented unlike its BEGIN")
-            if block_lines == 0:
-                raise MarkerError(f"{name}:{block[0]}: empty solution block")
-            out.extend(_raise_lines(block[1], block[2]))
-            block = None
-        elif (
-            "SOLUTION" in stripped
-            and stripped.startswith("#")
-            and ("BEGIN" in stripped or "END" in stripped)
-        ):
-            raise MarkerError(f"{name}:{number}: malformed solution marker: {stripped!r}")
-        elif block is not None:
-            block_lines += 1
-        else:
-            out.append(line)
-    if block is not None:
-        raise MarkerError(f"{name}:{block[0]}: BEGIN SOLUTION never closed")
+    at = 0
+    for block in blocks:
+        out.extend(lines[at : block.start - 1])
+        out.extend(_graded_by(block, hidden))
+        out.extend(_raise_lines(block.indent, block.instruction))
+        at = block.end
+    out.extend(lines[at:])
     return "\n".join(out) + "\n"
+
+
+def rubric_items(rubric: Path) -> tuple[set[str], set[str]]:
+    """(every item id, the hidden ones) of a rubric file."""
+    from grader.grading import rubric as rubric_module
+
+    items = rubric_module.load(rubric).items
+    return {item.id for item in items}, {item.id for item in items if item.visibility in HIDDEN}
 
 
 def _reference_files(reference_dir: Path) -> list[Path]:
@@ -131,13 +266,23 @@ def _reference_files(reference_dir: Path) -> list[Path]:
     )
 
 
-def render_stubs(reference_dir: Path) -> dict[str, str]:
-    """Map each exercise file's path (relative, POSIX style) to its generated text."""
+def _rubric_next_to(reference_dir: Path) -> Path | None:
+    path = reference_dir.parent / DEFAULT_RUBRIC.name
+    return path if path.is_file() else None
+
+
+def render_stubs(reference_dir: Path, rubric: Path | None = None) -> dict[str, str]:
+    """Map each exercise file's path (relative, POSIX style) to its generated text. The items
+    markers name are checked against ``rubric`` (default: the one next to ``reference_dir``,
+    if any); its hidden items are not shown."""
     reference_dir = Path(reference_dir)
+    rubric = rubric or _rubric_next_to(reference_dir)
+    known, hidden = rubric_items(rubric) if rubric is not None else (None, set())
     rendered = {"README.md": README}
     for path in _reference_files(reference_dir):
         relative = path.relative_to(reference_dir).as_posix()
-        rendered[relative] = render_source(path.read_text(encoding="utf-8"), relative)
+        rendered[relative] = render_source(path.read_text(encoding="utf-8"), relative,
+                                           known, hidden)
     return dict(sorted(rendered.items()))
 
 
@@ -155,9 +300,10 @@ def stale_files(rendered: dict[str, str], exercises_dir: Path) -> list[Path]:
     return stale
 
 
-def out_of_date(reference_dir: Path, exercises_dir: Path) -> list[str]:
+def out_of_date(reference_dir: Path, exercises_dir: Path, rubric: Path | None = None
+                ) -> list[str]:
     """Relative paths whose exercise copy differs from (or is missing for) the rendering."""
-    rendered = render_stubs(reference_dir)
+    rendered = render_stubs(reference_dir, rubric)
     problems = []
     for relative, text in rendered.items():
         target = exercises_dir / relative
@@ -169,9 +315,10 @@ def out_of_date(reference_dir: Path, exercises_dir: Path) -> list[str]:
     return problems
 
 
-def write_stubs(reference_dir: Path, exercises_dir: Path) -> list[str]:
+def write_stubs(reference_dir: Path, exercises_dir: Path, rubric: Path | None = None
+                ) -> list[str]:
     """Regenerate exercises_dir; return the relative paths that changed."""
-    rendered = render_stubs(reference_dir)
+    rendered = render_stubs(reference_dir, rubric)
     changed = []
     for relative, text in rendered.items():
         target = exercises_dir / relative
@@ -193,18 +340,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE)
     parser.add_argument("--exercises", type=Path, default=EXERCISES)
+    parser.add_argument("--rubric", type=Path, default=None,
+                        help="check marker items against it (default: the rubric next to "
+                        "the reference folder, if any)")
     parser.add_argument(
         "--check", action="store_true", help="report out-of-date files and exit 1 if any"
     )
     args = parser.parse_args(argv)
+    try:
+        if args.check:
+            problems = out_of_date(args.reference, args.exercises, args.rubric)
+        else:
+            changed = write_stubs(args.reference, args.exercises, args.rubric)
+    except MarkerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.check:
-        problems = out_of_date(args.reference, args.exercises)
         for relative in problems:
             print(f"out of date: {relative}", file=sys.stderr)
         if problems:
             print("run `make stubs` to regenerate exercises/", file=sys.stderr)
         return 1 if problems else 0
-    changed = write_stubs(args.reference, args.exercises)
     for relative in changed:
         print(f"wrote {relative}")
     if not changed:

@@ -90,6 +90,9 @@ class Prepared:
 
     folder: Path
     notes: list[str] = field(default_factory=list)
+    refused: str = ""
+    """Why the upload was refused whole (then nothing was graded from it), else "": a
+    gradebook's status says so rather than leave a bare 0."""
 
 
 class DuplicateStudent(ValueError):
@@ -362,6 +365,7 @@ def prepare(upload: Upload, dest: Path, *, limits: UploadLimits = UploadLimits()
         else:
             files = {upload.path.name: upload.path.read_bytes()}
     except Refused as exc:
+        prepared.refused = str(exc)
         prepared.notes.append(f"upload refused: {exc}; nothing was graded from it")
         return prepared
     single = upload.kind if upload.kind in ("py", "ipynb") else None

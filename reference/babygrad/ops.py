@@ -51,7 +51,10 @@ def unbroadcast(grad: NDArray, shape) -> NDArray:
     (2) stretched axes of size 1. Every copy made by broadcasting received its own gradient, so
     sum over the extra leading axes, then over each stretched axis keeping it as size 1.
     """
-    # BEGIN SOLUTION: sum over the prepended axes, then over stretched size-1 axes (keepdims)
+    # BEGIN SOLUTION [babygrad.broadcasting; babygrad.ops.add, babygrad.ops.mul,
+    #   babygrad.ops.sub, babygrad.ops.div, babygrad.ops.pow, babygrad.ops.broadcast_to,
+    #   babygrad.ops.matmul]:
+    #   sum over the prepended axes, then over stretched size-1 axes (keepdims)
     shape = tuple(shape)
     extra = grad.ndim - len(shape)
     if extra > 0:
@@ -73,12 +76,13 @@ class Add(Function):
     """a + b"""
 
     def forward(self, a, b):
-        # BEGIN SOLUTION: return the elementwise sum
+        # BEGIN SOLUTION [babygrad.ops.add; babygrad.broadcasting]: return the elementwise sum
         return a + b
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: both local derivatives are 1; unbroadcast out_grad to each input shape
+        # BEGIN SOLUTION [babygrad.ops.add; babygrad.broadcasting]:
+        #   both local derivatives are 1; unbroadcast out_grad to each input shape
         a, b = node._inputs
         g = out_grad.data
         return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)
@@ -93,12 +97,13 @@ class Mul(Function):
     """a * b"""
 
     def forward(self, a, b):
-        # BEGIN SOLUTION: return the elementwise product
+        # BEGIN SOLUTION [babygrad.ops.mul; babygrad.broadcasting]: return the elementwise product
         return a * b
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: d/da = b and d/db = a, times out_grad, unbroadcast to each shape
+        # BEGIN SOLUTION [babygrad.ops.mul; babygrad.broadcasting]:
+        #   d/da = b and d/db = a, times out_grad, unbroadcast to each shape
         a, b = node._inputs
         g = out_grad.data
         return (
@@ -116,12 +121,14 @@ class Sub(Function):
     """a - b"""
 
     def forward(self, a, b):
-        # BEGIN SOLUTION: return the elementwise difference
+        # BEGIN SOLUTION [babygrad.ops.sub; babygrad.broadcasting]:
+        #   return the elementwise difference
         return a - b
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: d/da = 1 and d/db = -1, times out_grad, unbroadcast to each shape
+        # BEGIN SOLUTION [babygrad.ops.sub; babygrad.broadcasting]:
+        #   d/da = 1 and d/db = -1, times out_grad, unbroadcast to each shape
         a, b = node._inputs
         g = out_grad.data
         return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)
@@ -136,12 +143,13 @@ class Div(Function):
     """a / b"""
 
     def forward(self, a, b):
-        # BEGIN SOLUTION: return the elementwise quotient
+        # BEGIN SOLUTION [babygrad.ops.div; babygrad.broadcasting]: return the elementwise quotient
         return a / b
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: d/da = 1/b and d/db = -a/b**2, times out_grad, unbroadcast each
+        # BEGIN SOLUTION [babygrad.ops.div; babygrad.broadcasting]:
+        #   d/da = 1/b and d/db = -a/b**2, times out_grad, unbroadcast each
         a, b = node._inputs
         g = out_grad.data
         return (
@@ -159,12 +167,13 @@ class Pow(Function):
     """a ** b, elementwise, where both a and b are Tensors."""
 
     def forward(self, a, b):
-        # BEGIN SOLUTION: return np.power(a, b)
+        # BEGIN SOLUTION [babygrad.ops.pow]: return np.power(a, b)
         return np.power(a, b)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: d/da = b * a**(b-1) and d/db = a**b * log(a), unbroadcast each
+        # BEGIN SOLUTION [babygrad.ops.pow]:
+        #   d/da = b * a**(b-1) and d/db = a**b * log(a), unbroadcast each
         a, b = node._inputs
         g, x, y = out_grad.data, a.data, b.data
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -189,12 +198,12 @@ class Negate(Function):
     """-a"""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return -a
+        # BEGIN SOLUTION [babygrad.ops.negate]: return -a
         return -a
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is -1
+        # BEGIN SOLUTION [babygrad.ops.negate]: the local derivative is -1
         return _grad(-out_grad.data, node._inputs[0])
         # END SOLUTION
 
@@ -207,12 +216,12 @@ class Log(Function):
     """Natural logarithm."""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.log(a)
+        # BEGIN SOLUTION [babygrad.ops.log]: return np.log(a)
         return np.log(a)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is 1 / a
+        # BEGIN SOLUTION [babygrad.ops.log]: the local derivative is 1 / a
         a = node._inputs[0]
         return _grad(out_grad.data / a.data, a)
         # END SOLUTION
@@ -226,12 +235,13 @@ class Exp(Function):
     """e ** a"""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.exp(a)
+        # BEGIN SOLUTION [babygrad.ops.exp]: return np.exp(a)
         return np.exp(a)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is exp(a), which is the output itself
+        # BEGIN SOLUTION [babygrad.ops.exp]:
+        #   the local derivative is exp(a), which is the output itself
         return _grad(out_grad.data * node.data, node._inputs[0])
         # END SOLUTION
 
@@ -244,12 +254,13 @@ class Sqrt(Function):
     """Square root."""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.sqrt(a)
+        # BEGIN SOLUTION [babygrad.ops.sqrt]: return np.sqrt(a)
         return np.sqrt(a)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is 1 / (2 * sqrt(a)), i.e. 1 / (2 * output)
+        # BEGIN SOLUTION [babygrad.ops.sqrt]:
+        #   the local derivative is 1 / (2 * sqrt(a)), i.e. 1 / (2 * output)
         return _grad(out_grad.data / (2 * node.data), node._inputs[0])
         # END SOLUTION
 
@@ -262,12 +273,12 @@ class Abs(Function):
     """Absolute value. Its derivative is taken as 0 at a == 0."""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.abs(a)
+        # BEGIN SOLUTION [babygrad.ops.abs]: return np.abs(a)
         return np.abs(a)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is sign(a): -1, 0 or 1
+        # BEGIN SOLUTION [babygrad.ops.abs]: the local derivative is sign(a): -1, 0 or 1
         a = node._inputs[0]
         return _grad(out_grad.data * np.sign(a.data), a)
         # END SOLUTION
@@ -281,12 +292,12 @@ class ReLU(Function):
     """max(0, a). Its derivative is taken as 0 at a == 0."""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return a where a > 0 and 0 elsewhere
+        # BEGIN SOLUTION [babygrad.ops.relu]: return a where a > 0 and 0 elsewhere
         return np.where(a > 0, a, 0).astype(a.dtype)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: gradient passes where a > 0 and is 0 elsewhere
+        # BEGIN SOLUTION [babygrad.ops.relu]: gradient passes where a > 0 and is 0 elsewhere
         a = node._inputs[0]
         return _grad(out_grad.data * (a.data > 0), a)
         # END SOLUTION
@@ -300,13 +311,15 @@ class Sigmoid(Function):
     """1 / (1 + e**-a), computed without overflow for large negative or positive a."""
 
     def forward(self, a):
-        # BEGIN SOLUTION: use e = exp(-|a|): 1/(1+e) where a >= 0, e/(1+e) where a < 0
+        # BEGIN SOLUTION [babygrad.ops.sigmoid]:
+        #   use e = exp(-|a|): 1/(1+e) where a >= 0, e/(1+e) where a < 0
         e = np.exp(-np.abs(a))
         return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: with s the output, the local derivative is s * (1 - s)
+        # BEGIN SOLUTION [babygrad.ops.sigmoid]:
+        #   with s the output, the local derivative is s * (1 - s)
         s = node.data
         return _grad(out_grad.data * s * (1 - s), node._inputs[0])
         # END SOLUTION
@@ -320,12 +333,12 @@ class Tanh(Function):
     """Hyperbolic tangent."""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.tanh(a)
+        # BEGIN SOLUTION [babygrad.ops.tanh]: return np.tanh(a)
         return np.tanh(a)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: with t the output, the local derivative is 1 - t**2
+        # BEGIN SOLUTION [babygrad.ops.tanh]: with t the output, the local derivative is 1 - t**2
         t = node.data
         return _grad(out_grad.data * (1 - t * t), node._inputs[0])
         # END SOLUTION
@@ -347,12 +360,12 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, a):
-        # BEGIN SOLUTION: return a reshaped to self.shape
+        # BEGIN SOLUTION [babygrad.ops.reshape]: return a reshaped to self.shape
         return np.reshape(a, self.shape)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: reshape out_grad back to the input's shape
+        # BEGIN SOLUTION [babygrad.ops.reshape]: reshape out_grad back to the input's shape
         a = node._inputs[0]
         return _grad(np.reshape(out_grad.data, a.shape), a)
         # END SOLUTION
@@ -374,14 +387,16 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, a):
-        # BEGIN SOLUTION: swap the last two axes if self.axes is None, else np.transpose(a, axes)
+        # BEGIN SOLUTION [babygrad.ops.transpose]:
+        #   swap the last two axes if self.axes is None, else np.transpose(a, axes)
         if self.axes is None:
             return np.swapaxes(a, -1, -2)
         return np.transpose(a, self.axes)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: swap the last two axes back, or apply the inverse permutation
+        # BEGIN SOLUTION [babygrad.ops.transpose]:
+        #   swap the last two axes back, or apply the inverse permutation
         if self.axes is None:
             g = np.swapaxes(out_grad.data, -1, -2)
         else:
@@ -401,12 +416,14 @@ class Summation(Function):
         self.axes = axes
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.sum over self.axes (as an array, not a numpy scalar)
+        # BEGIN SOLUTION [babygrad.ops.summation]:
+        #   return np.sum over self.axes (as an array, not a numpy scalar)
         return np.asarray(np.sum(a, axis=self.axes))
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: reshape out_grad with the summed axes as size 1, then broadcast back
+        # BEGIN SOLUTION [babygrad.ops.summation]:
+        #   reshape out_grad with the summed axes as size 1, then broadcast back
         a = node._inputs[0]
         if self.axes is None:
             summed = range(a.ndim)
@@ -432,12 +449,12 @@ class BroadcastTo(Function):
         self.shape = shape
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.broadcast_to(a, self.shape)
+        # BEGIN SOLUTION [babygrad.ops.broadcast_to]: return np.broadcast_to(a, self.shape)
         return np.broadcast_to(a, self.shape)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: sum out_grad back down to the input's shape
+        # BEGIN SOLUTION [babygrad.ops.broadcast_to]: sum out_grad back down to the input's shape
         a = node._inputs[0]
         return _grad(unbroadcast(out_grad.data, a.shape), a)
         # END SOLUTION
@@ -457,12 +474,13 @@ class MatMul(Function):
     """
 
     def forward(self, a, b):
-        # BEGIN SOLUTION: return np.matmul(a, b)
+        # BEGIN SOLUTION [babygrad.ops.matmul]: return np.matmul(a, b)
         return np.matmul(a, b)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: grad_a = out_grad @ b^T, grad_b = a^T @ out_grad, each unbroadcast
+        # BEGIN SOLUTION [babygrad.ops.matmul]:
+        #   grad_a = out_grad @ b^T, grad_b = a^T @ out_grad, each unbroadcast
         a, b = node._inputs
         x, y, g = a.data, b.data, out_grad.data
         # A 1-D operand acts as a matrix with one row (a) or one column (b); restore that axis.
@@ -492,12 +510,12 @@ class AddScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
-        # BEGIN SOLUTION: return a + self.scalar
+        # BEGIN SOLUTION [babygrad.ops.add_scalar]: return a + self.scalar
         return a + self.scalar
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is 1
+        # BEGIN SOLUTION [babygrad.ops.add_scalar]: the local derivative is 1
         return _grad(out_grad.data, node._inputs[0])
         # END SOLUTION
 
@@ -513,12 +531,12 @@ class MulScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
-        # BEGIN SOLUTION: return a * self.scalar
+        # BEGIN SOLUTION [babygrad.ops.mul_scalar]: return a * self.scalar
         return a * self.scalar
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is the scalar
+        # BEGIN SOLUTION [babygrad.ops.mul_scalar]: the local derivative is the scalar
         return _grad(out_grad.data * self.scalar, node._inputs[0])
         # END SOLUTION
 
@@ -534,12 +552,12 @@ class DivScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
-        # BEGIN SOLUTION: return a / self.scalar
+        # BEGIN SOLUTION [babygrad.ops.divide_scalar]: return a / self.scalar
         return a / self.scalar
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is 1 / scalar
+        # BEGIN SOLUTION [babygrad.ops.divide_scalar]: the local derivative is 1 / scalar
         return _grad(out_grad.data / self.scalar, node._inputs[0])
         # END SOLUTION
 
@@ -555,12 +573,12 @@ class PowerScalar(Function):
         self.scalar = scalar
 
     def forward(self, a):
-        # BEGIN SOLUTION: return np.power(a, self.scalar)
+        # BEGIN SOLUTION [babygrad.ops.power_scalar]: return np.power(a, self.scalar)
         return np.power(a, self.scalar)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: power rule: scalar * a**(scalar - 1)
+        # BEGIN SOLUTION [babygrad.ops.power_scalar]: power rule: scalar * a**(scalar - 1)
         a = node._inputs[0]
         return _grad(out_grad.data * self.scalar * np.power(a.data, self.scalar - 1), a)
         # END SOLUTION

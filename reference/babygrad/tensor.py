@@ -172,7 +172,8 @@ class Tensor:
            tuple with one gradient per input) and ADD each part to that input's ledger entry:
            a tensor used along several paths collects the sum of all of them.
         """
-        # BEGIN SOLUTION: topologically order the graph, then propagate through a summing ledger
+        # BEGIN SOLUTION [babygrad.backward, babygrad.accumulate]:
+        #   topologically order the graph, then propagate through a summing ledger
         if grad is None:
             grad = Tensor(np.ones_like(self.data), requires_grad=False, dtype=self.dtype)
         elif not isinstance(grad, Tensor):

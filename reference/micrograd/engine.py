@@ -47,7 +47,8 @@ class Value:
         gradient of 2, one contribution per operand slot.
         """
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: build the sum node with _prev (self, other) and a _backward closure
+        # BEGIN SOLUTION [micrograd.ops.add; micrograd.accumulate]:
+        #   build the sum node with _prev (self, other) and a _backward closure
         out = Value(self.data + other.data, (self, other), "+")
 
         def _backward():
@@ -64,7 +65,8 @@ class Value:
         Each operand's local derivative is the *other* operand's value.
         """
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: build the product node; each operand's gradient uses the other's data
+        # BEGIN SOLUTION [micrograd.ops.mul; micrograd.accumulate]:
+        #   build the product node; each operand's gradient uses the other's data
         out = Value(self.data * other.data, (self, other), "*")
 
         def _backward():
@@ -82,7 +84,8 @@ class Value:
         receives a gradient and ``_prev`` holds just ``self``.
         """
         assert isinstance(k, (int, float)), "only int or float exponents are supported"
-        # BEGIN SOLUTION: build x**k with _prev (self,) and the power-rule _backward closure
+        # BEGIN SOLUTION [micrograd.ops.pow; micrograd.accumulate]:
+        #   build x**k with _prev (self,) and the power-rule _backward closure
         out = Value(self.data**k, (self,), f"**{k}")
 
         def _backward():
@@ -97,7 +100,8 @@ class Value:
 
         d tanh(x)/dx = 1 - tanh(x)**2, which can be written with the output value alone.
         """
-        # BEGIN SOLUTION: compute t = math.tanh(x); the local derivative is 1 - t**2
+        # BEGIN SOLUTION [micrograd.ops.tanh; micrograd.accumulate]:
+        #   compute t = math.tanh(x); the local derivative is 1 - t**2
         t = math.tanh(self.data)
         out = Value(t, (self,), "tanh")
 
@@ -110,7 +114,8 @@ class Value:
 
     def exp(self):
         """Return e**self. Its derivative is itself: d exp(x)/dx = exp(x)."""
-        # BEGIN SOLUTION: compute math.exp(x); the local derivative is the output's own data
+        # BEGIN SOLUTION [micrograd.ops.exp; micrograd.accumulate]:
+        #   compute math.exp(x); the local derivative is the output's own data
         out = Value(math.exp(self.data), (self,), "exp")
 
         def _backward():
@@ -125,7 +130,8 @@ class Value:
 
         The derivative is 1 where the input is positive and 0 elsewhere, including exactly at 0.
         """
-        # BEGIN SOLUTION: output x if x > 0 else 0.0; gradient flows only where x > 0
+        # BEGIN SOLUTION [micrograd.ops.relu; micrograd.accumulate]:
+        #   output x if x > 0 else 0.0; gradient flows only where x > 0
         out = Value(self.data if self.data > 0 else 0.0, (self,), "relu")
 
         def _backward():
@@ -139,49 +145,49 @@ class Value:
 
     def __neg__(self):
         """Return ``-self``. Hint: multiply by -1 so ``__mul__`` does the gradient work."""
-        # BEGIN SOLUTION: return self multiplied by -1
+        # BEGIN SOLUTION [micrograd.sugar]: return self multiplied by -1
         return self * -1
         # END SOLUTION
 
     def __sub__(self, other):
         """Return ``self - other``, built from addition and negation."""
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: return self plus the negation of other
+        # BEGIN SOLUTION [micrograd.sugar]: return self plus the negation of other
         return self + (-other)
         # END SOLUTION
 
     def __truediv__(self, other):
         """Return ``self / other``, built as ``self * other**-1``."""
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: return self times other to the power -1
+        # BEGIN SOLUTION [micrograd.sugar]: return self times other to the power -1
         return self * other**-1
         # END SOLUTION
 
     def __radd__(self, other):
         """Return ``other + self`` when ``other`` is a plain number (e.g. ``2 + a``)."""
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: return other plus self using __add__
+        # BEGIN SOLUTION [micrograd.sugar]: return other plus self using __add__
         return other + self
         # END SOLUTION
 
     def __rmul__(self, other):
         """Return ``other * self`` when ``other`` is a plain number (e.g. ``2 * a``)."""
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: return other times self using __mul__
+        # BEGIN SOLUTION [micrograd.sugar]: return other times self using __mul__
         return other * self
         # END SOLUTION
 
     def __rsub__(self, other):
         """Return ``other - self`` when ``other`` is a plain number (e.g. ``2 - a``)."""
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: return other plus the negation of self
+        # BEGIN SOLUTION [micrograd.sugar]: return other plus the negation of self
         return other + (-self)
         # END SOLUTION
 
     def __rtruediv__(self, other):
         """Return ``other / self`` when ``other`` is a plain number (e.g. ``2 / a``)."""
         other = other if isinstance(other, Value) else Value(other)
-        # BEGIN SOLUTION: return other times self to the power -1
+        # BEGIN SOLUTION [micrograd.sugar]: return other times self to the power -1
         return other * self**-1
         # END SOLUTION
 
@@ -195,7 +201,8 @@ class Value:
         from the last node of the order to the first. Never reset any gradient here: calling
         ``backward()`` twice adds the second pass on top of the first.
         """
-        # BEGIN SOLUTION: order = build_topo(self); seed self.grad = 1.0; run _backward in reverse
+        # BEGIN SOLUTION [micrograd.backward]:
+        #   order = build_topo(self); seed self.grad = 1.0; run _backward in reverse
         order = build_topo(self)
         self.grad = 1.0
         for node in reversed(order):
@@ -211,7 +218,8 @@ def build_topo(root):
     Python's default recursion limit, and remember visited nodes by identity, ``id(node)``,
     never by hashing or comparing Values.
     """
-    # BEGIN SOLUTION: iterative post-order DFS over _prev with an explicit stack and id() visits
+    # BEGIN SOLUTION [micrograd.topo; micrograd.deep]:
+    #   iterative post-order DFS over _prev with an explicit stack and id() visits
     order = []
     visited = {id(root)}
     stack = [(root, iter(root._prev))]
@@ -234,7 +242,8 @@ def zero_grad(root):
 
     Like ``build_topo``, walk the graph with an explicit stack and an ``id()``-based visited set.
     """
-    # BEGIN SOLUTION: walk the graph with a stack, setting each node's grad to 0.0 once
+    # BEGIN SOLUTION [micrograd.zero_grad]:
+    #   walk the graph with a stack, setting each node's grad to 0.0 once
     seen = {id(root)}
     stack = [root]
     while stack:

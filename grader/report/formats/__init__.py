@@ -6,9 +6,36 @@ where the text goes.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from grader.report.document import GradeReport
+
+GRADER_SIDE = ("no grading test ran", "internal grader error (not your fault)")
+"""Item reasons that are the grader's doing, not the student's (``grading.scoring``)."""
+IMPORT_REASON = re.compile(r"while importing: |[A-Za-z_]\w*: ")
+"""How a failed import's reason starts (``grading.session._import``): a crash or hang while
+importing, or the exception the import raised (``SyntaxError: ...``)."""
+
+
+def import_failure(items: Sequence[dict[str, Any]]) -> str | None:
+    """The status (``error`` or ``timeout``) the items of one assignment failed with because
+    its import failed, else None. A failed import fails every test of the assignment at once
+    with the import's reason and no counterexample, whereas a probe's own exception always
+    comes with a runnable snippet, and a crash or hang in a probe costs only its item."""
+    failures = [f for i in items for f in i.get("failures", [])]
+    if not items or not failures or any(
+            i["status"] not in ("error", "timeout") or not i.get("failures") for i in items):
+        return None
+    reasons = {f["reason"] for f in failures}
+    if len(reasons) != 1 or any(f["snippet"] or f["details"] for f in failures):
+        return None
+    (reason,) = reasons
+    if not IMPORT_REASON.match(reason):
+        return None
+    return "timeout" if all(i["status"] == "timeout" for i in items) else "error"
 
 
 @dataclass(frozen=True)
@@ -19,3 +46,44 @@ class StudentResult:
     report: GradeReport | None
     notes: tuple[str, ...] = ()
     error: str = ""
+    refused: str = ""
+    """Why the upload was refused whole (``submissions.prepare``), else ""."""
+
+    @property
+    def status(self) -> str:
+        """How far the upload was graded, for the gradebook's ``status`` column: a student
+        whose upload could not be graded is never a bare 0."""
+        if self.report is None:
+            return "grader error"
+        if self.refused:
+            return "refused upload"
+        report = self.report
+        submitted = [a for a in report.assignments if a not in report.not_submitted]
+        if not submitted:
+            return "nothing to grade"
+        broken = {a: why for a in submitted if (why := import_failure(report.items_of(a)))}
+        if broken:
+            word = "timed out" if set(broken.values()) == {"timeout"} else "import failed"
+            return word if len(broken) == len(submitted) else f"{word}: {', '.join(broken)}"
+        never = [i["id"] for i in report.items if i.get("reason") in GRADER_SIDE]
+        if never:
+            return f"partly graded: {len(never)} item(s) not graded by the grader " \
+                   f"({', '.join(never)})"
+        return "graded"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A student whose grade moved between two runs of a batch (``changes.csv``)."""
+
+    student: str
+    old_total: str
+    new_total: str
+    items: tuple[tuple[str, str, str], ...] = ()
+    """``(item, old score, new score)`` for each item whose score moved; "" is not graded."""
+
+    @property
+    def flipped(self) -> str:
+        """The moved items as ``item: old -> new``, one after the other."""
+        return "; ".join(f"{item}: {old or 'not graded'} -> {new or 'not graded'}"
+                         for item, old, new in self.items)

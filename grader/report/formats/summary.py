@@ -1,4 +1,5 @@
-"""The class summary page: per-item mean and pass rate, the commonest named bugs, a histogram.
+"""The class summary page: per-item mean and pass rate, the commonest named bugs, a histogram,
+and on a rerun the grades that moved since the last run.
 
 One self-contained HTML file (the histogram PNG is embedded), so it can be mailed or archived
 as is. Every text a submission could influence is HTML-escaped.
@@ -14,7 +15,7 @@ from html import escape
 from urllib.parse import quote
 
 from grader.grading.rubric import Item
-from grader.report.formats import StudentResult
+from grader.report.formats import Change, StudentResult
 from grader.report.formats.histogram import histogram_png
 
 TOP_BUGS = 10
@@ -72,8 +73,27 @@ def _bug_rows(results: Sequence[StudentResult]) -> list[str]:
             for bug, count in seen.most_common(TOP_BUGS)]
 
 
-def summary_html(results: Sequence[StudentResult], items: Sequence[Item]) -> str:
-    """The whole page for a batch."""
+def _changes(changes: Sequence[Change] | None) -> list[str]:
+    """The section "What changed since the last run" (none on a first run): after a fixed
+    grader or reference, the students an instructor must tell."""
+    if changes is None:
+        return []
+    parts = ["<h2>What changed since the last run</h2>"]
+    if not changes:
+        return [*parts, "<p>No grade changed since the last run.</p>"]
+    return [*parts, f"<p>{len(changes)} grade(s) changed (also in "
+                    "<a href='changes.csv'>changes.csv</a>).</p>",
+            "<table><tr><th>student</th><th>old total</th><th>new total</th>"
+            "<th>items changed</th></tr>",
+            *(f"<tr><td>{escape(c.student)}</td><td class=n>{escape(c.old_total)}</td>"
+              f"<td class=n>{escape(c.new_total)}</td><td>{escape(c.flipped)}</td></tr>"
+              for c in changes), "</table>"]
+
+
+def summary_html(results: Sequence[StudentResult], items: Sequence[Item],
+                 changes: Sequence[Change] | None = None) -> str:
+    """The whole page for a batch; ``changes``: the grades that moved since the last run
+    (None: the first run, nothing to compare)."""
     scores = percentages(results)
     failed = [r for r in results if r.report is None]
     picture = base64.b64encode(histogram_png(scores)).decode()
@@ -87,7 +107,7 @@ def summary_html(results: Sequence[StudentResult], items: Sequence[Item]) -> str
         parts.append(f" Mean {_percent(statistics.fmean(scores))}, median "
                      f"{_percent(statistics.median(scores))} of the maximum.")
     parts += [
-        "</p><h2>Scores</h2>",
+        "</p>", *_changes(changes), "<h2>Scores</h2>",
         f"<img alt='histogram of scores as a percentage of the maximum' "
         f"src='data:image/png;base64,{picture}'>",
         "<h2>Items</h2><table><tr><th>item</th><th>title</th><th>points</th><th>mean</th>"

@@ -1,0 +1,281 @@
+"""``python -m grader audit``: how strong is this rubric? Mutants of the reference, graded.
+
+Every solution region of ``reference/`` names the rubric items it serves (``# BEGIN SOLUTION
+[serves; also]: ...``). The audit makes mutants of each region (``grader.workflows.mutants``:
+operators replaced, ``+=`` turned into ``=``, statements deleted, ...) and do-nothing variants
+(the region's body replaced by the smallest one that runs), grades them all as a batch grades a
+class (lanes, replay, ``-j``, ``--scheduler``), and judges each against the reference's grade:
+
+- a mutant must lose points on an item of its own region, and on nothing else but its
+  assignment's ``*.graphs`` item (otherwise: a blame ``leak``, or killed ``elsewhere``);
+- a mutant no item kills is run against the reference in a much wider differential test
+  (``grader.workflows.differential``): ``differs`` is a hole in the rubric, shown with the
+  program that tells them apart; otherwise it is ``equivalent`` (for a person to confirm in
+  the equivalents file, with the reason);
+- a do-nothing variant must earn nothing on the items its region serves (on an item several
+  regions serve, such as ``micrograd.sugar``, it must cost points);
+- a ``+=`` turned into ``=`` must be named ``overwrite-grad``, and no other mutant may be.
+
+It works on any course's ``reference/`` and ``rubric.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.progress import Progress
+
+from grader.atomic import write_atomically
+from grader.grading import rubric as rubric_module
+from grader.grading.replay import IN_MEMORY
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
+from grader.report.document import GradeReport
+from grader.report.formats.audit import (
+    CONFIRMED,
+    DIFFERS,
+    EARNS_POINTS,
+    ELSEWHERE,
+    EQUIVALENT,
+    ERROR,
+    KILLED,
+    LEAK,
+    NOTHING_EARNED,
+    AuditReport,
+    Verdict,
+    audit_html,
+    render,
+)
+from grader.workflows import batch
+from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, UsageFailure
+from grader.workflows.differential import differ
+from grader.workflows.mutants import Mutant, do_nothing, mutants, regions, sample
+
+BASELINE = "reference"
+"""The upload name of the unchanged reference, graded beside the mutants as the baseline."""
+OVERWRITE_OPERATOR, OVERWRITE_BUG = "aug-assign-to-assign", "overwrite-grad"
+EQUIVALENTS = "equivalent-mutants.yaml"
+"""In the reference folder: mutant id -> why it is equivalent (a person's judgement)."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What to audit and how to grade it."""
+
+    out: Path
+    grading: GradeOptions = GradeOptions(submission=Path(), slot=batch.DEFAULT_SLOT)
+    """How each mutant is graded (rubric, reference oracle, seed, torch, sandbox)."""
+    jobs: int = os.cpu_count() or 1
+    scheduler: str | None = None
+    sample: int | None = None
+    """Grade a seeded sample of this many (mutants and do-nothing variants), or all."""
+    sample_seed: int = 0
+    programs: int = 400
+    """Differential programs run against each survivor."""
+
+    @property
+    def reference(self) -> Path:
+        if self.grading.reference is None:
+            raise UsageFailure("the audit needs the reference solutions (--reference)")
+        return self.grading.reference
+
+
+def candidates(options: AuditOptions) -> list[Mutant]:
+    """Every mutant and do-nothing variant of the reference, or a seeded sample of them (a
+    quarter of it do-nothing variants)."""
+    changed, idle = mutants(options.reference), do_nothing(options.reference)
+    if options.sample is None:
+        return [*changed, *idle]
+    some_idle = min(len(idle), max(1, options.sample // 4))
+    return [*sample(changed, options.sample - some_idle, options.sample_seed),
+            *sample(idle, some_idle, options.sample_seed)]
+
+
+def _uploads(options: AuditOptions, assignment: str, chosen: Sequence[Mutant]) -> Path:
+    """A folder of uploads, as a class hands them in: the reference and each mutant."""
+    folder = options.out / "mutants" / assignment
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    shutil.copytree(options.reference, folder / BASELINE,
+                    ignore=shutil.ignore_patterns("__pycache__", EQUIVALENTS))
+    for mutant in chosen:
+        mutant.write(options.reference, folder / mutant.id)
+    return folder
+
+
+def grade_all(options: AuditOptions, chosen: Sequence[Mutant], rubric: rubric_module.Rubric,
+              console: Console) -> dict[str, dict[str, GradeReport | str]]:
+    """Per assignment, each upload's grade (or why there is none), graded as a batch. The
+    ``*.graphs`` items are left out: a mutant may lose them anyway, and one they alone would
+    kill survives here and is told apart by the differential run."""
+    grades: dict[str, dict[str, GradeReport | str]] = {}
+    for assignment in sorted({m.region.assignment for m in chosen}):
+        mine = [m for m in chosen if m.region.assignment == assignment]
+        only = tuple(i.id for i in rubric.items
+                     if i.assignment == assignment and not i.id.endswith(".graphs"))
+        console.print(f"{assignment}: {len(mine)} mutants and do-nothing variants")
+        run = batch.run(batch.BatchOptions(
+            submissions=_uploads(options, assignment, mine).absolute(),
+            out=(options.out / "grades" / assignment).absolute(),
+            grading=dataclasses.replace(options.grading, assignment=assignment, only=only),
+            jobs=options.jobs, scheduler=options.scheduler), console)
+        grades[assignment] = {r.student: r.report or r.error or "not graded"
+                              for r in run.results}
+    return grades
+
+
+def _scores(report: GradeReport) -> dict[str, float]:
+    return {item["id"]: float(item["score"]) for item in report.items}
+
+
+def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
+          shared: frozenset[str] = frozenset()) -> Verdict:
+    """The verdict on one graded mutant, against the reference's grade (``differs`` and
+    ``equivalent`` are decided later, by the differential run). ``shared``: items several
+    regions serve (``micrograd.sugar``: one test per composed operator), where a do-nothing
+    body must cost its own tests' points, not the whole item's."""
+    region = mutant.region
+    own = (*region.serves, *region.also)
+    start = Verdict(id=mutant.id, kind=mutant.kind, operator=mutant.operator,
+                    description=mutant.description, home=region.serves[0], own=own,
+                    verdict=ERROR)
+    if isinstance(report, str):
+        return dataclasses.replace(start, note=f"not graded: {report}")
+    reference, scores = _scores(baseline), _scores(report)
+    lost = tuple(i for i in reference if scores.get(i, 0.0) < reference[i] - 1e-9)
+    leaked = tuple(i for i in lost if i not in own and i != f"{region.assignment}.graphs")
+    named = tuple(sorted({bug for item in report.items for bug in item["bugs"]}))
+    verdict = dataclasses.replace(start, lost=lost, leaked=leaked, named=named,
+                                  misdiagnosis=_misdiagnosis(mutant, lost, named))
+    if mutant.kind == "do-nothing":
+        earned = sum(scores.get(i, 0.0) for i in region.serves if i not in shared)
+        kept = [i for i in region.serves if i in shared and i not in lost]
+        note = f"kept every point of {', '.join(kept)}" if kept else ""
+        return dataclasses.replace(verdict, earned=earned, note=note,
+                                   verdict=EARNS_POINTS if earned or kept else NOTHING_EARNED)
+    if not lost:
+        return dataclasses.replace(verdict, verdict=EQUIVALENT)
+    if not set(lost) & set(own):
+        return dataclasses.replace(verdict, verdict=ELSEWHERE)
+    return dataclasses.replace(verdict, verdict=LEAK if leaked else KILLED)
+
+
+def _misdiagnosis(mutant: Mutant, lost: Sequence[str], named: Sequence[str]) -> str:
+    """A ``+=`` turned into ``=`` that is killed must be named overwrite-grad; nothing else
+    may be."""
+    overwrite = mutant.operator == OVERWRITE_OPERATOR
+    if overwrite and lost and OVERWRITE_BUG not in named:
+        return f"killed but not named {OVERWRITE_BUG}"
+    if not overwrite and OVERWRITE_BUG in named:
+        return f"named {OVERWRITE_BUG}, which it is not"
+    return ""
+
+
+def triage(options: AuditOptions, verdicts: list[Verdict], console: Console) -> list[Verdict]:
+    """Each survivor against the reference in the wide differential run; listed equivalents
+    keep the reason a person gave."""
+    listed = load_equivalents(options.reference)
+    survivors = [v for v in verdicts if v.verdict == EQUIVALENT]
+    folder = options.out / "mutants"
+
+    def run(verdict: Verdict) -> Verdict:
+        assignment = verdict.home.split(".")[0]
+        found = differ(options.reference, folder / assignment / verdict.id, assignment,
+                       programs=options.programs)
+        if found is not None:
+            return dataclasses.replace(verdict, verdict=DIFFERS,
+                                       difference=dataclasses.asdict(found))
+        if verdict.id in listed:
+            return dataclasses.replace(verdict, verdict=CONFIRMED, note=listed[verdict.id])
+        return verdict
+
+    triaged = {}
+    with Progress(console=console) as progress, \
+            ThreadPoolExecutor(max(1, options.jobs)) as pool:
+        task = progress.add_task("survivors: differential run", total=len(survivors))
+        for verdict in pool.map(run, survivors):
+            triaged[verdict.id] = verdict
+            progress.advance(task)
+    return [triaged.get(v.id, v) for v in verdicts]
+
+
+def load_equivalents(reference: Path) -> dict[str, str]:
+    """The mutants a person judged equivalent, with why (``reference/equivalent-mutants.yaml``)."""
+    path = reference / EQUIVALENTS
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise UsageFailure(f"{path}: expected a mapping of mutant id to reason")
+    return {str(k): v for k, v in data.items()}
+
+
+def run(options: AuditOptions, console: Console) -> AuditReport:
+    """Make, grade, judge and triage; write ``audit.json`` and ``audit.html`` into ``out``."""
+    started = time.monotonic()
+    rubric = rubric_module.load(options.grading.rubric)
+    chosen = candidates(options)
+    grades = grade_all(options, chosen, rubric, console)
+    served = Counter(item for region in regions(options.reference) for item in region.serves)
+    shared = frozenset(item for item, count in served.items() if count > 1)
+    verdicts = []
+    for mutant in chosen:
+        mine = grades[mutant.region.assignment]
+        baseline = mine.get(BASELINE)
+        if not isinstance(baseline, GradeReport):
+            raise UsageFailure(f"the reference itself could not be graded: {baseline}")
+        verdicts.append(judge(mutant, mine.get(mutant.id, "not graded"), baseline, shared))
+    verdicts = triage(options, verdicts, console)
+    report = AuditReport(verdicts, [i.id for i in rubric.items],
+                         duration_s=time.monotonic() - started)
+    write_atomically(options.out / "audit.json", json.dumps(report.to_json(), indent=1))
+    write_atomically(options.out / "audit.html", audit_html(report))
+    return report
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="audit", help="folder for the mutants, their grades, "
+                        "audit.json and audit.html (default: audit/)")
+    parser.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
+    parser.add_argument("--reference", default=str(DEFAULT_REFERENCE))
+    parser.add_argument("--seed", type=int, help="grading seed (default: the rubric's)")
+    parser.add_argument("--no-torch", action="store_true", help="never use PyTorch as an oracle")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
+    parser.add_argument("--sample", type=int, help="grade a seeded sample of this many")
+    parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument("--programs", type=int, default=400,
+                        help="differential programs per surviving mutant")
+
+
+def main(args: argparse.Namespace) -> int:
+    console = Console(highlight=False, stderr=True)
+    grading = GradeOptions(
+        submission=Path(), seed=args.seed, rubric=Path(args.rubric).absolute(),
+        reference=Path(args.reference).absolute(), torch=not args.no_torch,
+        sandbox=args.sandbox, slot=batch.DEFAULT_SLOT,
+        replay=None if args.scheduler else IN_MEMORY)
+    options = AuditOptions(out=Path(args.out), grading=grading, jobs=args.jobs,
+                           scheduler=args.scheduler, sample=args.sample,
+                           sample_seed=args.sample_seed, programs=args.programs)
+    try:
+        report = run(options, console)
+    except (UsageFailure, rubric_module.RubricError) as exc:
+        console.print(f"[red]usage error:[/red] {exc}")
+        return EXIT_USAGE
+    render(report, Console(highlight=False))
+    console.print(f"wrote {options.out / 'audit.json'} and {options.out / 'audit.html'}")
+    return EXIT_BELOW if report.holes else EXIT_OK
