@@ -162,6 +162,22 @@ REVISITING_TENSOR_WALK = """        order = []
             stack.extend((parent, False) for parent in reversed(node._inputs))
 """
 
+PREORDER_TENSOR_WALK = """        order = []
+        visited = set()
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            if id(node) in visited:
+                continue
+            visited.add(id(node))
+            order.append(node)
+            stack.extend(node._inputs)
+        order.reverse()
+"""
+"""A depth-first walk that lists each tensor when it is first reached, before its inputs: the
+output comes first, but a shared tensor may come before one of the tensors that use it (right
+on trees, wrong on some DAGs)."""
+
 MICROGRAD_BUGS = [
     bug("micrograd.topo", "no-visited-check", MICRO, (
         ("            if id(child) not in visited:\n", "            if True:\n"),)),
@@ -204,17 +220,40 @@ MICROGRAD_BUGS = [
     bug("micrograd.ops.add", "no-chain-rule", MICRO, (
         ("self.grad += out.grad\n            other.grad += out.grad",
          "self.grad += 1.0\n            other.grad += 1.0"),)),
+    bug("micrograd.ops.add", "number-not-wrapped", MICRO, (
+        ("one contribution per operand slot.\n        \"\"\"\n"
+         "        other = other if isinstance(other, Value) else Value(other)\n",
+         "one contribution per operand slot.\n        \"\"\"\n"),)),
     bug("micrograd.ops.mul", "own-data", MICRO, (
         ("self.grad += other.data * out.grad", "self.grad += self.data * out.grad"),)),
+    bug("micrograd.ops.mul", "number-not-wrapped", MICRO, (
+        ("the *other* operand's value.\n        \"\"\"\n"
+         "        other = other if isinstance(other, Value) else Value(other)\n",
+         "the *other* operand's value.\n        \"\"\"\n"),)),
+    bug("micrograd.ops.mul", "no-operands", MICRO, (
+        ('out = Value(self.data * other.data, (self, other), "*")',
+         'out = Value(self.data * other.data, (), "*")'),)),
+    bug("micrograd.ops.mul", "closure-on-self", MICRO, (
+        ("            other.grad += self.data * out.grad\n\n        out._backward = _backward",
+         "            other.grad += self.data * out.grad\n\n        self._backward = _backward"),)),
     bug("micrograd.ops.pow", "exponent-not-lowered", MICRO, (
         ("k * self.data ** (k - 1) * out.grad", "k * self.data**k * out.grad"),)),
     bug("micrograd.ops.pow", "precedence", MICRO, (
         ("k * self.data ** (k - 1) * out.grad", "k * self.data ** k - 1 * out.grad"),)),
+    bug("micrograd.ops.pow", "no-closure", MICRO, (  # the result keeps Value's do-nothing one
+        ("            self.grad += k * self.data ** (k - 1) * out.grad\n\n"
+         "        out._backward = _backward\n",
+         "            self.grad += k * self.data ** (k - 1) * out.grad\n\n"),)),
     Bug("micrograd.ops.tanh", "one-minus-t", (TANH_DERIVATIVE,)),
+    bug("micrograd.ops.tanh", "missing", MICRO, (  # as Karpathy's micrograd, which has none
+        ("        t = math.tanh(self.data)\n",
+         "        raise NotImplementedError(\"tanh\")\n        t = math.tanh(self.data)\n"),)),
     bug("micrograd.ops.exp", "input-not-output", MICRO, (
         ("self.grad += out.data * out.grad", "self.grad += self.data * out.grad"),)),
     bug("micrograd.ops.exp", "exp-of-output", MICRO, (
         ("self.grad += out.data * out.grad", "self.grad += math.exp(out.data) * out.grad"),)),
+    bug("micrograd.ops.exp", "raises", MICRO, (  # TypeError: must be real number, not Value
+        ("self.grad += out.data * out.grad", "self.grad += math.exp(out) * out.grad"),)),
     bug("micrograd.ops.relu", "passes-everything", MICRO, (
         ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),)),
     bug("micrograd.sugar", "rsub-reversed", MICRO, (
@@ -309,10 +348,53 @@ BABYGRAD_BUGS = [
         (TENSOR_WALK, REVISITING_TENSOR_WALK),)),
     bug("babygrad.backward", "grad-on-leaves-only", TENSOR, (
         ("            if node.requires_grad:\n", "            if node._op is None:\n"),)),
+    bug("babygrad.backward", "ignores-grad-argument", TENSOR, (
+        ("        if grad is None:\n", "        if True:  # always ones, whatever grad is\n"),)),
+    bug("babygrad.backward", "grads-tensors-not-requiring-grad", TENSOR, (
+        ("            if node.requires_grad:\n"
+         "                node.grad = Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n",
+         "            node.grad = Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n"),
+        ("                if not parent.requires_grad:\n                    continue\n", ""))),
+    bug("babygrad.backward", "preorder-walk", TENSOR, ((TENSOR_WALK, PREORDER_TENSOR_WALK),)),
     bug("babygrad.accumulate", "ledger-overwrites", TENSOR, (
         ("ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
          "ledger[key] = part.data"),)),
 ]
+
+def _reference_text(file: str, start: str, end: str) -> str:
+    """The reference's text of ``file`` from ``start`` through ``end``."""
+    text = (REFERENCE / file).read_text()
+    first = text.index(start)
+    return text[first: text.index(end, first) + len(end)]
+
+
+TENSOR_BACKWARD = _reference_text(TENSOR, "        if grad is None:\n",
+                                  "ledger[key] + part.data\n")
+"""The reference's whole ``Tensor.backward`` body (its solution region)."""
+
+WALK_WITHOUT_OPS = """        order, visited, stack = [], set(), [self]
+        while stack:
+            node = stack.pop()
+            if id(node) not in visited:
+                visited.add(id(node))
+                order.append(node)
+                stack.extend(node._inputs)
+        for node in order:
+            node.grad = Tensor(np.zeros_like(node.data), requires_grad=False)
+        self.grad = Tensor(np.ones_like(self.data), requires_grad=False)
+"""
+
+DO_NOTHING_BACKWARDS = [
+    bug("babygrad.backward", "pass", TENSOR, ((TENSOR_BACKWARD, "        pass\n"),)),
+    bug("babygrad.backward", "seeds-and-returns", TENSOR, (
+        (TENSOR_BACKWARD, "        self.grad = Tensor(np.ones_like(self.data), "
+                          "requires_grad=False)\n        return\n"),)),
+    bug("babygrad.backward", "walks-without-op-backward", TENSOR, (
+        (TENSOR_BACKWARD, WALK_WITHOUT_OPS),)),
+]
+"""``Tensor.backward`` bodies that do nothing, or nothing that propagates: they serve both
+``babygrad.backward`` and ``babygrad.accumulate`` (one region), so each costs both items, all
+their points, and is graded by its own test rather than in the catalogue of one-item bugs."""
 
 CATALOGUE = {b.label: b for b in MICROGRAD_BUGS + BABYGRAD_BUGS}
 """Every planted bug, by label (``item:name``)."""

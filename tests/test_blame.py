@@ -23,7 +23,15 @@ import pytest
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_RUBRIC
 from tests.grading import REFERENCE, comparable, grade_report
-from tests.planted import BABYGRAD_BUGS, MICROGRAD_BUGS, PAIRS, Bug, pair_label, plant
+from tests.planted import (
+    BABYGRAD_BUGS,
+    DO_NOTHING_BACKWARDS,
+    MICROGRAD_BUGS,
+    PAIRS,
+    Bug,
+    pair_label,
+    plant,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -77,3 +85,22 @@ def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair, re
             problems.append(f"{item_id} lost points ({item['status']}) for "
                             f"{', '.join(b.label for b in bugs)}:\n{item['feedback'][:1500]}")
     assert not problems, "\n\n".join(problems)
+
+
+@pytest.mark.parametrize("bug", DO_NOTHING_BACKWARDS, ids=[b.name for b in DO_NOTHING_BACKWARDS])
+def test_a_tensor_backward_that_does_nothing_earns_nothing(tmp_path, bug):
+    """``Tensor.backward`` is one region serving two items: a body that does nothing, or
+    nothing that propagates (``pass``, seeding the output and returning, walking without ever
+    calling an op's backward), scores 0 on both ``babygrad.backward`` (the walk-cost test
+    included: it is fast because it walks nothing) and ``babygrad.accumulate`` (both sides of
+    its comparison agree because nothing was summed), and costs no other item."""
+    only = [item.id for item in RUBRIC.items
+            if item.assignment == "babygrad" and not item.id.endswith(".graphs")]
+    report = grade_report(plant(tmp_path, bug), assignment="babygrad", only=only)
+    items = {item["id"]: item for item in report.items}
+    assert items["babygrad.backward"]["score"] == 0, items["babygrad.backward"]["feedback"]
+    assert items["babygrad.accumulate"]["score"] == 0, items["babygrad.accumulate"]["feedback"]
+    lost = [item_id for item_id, item in items.items()
+            if item_id not in ("babygrad.backward", "babygrad.accumulate")
+            and (item["status"] != "passed" or item["score"] < item["max_score"])]
+    assert lost == []

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.checks import accumulation, broadcasting, graphs, ops, walks
+from grader.checks import accumulation, broadcasting, bugs, graphs, ops, walks
 from grader.checks.judge import WrongAnswer
 from grader.grading import rubric as rubric_module
-from grader.grading.session import Aborted, GradingSession
+from grader.grading.session import Aborted, GradingSession, NotGradable
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.layout import DEFAULT_RUBRIC
@@ -300,6 +300,9 @@ def test_a_hung_probe_aborts_the_test_as_a_timeout():
 
 # n0, n1 leaves; n2 = 2 n0 - n1; n3 = 0.5 n2 + 3 n0 (n0 shared). Gradients: 4, -0.5, 0.5, 1.
 DAG = Dag(2, (((0, 2.0), (1, -1.0)), ((2, 0.5), (0, 3.0))))
+# n0, n1 leaves; n2 = 2 n0 - n1: a tree. Gradients: 2, -1, 1.
+TREE = Dag(2, (((0, 2.0), (1, -1.0)),))
+UPSTREAM = np.array([0.5, -1.5])
 
 
 def test_dag_gradients_are_what_the_tests_below_assume():
@@ -429,13 +432,68 @@ def test_walk_cost_right_answer_passes(assignment, probe):
 @pytest.mark.parametrize(("assignment", "probe", "walk"), [
     ("micrograd", "topo", "build_topo"), ("babygrad", "tensor_backward", "Tensor.backward")])
 def test_walk_cost_out_of_time_revisits_shared_nodes(assignment, probe, walk):
-    grading = session("micrograd.topo", timeout=(probe,))
+    tamper = {"tensor_backward": revisiting} if assignment == "babygrad" else None
+    grading = session("micrograd.topo", tamper, timeout=(probe,) if tamper is None else ())
     verdict = wrong(walks.check_walk_cost, grading, assignment, 6)
     assert verdict.reason == f"{walk} {walks.EXPONENTIAL}"
     assert verdict.details[0].startswith("it did not finish on a chain of 6 diamonds (19 nodes)")
     assert "depth = 16" in verdict.snippet
     assert names_bug(verdict, "revisits-shared-nodes")
     assert TEST not in grading.aborts  # a verdict, not an abort
+
+
+def revisiting(case: dict[str, Any], answer: Answer) -> Answer:
+    """A ``Tensor.backward`` that runs out of time on the diamonds and, on the few levels where
+    the grader counts, reads every tensor's inputs once per path to it."""
+    if not case.get("count_reads"):
+        raise WorkerFailure("timeout", "timed out")
+    dag = Dag(case["dag"]["leaves"], tuple(tuple(tuple(p) for p in pairs)
+                                           for pairs in case["dag"]["nodes"]))
+    return answer | {"reads": bugs.paths_from_root(dag)}
+
+
+@pytest.mark.parametrize("reads", ["hangs", "few"])
+def test_walk_cost_out_of_time_is_not_named_unless_it_revisits(reads):
+    """A walk that hangs on the few levels too (an endless loop), or reads each tensor's inputs
+    a few times there, runs out of time for some other reason: no name."""
+    def tamper(case: dict[str, Any], answer: Answer) -> Answer:
+        if not case.get("count_reads") or reads == "hangs":
+            raise WorkerFailure("timeout", "timed out")
+        return answer
+
+    grading = session("babygrad.backward", {"tensor_backward": tamper})
+    verdict = wrong(walks.check_walk_cost, grading, "babygrad", 6)
+    assert verdict.reason == "Tensor.backward ran out of time on shared tensors"
+    assert verdict.details[0].startswith("it did not finish on a chain of 6 diamonds (19 nodes)")
+    assert "again" not in " ".join(verdict.details)
+    assert verdict.bugs == []
+    assert asked(grading) == ["load", "tensor_backward", "tensor_backward"]
+    assert TEST not in grading.aborts
+
+
+@pytest.mark.parametrize("walk", ["nothing", "no-op-backward", "out-of-order"])
+def test_walk_cost_fails_a_walk_that_is_fast_for_walking_nothing(walk):
+    """Doing nothing is fast: the root's gradient alone, or every gradient set without any
+    op's backward, or each op's backward before those of the ops that use its result."""
+    def tamper(case: dict[str, Any], answer: Answer) -> Answer:
+        size = len(answer["grads"])
+        if walk == "nothing":
+            return {"grads": [None] * (size - 1) + [encode(np.ones(1))], "calls": []}
+        if walk == "no-op-backward":
+            return {"grads": [encode(np.zeros(1))] * size, "calls": []}
+        return answer | {"calls": list(range(1, size))}
+
+    grading = session("babygrad.backward", {"tensor_backward": tamper})
+    verdict = wrong(walks.check_walk_cost, grading, "babygrad", 6)
+    if walk == "out-of-order":
+        assert verdict.reason == "Tensor.backward visits tensors out of order"
+        assert verdict.details[0] == ("n1's backward ran before that of n3, which uses n1: n1's "
+                                      "gradient was not complete yet")
+    else:
+        assert verdict.reason == "Tensor.backward did not reach every tensor"
+        assert "the backward of 18 op(s) never ran: n1, n2, n3," in verdict.details[-1]
+    assert "for _ in range(6):" in verdict.snippet and "Given.ran" in verdict.snippet
+    assert verdict.bugs == []
 
 
 def test_tensor_backward_right_answer_passes():
@@ -453,6 +511,49 @@ def test_tensor_backward_wrong_gradient_names_the_node():
     assert "0.5" in verdict.details[0] and "0.25" in verdict.details[0]
 
 
+@pytest.mark.parametrize("frozen", [(), (1,)])
+def test_tensor_backward_with_an_upstream_gradient_right_answer_passes(frozen):
+    grading = session("babygrad.backward")
+    walks.check_tensor_backward(grading, TREE, (2,), frozen, UPSTREAM)
+    assert asked(grading) == ["load", "tensor_backward"]
+
+
+def test_tensor_backward_ignoring_the_upstream_gradient_is_not_named():
+    """Seeded with ones whatever ``grad`` is: each gradient is the known one, not times
+    ``grad``. No classic bug's model gives these numbers."""
+    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
+        "grads": [encode(np.full((2,), g)) for g in TREE.backward()[0]]}})
+    verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (), UPSTREAM)
+    assert verdict.details[0] == "n0.grad: expected shape (2,) [ 1., -3.], got shape (2,) [2., 2.]"
+    assert verdict.bugs == []
+    assert "n2.backward(Tensor(np.array([0.5, -1.5]), requires_grad=False))" in verdict.snippet
+
+
+def test_tensor_backward_a_gradient_on_a_tensor_not_requiring_grad_fails():
+    grading = session("babygrad.backward", {"tensor_backward": set_entry(
+        "grads", 1, np.full((2,), -1.0))})
+    verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (1,))
+    assert verdict.details == ["n1.grad: expected None (n1 does not require grad), got "
+                               "shape (2,) [-1., -1.]"]
+    assert "n1 = Tensor(np.full((2,), 2.0), requires_grad=False)" in verdict.snippet
+
+
+def test_walk_order_right_answer_passes():
+    grading = session("babygrad.backward")
+    walks.check_walk_order(grading, DAG)
+    assert asked(grading) == ["load", "tensor_backward"]
+
+
+def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():
+    """n0 (a leaf, the grader's op of a tensor) reached before n3, which uses it."""
+    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
+        "calls": [3, 0, 2, 1]}})
+    verdict = wrong(walks.check_walk_order, grading, DAG)
+    assert verdict.reason == "Tensor.backward visits tensors out of order"
+    assert verdict.details[0].startswith("n0's backward ran before that of n2, which uses n0")
+    assert "n0 = Given(1.0)(Tensor(np.full((1,), 1.0), requires_grad=True))" in verdict.snippet
+
+
 def test_tensor_backward_walking_forwards_is_named():
     grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
         "grads": [encode(np.full((2,), g)) for g in (3.0, 0.0, 0.5, 1.0)]}})
@@ -460,22 +561,131 @@ def test_tensor_backward_walking_forwards_is_named():
     assert names_bug(verdict, "topo-not-reversed")
 
 
+def test_a_micrograd_result_must_record_its_operands():
+    """Right numbers, but ``out._prev`` without ``b``: no walk would ever reach b."""
+    mul = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)),))
+    grading = session("micrograd.ops.mul", {"op": lambda case, answer: answer | {"prev": [0]}})
+    verdict = wrong(ops.check_op, grading, mul, np.float64(1.0))
+    assert verdict.reason == "the result does not record its operands in _prev"
+    assert verdict.details == ["out._prev must hold a, b (the very objects): b is not in it"]
+    assert verdict.snippet.endswith("out = a * b\nprint(any(p is a for p in out._prev), "
+                                    "any(p is b for p in out._prev))")
+
+
 # ----------------------------------------------------------------------- accumulation
 
 def test_accumulate_right_answer_passes():
     grading = session("micrograd.accumulate")
     accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
-    assert asked(grading) == ["load", "accumulate"]
+    assert asked(grading) == ["load", "accumulate", "accumulate"]  # the uses apart, preloaded
+
+
+def on_run(run: str, tamper: Tamper) -> Tamper:
+    """``tamper`` applied to the accumulate probe's answers for one ``run`` only."""
+    return lambda case, answer: tamper(case, answer) if case["run"] == run else answer
 
 
 def test_accumulate_overwriting_names_the_op_and_the_bug():
     """``a * a`` with ``=``: a.grad ends at 3 (the last use), not 0.5 + 6."""
-    grading = session("micrograd.accumulate", {"accumulate": set_entry("preloaded", 0, 3.0)})
+    grading = session("micrograd.accumulate",
+                      {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.0))})
     verdict = wrong(accumulation.check_accumulate, grading, SQUARE, 1.0, [0.5])
     assert verdict.reason == "mul: a _backward overwrote a gradient"
     assert verdict.details == ["a.grad (held 0.5 before; its uses add 6): expected 6.5, got 3"]
     assert "a.grad = 0.5  # already there, from another use" in verdict.snippet
     assert names_bug(verdict, "overwrite-grad")
+
+
+def test_accumulate_losing_a_use_without_overwriting_names_no_bug():
+    """``a * a`` ending at 3.5, the preload plus one use: a contribution was lost (e.g. the
+    closure hung on an operand and replaced), but no ``=`` leaves the preload in."""
+    grading = session("micrograd.accumulate",
+                      {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.5))})
+    verdict = wrong(accumulation.check_accumulate, grading, SQUARE, 1.0, [0.5])
+    assert verdict.bugs == []
+
+
+def not_gradable(grading: GradingSession, graph: Graph, out_grad: float = 1.0,
+                 preload: tuple[float, ...] = (0.5,)) -> tuple[str, ...]:
+    """What must pass before ``check_accumulate`` can grade this example; the test is charged
+    nothing (no failure, no abort recorded)."""
+    with pytest.raises(NotGradable) as raised:
+        accumulation.check_accumulate(grading, graph, out_grad, list(preload))
+    assert TEST not in grading.failures and TEST not in grading.aborts
+    return raised.value.needs
+
+
+@pytest.mark.parametrize("broken", [
+    error("RuntimeError: boom", "engine.py:3 in _backward"),
+    error("NotImplementedError: write __mul__", status="missing"),
+    "timeout", "zero gradient", "wrong value", "not a number"])
+def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
+    """``a * a`` whose uses apart (the op's own closures on fresh copies) raise, are missing,
+    hang, or give numbers that are not the oracles': ``=`` vs ``+=`` cannot be told, and only
+    micrograd.ops.mul may charge for it."""
+    if broken == "timeout":
+        grading = session("micrograd.accumulate", timeout=("accumulate",))
+    else:
+        answers = {"zero gradient": set_entry("grads", 0, 0.0),
+                   "wrong value": set_entry("values", 2, 10.0),
+                   "not a number": lambda case, answer: answer | {"grads": ["x", "y"]}}
+        tamper = (answers[broken] if isinstance(broken, str)
+                  else lambda case, answer: broken)
+        grading = session("micrograd.accumulate", {"accumulate": on_run("separate", tamper)})
+    assert not_gradable(grading, SQUARE) == ("micrograd.ops.mul",)
+    assert asked(grading)[-1] == "accumulate"  # the preloaded run is never asked
+
+
+TWICE = Graph("scalar", (0.5,), (Node("tanh", (0,)), Node("tanh", (0,)), Node("add", (1, 2))))
+SUB = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),))
+
+
+def wrong_with_own(*own: str) -> Tamper:
+    """Wrong gradients from the uses apart on the engine's own ops, and from the composition
+    run wherever it keeps one of ``own`` the engine's."""
+
+    def tamper(case: dict[str, Any], answer: Answer) -> Answer:
+        if case["run"] == "separate" or (
+                case["run"] == "composition" and set(case["own"]) & set(own)):
+            return set_entry("grads", 1, 0.0)(case, answer)
+        return answer
+
+    return tamper
+
+
+@pytest.mark.parametrize(("graph", "own", "needs"), [
+    (TWICE, ("add",), ("micrograd.ops.add",)),
+    (TWICE, ("tanh",), ("micrograd.ops.tanh",)),
+    (TWICE, (), ("micrograd.ops.tanh", "micrograd.ops.add")),  # neither alone: both
+    (SUB, ("mul",), ("micrograd.ops.mul",)),
+    (SUB, ("add", "mul"), ("micrograd.ops.add", "micrograd.ops.mul"))])
+def test_accumulate_waits_for_the_primitives_that_go_wrong(graph, own, needs):
+    """``tanh(a) + tanh(a)`` and ``a - b`` (built as ``a + (-b)``, ``-b = b * -1``) going
+    wrong apart, though right on the grader's primitives: each primitive they call is left the
+    engine's own alone, and those that go wrong so are the ones to fix first."""
+    grading = session("micrograd.accumulate", {"accumulate": wrong_with_own(*own)})
+    assert not_gradable(grading, graph, preload=(0.5,) * len(graph.leaves)) == needs
+    # the separate run, the composition, then each of the two primitives alone
+    assert asked(grading) == ["load", *["accumulate"] * 4]
+
+
+def test_accumulate_of_sugar_composed_wrong_waits_for_sugar():
+    def wrong_everywhere(case: dict[str, Any], answer: Answer) -> Answer:
+        return set_entry("grads", 1, 0.0)(case, answer) if case["run"] != "preloaded" else answer
+
+    grading = session("micrograd.accumulate", {"accumulate": wrong_everywhere})
+    assert not_gradable(grading, SUB, preload=(0.5, 2.0)) == ("micrograd.sugar",)
+    assert asked(grading) == ["load", "accumulate", "accumulate"]  # separate, composition
+
+
+def test_accumulate_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
+    """A failure found before: an example that cannot be graded is not the smaller failing
+    one Hypothesis looks for, and ends nothing."""
+    grading = session("micrograd.accumulate",
+                      {"accumulate": on_run("separate", set_entry("grads", 0, 0.0))})
+    grading.failures[TEST] = WrongAnswer("failed", "an earlier example")
+    accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
+    assert TEST not in grading.aborts
 
 
 def test_ledger_right_answer_passes():
@@ -484,19 +694,54 @@ def test_ledger_right_answer_passes():
     assert asked(grading) == ["load", "tensor_backward", "tensor_backward"]
 
 
-def test_ledger_losing_a_contribution_names_the_shared_node():
-    """On the DAG (not on its tree), n0 keeps only its last contribution: 3 of 4."""
+@pytest.mark.parametrize(("kept", "named"), [(1.0, True), (3.0, False)])
+def test_ledger_losing_a_contribution_names_the_shared_node(kept, named):
+    """On the DAG (not on its tree), n0 keeps one contribution of its two. The walk reaches n3,
+    then n2 (as the reference's): a ledger that overwrites keeps n2's, 1 of 4. Keeping n3's,
+    3, is not what overwriting does in that order: no name."""
     def lose(case: dict[str, Any], answer: Answer) -> Answer:
         if case["dag"] == DAG.to_json():
-            answer["grads"][0] = encode(np.full((2,), 3.0))
+            answer["grads"][0] = encode(np.full((2,), kept))
         return answer
 
     grading = session("babygrad.accumulate", {"tensor_backward": lose})
     verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
     assert verdict.reason == "Tensor.backward lost a contribution to a shared tensor"
     assert verdict.details == ["n0.grad (used 2 times; the uses apart add up to shape (2,) "
-                               "[4., 4.]): expected shape (2,) [4., 4.], got shape (2,) [3., 3.]"]
-    assert names_bug(verdict, "overwrite-grad")
+                               f"[4., 4.]): expected shape (2,) [4., 4.], got shape (2,) "
+                               f"[{kept:g}., {kept:g}.]"]
+    assert names_bug(verdict, "overwrite-grad") is named
+    assert "n0 = Given(1.0)(Tensor(np.full((2,), 1.0), requires_grad=True))" in verdict.snippet
+
+
+@pytest.mark.parametrize("walk", ["nothing", "no-op-backward"])
+def test_ledger_fails_a_walk_that_propagates_nothing(walk):
+    """Both sides agree (no gradient but the root's, or zeros everywhere), yet nothing was
+    summed: no op's backward ran."""
+    def tamper(case: dict[str, Any], answer: Answer) -> Answer:
+        size = len(answer["grads"])
+        grads = ([None] * (size - 1) + [encode(np.ones(2))] if walk == "nothing"
+                 else [encode(np.zeros(2))] * size)
+        return {"grads": grads, "calls": []}
+
+    grading = session("babygrad.accumulate", {"tensor_backward": tamper})
+    verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
+    assert verdict.reason == "Tensor.backward propagated nothing"
+    assert verdict.bugs == []
+
+
+def test_ledger_grades_nothing_on_a_walk_out_of_order():
+    """n0 reached before n2, which uses it, so n2's contribution comes too late: the walk's
+    fault (babygrad.backward's), not the ledger's."""
+    def early(case: dict[str, Any], answer: Answer) -> Answer:
+        if case["dag"] == DAG.to_json():
+            answer["grads"][0] = encode(np.full((2,), 3.0))
+            answer["calls"] = [3, 0, 2, 1]
+        return answer
+
+    grading = session("babygrad.accumulate", {"tensor_backward": early})
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert TEST not in grading.failures
 
 
 # ----------------------------------------------------------------------- broadcasting
@@ -523,6 +768,22 @@ def test_broadcast_not_summed_back_is_named():
     assert verdict.details == ["gradient for b (shape (3,)): expected shape (3,), "
                                "got shape (2, 3)"]
     assert names_bug(verdict, "broadcast-no-sum")
+
+
+def test_broadcast_a_reduction_that_returns_nothing_fails_without_crashing():
+    """``unbroadcast`` returning None: every gradient is a 0-d NaN, those of the operands
+    broadcast beforehand too, where the shapes were the same and nothing needed summing."""
+    def nothing(case: dict[str, Any], answer: Answer) -> Answer:
+        for run in ("implicit", "explicit"):
+            answer[run]["grads"] = [{"shape": [], "data": ["nan"]}] * 2
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": nothing})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert verdict.details[:2] == [
+        "gradient for a broadcast beforehand: expected shape (2, 3), got shape ()",
+        "gradient for b broadcast beforehand: expected shape (2, 3), got shape ()"]
+    assert verdict.bugs == []
 
 
 def test_broadcast_averaged_instead_of_summed_is_wrong_but_not_named():

@@ -18,9 +18,11 @@ from hypothesis.internal.conjecture import providers
 from hypothesis.strategies import SearchStrategy
 
 from grader.grading.draws import without_local_constants
+from grader.language.dags import Dag, dags
 from grader.language.graphs import (
     BABYGRAD_GRAPH_OPS,
     BABYGRAD_OP_ITEMS,
+    MICROGRAD_COMPOSED,
     MICROGRAD_OPS,
     MICROGRAD_PRIMITIVES,
     Graph,
@@ -28,10 +30,14 @@ from grader.language.graphs import (
 from grader.language.strategies import (
     accumulate_cases,
     broadcasting_cases,
+    number_operand_cases,
     op_cases,
     scalar_graphs,
+    scalar_number_graphs,
     single_op_graphs,
+    tensor_backward_cases,
     tensor_graphs,
+    tensor_shapes,
 )
 from grader.layout import REPO
 
@@ -84,6 +90,8 @@ def _plain(value: object) -> object:
     """A drawn example as plain data that names every bit of it (float bits, array bytes)."""
     if isinstance(value, np.ndarray):
         return ["array", value.dtype.str, list(value.shape), value.tobytes().hex()]
+    if isinstance(value, Dag):
+        return ["dag", value.leaves, _plain(value.nodes)]
     if isinstance(value, Graph):
         return ["graph", value.kind, _plain(value.leaves),
                 [[n.op, list(n.args), repr(n.param)] for n in value.nodes]]
@@ -102,15 +110,19 @@ def _suite_strategies() -> dict[str, SearchStrategy[object]]:
         "broadcasting": broadcasting_cases(("add", "mul", "sub", "div")),
         "single tensor ops": single_op_graphs("tensor", BABYGRAD_GRAPH_OPS),
         "scalar accumulation": st.sampled_from(MICROGRAD_PRIMITIVES).flatmap(accumulate_cases),
+        "tensor backward": tensor_backward_cases(dags(shared=False), tensor_shapes()),
     }
     for op in sorted(set(BABYGRAD_OP_ITEMS.values())):
         drawn[f"tensor {op}"] = op_cases("tensor", op)
     for op in MICROGRAD_PRIMITIVES:
         drawn[f"scalar {op}"] = op_cases("scalar", op)
+    for op, with_number in (("add", "add_scalar"), ("mul", "mul_scalar")):
+        drawn[f"scalar {op} or {with_number}"] = number_operand_cases(op, with_number)
+    drawn["scalar sugar"] = scalar_number_graphs(MICROGRAD_COMPOSED)
     return drawn
 
 
-DRAWS_DIGEST = "c851446f85aa780c"
+DRAWS_DIGEST = "d1bdc4962060bdef"
 """What the seed below draws from ``_suite_strategies``. A change to a strategy that changes a
 draw changes every grade's examples and counterexamples: make it on purpose, then update this.
 A change that only makes drawing cheaper must leave it as it is."""

@@ -25,7 +25,13 @@ def test_reference_gets_full_marks(reference_grade):
 
 
 def test_stubs_get_zero_with_not_implemented():
+    """Code that does nothing earns nothing: micrograd.accumulate, which grades the closures
+    of ops that work, has none to grade (it is not gradable until the ops pass)."""
     items = grade_items(EXERCISES)
+    waiting = items.pop("micrograd.accumulate")
+    assert (waiting["status"], waiting["score"]) == ("not_gradable", 0)
+    assert waiting["reason"] == "not gradable until micrograd.ops.add passes"
+    assert "No test of this item could be graded yet" in waiting["feedback"]
     assert {item["status"] for item in items.values()} == {"missing"}
     assert sum(item["score"] for item in items.values()) == 0
     assert all("not implemented" in item["reason"] for item in items.values())
@@ -61,9 +67,11 @@ def test_a_hang_costs_only_the_item_it_was_on(tmp_path, fast_rubric):
     submission = planted(tmp_path, {MICRO: [("t = math.tanh(self.data)\n",
                                              "t = math.tanh(self.data)\n        while True:\n"
                                              "            pass\n")]})
-    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops"],
-                        rubric=fast_rubric)
+    items = grade_items(submission, assignment="micrograd",
+                        only=["micrograd.ops", "micrograd.accumulate"], rubric=fast_rubric)
     assert items["micrograd.ops.tanh"]["status"] == "timeout"
+    assert ("test_tanh_accumulates: not gradable until micrograd.ops.tanh passes"
+            in items["micrograd.accumulate"]["feedback"])
     assert "timed out" in items["micrograd.ops.tanh"]["feedback"]
     assert {k: v["status"] for k, v in items.items() if k != "micrograd.ops.tanh"} == {
         k: "passed" for k in items if k != "micrograd.ops.tanh"}

@@ -126,9 +126,9 @@ BROKEN = {
         {MICRO: [("def zero_grad(root):", "def _zero_grad(root):")]},
         ["micrograd.zero_grad", "micrograd.ops.add"],
         {"micrograd.zero_grad": ("missing", "not implemented: zero_grad")}),
-    "missing method": (
+    "missing method": (  # not gradable on accumulate until it is there: no cost there
         {MICRO: [("def exp(self):", "def _exp(self):")]},
-        ["micrograd.ops.exp", "micrograd.ops.add"],
+        ["micrograd.ops.exp", "micrograd.ops.add", "micrograd.accumulate"],
         {"micrograd.ops.exp": ("missing", "not implemented: exp")}),
     "wrong signature": (
         {MICRO: [("def tanh(self):", "def tanh(self, k):")]},
@@ -136,7 +136,7 @@ BROKEN = {
         {"micrograd.ops.tanh": ("error", "missing 1 required positional argument: 'k'")}),
     "exception inside one op": (
         {MICRO: [in_op("raise ValueError('exp is broken')")]},
-        ["micrograd.ops.exp", "micrograd.ops.add"],
+        ["micrograd.ops.exp", "micrograd.ops.add", "micrograd.accumulate"],
         {"micrograd.ops.exp": ("error", "ValueError: exp is broken")}),
     "sys.exit inside one op": (
         {MICRO: [in_op("import sys\nsys.exit(3)")]},
@@ -144,7 +144,7 @@ BROKEN = {
         {"micrograd.ops.exp": ("error", "SystemExit: 3")}),
     "segfault via ctypes": (
         {MICRO: [in_op("import ctypes\nctypes.string_at(0)")]},
-        ["micrograd.ops.exp", "micrograd.ops.add"],
+        ["micrograd.ops.exp", "micrograd.ops.add", "micrograd.accumulate"],
         {"micrograd.ops.exp": ("error", "crashed (killed by signal 11")}),
     "deep recursion": (
         {MICRO: [in_op("def down(n):\n    return down(n + 1)\ndown(0)")]},
@@ -184,6 +184,10 @@ SLOW = {
     "infinite loop in one op": (
         {MICRO: [in_op("while True:\n    pass")]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
+        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")}),
+    "infinite loop in one op's _backward": (  # not gradable on accumulate: no cost there
+        {MICRO: [(EXP_BACKWARD, f"while True:\n                pass\n            {EXP_BACKWARD}")]},
+        ["micrograd.ops.exp", "micrograd.accumulate"],
         {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")}),
     "infinite loop in backward": (
         {MICRO: [in_op("while True:\n    pass", "for node in reversed(order):")]},
@@ -276,9 +280,12 @@ if os.fork() == 0:  # a daemon: its own session, double-forked
 ], ids=["one huge allocation in an op", "growing at import"])
 def test_memory_bomb(tmp_path, bomb):
     """Memory is capped per process (2 GiB of address space): MemoryError, other items (here
-    the other assignment, for the bomb at import) graded normally."""
+    the other assignment, for the bomb at import; accumulate, not gradable on exp, for the bomb
+    in exp) graded normally."""
+    in_exp = bomb[0] == EXP
     report = grade_report(planted(tmp_path, {MICRO: [bomb]}),
-                          ["micrograd.ops.exp", "babygrad.ops.add"])
+                          ["micrograd.ops.exp", "babygrad.ops.add",
+                           *(["micrograd.accumulate"] if in_exp else [])])
     assert_graded(report, {"micrograd.ops.exp": ("error", "MemoryError")})
 
 

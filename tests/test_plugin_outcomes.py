@@ -59,7 +59,7 @@ from hypothesis import strategies as st
 
 from grader.checks.judge import WrongAnswer
 from grader.grading.plugin import graded, graded_property
-from grader.grading.session import Abort
+from grader.grading.session import Abort, NotGradable
 
 
 def verdict():
@@ -75,6 +75,20 @@ def test_topo_passes(grading):
 @graded("micrograd.topo", weight=3)
 def test_topo_fails(grading):
     raise verdict()
+
+
+@graded("micrograd.topo")
+def test_topo_not_gradable(grading):
+    raise NotGradable(("micrograd.ops.tanh", "micrograd.ops.add"))
+
+
+def wait_for_tanh(grading, x):
+    if x >= 3:
+        raise NotGradable(("micrograd.ops.tanh",))
+
+
+test_topo_property_not_gradable = graded_property(
+    "micrograd.topo", "test_topo_property_not_gradable", st.integers(0, 100), wait_for_tanh)
 
 
 @graded("micrograd.backward")
@@ -145,9 +159,10 @@ def test_outcomes_of_every_kind(run):
     assert set(outcomes) == {"test_topo_passes", "test_topo_fails", "test_backward_times_out",
                              "test_backward_stops_while_shrinking", "test_zero_grad_is_missing",
                              "test_zero_grad_grader_bug", "test_deep_setup_error",
-                             "test_graphs_property"}
-    # pytest's own view: an abort is a failure, never a skip
-    result.assert_outcomes(passed=1, failed=6, errors=1)
+                             "test_graphs_property", "test_topo_not_gradable",
+                             "test_topo_property_not_gradable"}
+    # pytest's own view: an abort is a failure, never a skip; not gradable is a skip
+    result.assert_outcomes(passed=1, failed=6, errors=1, skipped=2)
 
     assert outcomes["test_topo_passes"]["passed"]
     assert outcomes["test_topo_passes"]["status"] == "passed"
@@ -179,13 +194,22 @@ def test_outcomes_of_every_kind(run):
     prop = outcomes["test_graphs_property"]
     assert (prop["status"], prop["reason"]) == ("failed", "too big: 7")  # shrunk to the edge
 
+    waiting = outcomes["test_topo_not_gradable"]
+    assert (waiting["passed"], waiting["status"], waiting["reason"]) == (
+        False, "not_gradable", "not gradable until micrograd.ops.tanh and micrograd.ops.add pass")
+    waiting = outcomes["test_topo_property_not_gradable"]  # at once, never shrunk
+    assert (waiting["status"], waiting["reason"]) == (
+        "not_gradable", "not gradable until micrograd.ops.tanh passes")
+
 
 def test_item_results_from_the_outcomes(run):
     _, items, _ = run()
     assert set(items) == {"micrograd.topo", "micrograd.backward", "micrograd.zero_grad",
                           "micrograd.deep", "micrograd.graphs"}
-    topo = items["micrograd.topo"]
+    topo = items["micrograd.topo"]  # the tests that are not gradable do not count
     assert (topo["status"], topo["score"], topo["max_score"]) == ("partial", 2.5, 10)
+    assert [t["test"] for t in topo["not_gradable"]] == ["test_topo_not_gradable",
+                                                         "test_topo_property_not_gradable"]
     assert topo["bugs"] == ["tanh-derivative"]
     assert topo["reason"] == "wrong gradient"
     backward = items["micrograd.backward"]
@@ -203,5 +227,16 @@ def test_item_results_from_the_outcomes(run):
 def test_only_the_selected_items_are_run_and_scored(run):
     result, items, outcomes = run("--grader-only", "micrograd.topo")
     assert set(items) == {"micrograd.topo"}
-    assert set(outcomes) == {"test_topo_passes", "test_topo_fails"}
-    result.assert_outcomes(passed=1, failed=1, deselected=6)
+    assert set(outcomes) == {"test_topo_passes", "test_topo_fails", "test_topo_not_gradable",
+                             "test_topo_property_not_gradable"}
+    result.assert_outcomes(passed=1, failed=1, skipped=2, deselected=6)
+
+
+def test_a_test_not_gradable_is_never_recorded_for_replay(run, tmp_path):
+    """As an abort: it ends at once, and a replay of it would end nowhere Hypothesis ends."""
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    run("--grader-replay", str(folder))
+    recorded = {json.loads(p.read_text())["test"].rsplit("::", 1)[-1]
+                for p in folder.glob("*.json")}
+    assert recorded == {"test_graphs_property"}

@@ -220,3 +220,48 @@ def test_an_item_no_test_reached_is_a_dependency_to_fix_first():
     results = score([failed(dependent.id, "a")])
     assert results[OPS.id].status == "error"
     assert OPS.id in results[dependent.id].fix_first
+
+
+def not_gradable(item: str, name: str, needs: str = "micrograd.ops.exp") -> scoring.TestOutcome:
+    return scoring.TestOutcome(item=item, name=name, weight=1.0, passed=False,
+                               status=scoring.NOT_GRADABLE,
+                               reason=f"not gradable until {needs} passes")
+
+
+def test_a_test_that_is_not_gradable_does_not_count():
+    """Its share of the item goes to the tests that ran; the feedback says what to fix first."""
+    outcomes = [passed(OPS.id, "a"), failed(OPS.id, "b"), not_gradable(OPS.id, "c"),
+                not_gradable(OPS.id, "d", "micrograd.sugar")]
+    result = score(outcomes + all_pass(OPS.id))[OPS.id]
+    assert (result.status, result.score, result.reason) == ("partial", 3.0, "wrong gradient")
+    assert [f["test"] for f in result.failures] == ["b"]
+    assert result.not_gradable == [
+        {"test": "c", "reason": "not gradable until micrograd.ops.exp passes"},
+        {"test": "d", "reason": "not gradable until micrograd.sugar passes"}]
+    assert result.feedback.splitlines()[-3:] == [
+        "c: not gradable until micrograd.ops.exp passes",
+        "d: not gradable until micrograd.sugar passes",
+        "(A test that is not gradable yet does not count: the item is scored on the tests "
+        "that ran.)"]
+
+
+@pytest.mark.parametrize("item", [OPS, WALK])  # partial credit, all or nothing
+def test_an_item_whose_graded_tests_all_pass_passes_beside_tests_not_gradable(item):
+    outcomes = [passed(item.id, "a"), not_gradable(item.id, "b")]
+    result = score(outcomes + all_pass(item.id))[item.id]
+    assert (result.status, result.score) == ("passed", item.points)
+    assert result.reason == "not gradable until micrograd.ops.exp passes"
+    assert result.failures == result.bugs == [] and result.hint == ""
+    assert "b: not gradable until micrograd.ops.exp passes" in result.feedback
+
+
+def test_an_item_none_of_whose_tests_is_gradable_earns_nothing():
+    """Code that does nothing earns nothing: no test ran, so nothing was shown to work."""
+    outcomes = [not_gradable(OPS.id, "a", "micrograd.ops.add"), not_gradable(OPS.id, "b")]
+    results = score(outcomes + all_pass(OPS.id, GRAPHS.id) + [failed(GRAPHS.id)])
+    result = results[OPS.id]
+    assert (result.status, result.score) == (scoring.NOT_GRADABLE, 0.0)
+    assert result.reason == "not gradable until micrograd.ops.add passes"
+    assert result.feedback.splitlines()[-1] == (
+        "(No test of this item could be graded yet: it scores 0 until then.)")
+    assert OPS.id in results[GRAPHS.id].fix_first

@@ -4,16 +4,27 @@ wrong derivative or a wrong walk (each its own item) cancels out."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import graph_figure
 from grader.checks.judge import WrongAnswer, mismatch, show
 from grader.checks.walks import tensor_backward
-from grader.grading.session import GradingSession, recorded
+from grader.grading.session import GradingSession, NotGradable, recorded
 from grader.language.dags import Dag
-from grader.language.graphs import MICROGRAD_PRIMITIVES, Graph, build_source, evaluate, names
-from grader.language.snippets import IMPORTS, WALK_HELPER, tensor_dag_snippet
+from grader.language.graphs import (
+    MICROGRAD_COMPOSED,
+    MICROGRAD_PRIMITIVES,
+    Graph,
+    build_source,
+    evaluate,
+    names,
+)
+from grader.language.snippets import IMPORTS, RESULTS_WALK_HELPER, tensor_dag_snippet
+from grader.worker import protocol
+from grader.worker.probes import SCALAR_PRIMITIVES
 
 
 def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> str:
@@ -25,10 +36,73 @@ def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> s
     held = [f"{v}.grad = {p!r}  # already there, from another use" for v, p in
             zip(leaves, preload, strict=True)]
     one_op = len(graph.nodes) == 1 and graph.nodes[0].op in MICROGRAD_PRIMITIVES
-    helper, run = ([], f"{out}._backward()") if one_op else ([WALK_HELPER], f"walk({out})")
+    helper, run = (([], f"{out}._backward()") if one_op
+                   else ([RESULTS_WALK_HELPER], f"walk({out}, ({', '.join(leaves)},))"))
     grads = ", ".join(f"{v}.grad" for v in leaves)
     return "\n".join([IMPORTS["scalar"], *helper, build_source(graph, "micrograd"), *held,
                       f"{out}.grad = {out_grad!r}", run, f"print({grads})"])
+
+
+OP_ITEMS = {"add": "micrograd.ops.add", "add_scalar": "micrograd.ops.add",
+            "mul": "micrograd.ops.mul", "mul_scalar": "micrograd.ops.mul",
+            "powk": "micrograd.ops.pow", "tanh": "micrograd.ops.tanh",
+            "exp": "micrograd.ops.exp", "relu": "micrograd.ops.relu"}
+"""The item that grades each primitive op of the graph language alone."""
+
+
+def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[str, Any]
+           ) -> list[np.ndarray] | bool:
+    """A separate run's copies' gradients if its values and gradients are the oracles'
+    (``Evaluation`` grads are for a seed of 1: they scale with ``out_grad``); False if they
+    are not (or are not numbers); True if they are not and no second oracle agrees with the
+    first, so nothing can be said."""
+    expected = session.oracles.expected(split)
+    var = names(split)
+    try:
+        values = session.arrays(answer, "values", var, [v.shape for v in expected.values])
+        grads = session.arrays(answer, "grads", var[: len(split.leaves)],
+                               [g.shape for g in expected.grads])
+    except protocol.InvalidAnswer:
+        return False
+    tol = session.oracles.tolerance(session.tolerances["micrograd"])
+    wrong = any(mismatch(v, got, want, tol) for v, got, want in zip(
+        [*var, *var[: len(split.leaves)]], [*values, *grads],
+        [*expected.values, *(g * out_grad for g in expected.grads)], strict=True))
+    if not wrong:
+        return [g for g in grads if g is not None]
+    return not session.oracles.confirmed(split, None, expected)
+
+
+def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
+           case: dict[str, Any], snippet: str) -> tuple[str, ...]:
+    """The items that must pass before this example can grade ``=`` vs ``+=``.
+
+    One primitive op: its item. Otherwise the uses apart run again on the grader's own
+    primitives (``composition``): wrong there, the sugar is composed wrong
+    (``micrograd.sugar``); right, then once with each primitive it called left the engine's
+    own: those that go wrong alone are the ones to fix (all it called, if none does alone)."""
+    ops = [node.op for node in graph.nodes]
+    if len(ops) == 1 and ops[0] in OP_ITEMS:
+        return (OP_ITEMS[ops[0]],)
+    sugar = any(op in MICROGRAD_COMPOSED for op in ops)
+    fallback = ("micrograd.sugar",) if sugar else tuple(dict.fromkeys(OP_ITEMS[op] for op in ops))
+
+    def works(own: list[str]) -> dict[str, Any] | None:
+        """The composition run's answer where it is right, else None."""
+        answer = session.try_ask("micrograd", "accumulate",
+                                 {**case, "run": "composition", "own": own}, lambda: snippet)
+        if answer is None or _right(session, split, out_grad, answer) is False:
+            return None
+        return answer
+
+    answer = works([])
+    used = answer.get("used") if answer is not None else None
+    if not isinstance(used, list) or not used or not set(used) <= set(SCALAR_PRIMITIVES.values()):
+        return fallback
+    mine = [OP_ITEMS[op].removeprefix("micrograd.ops.") for op in ops if op in OP_ITEMS]
+    used = [op for op in dict.fromkeys([*mine, *sorted(used)]) if op in used]  # own ops first
+    broken = [op for op in used if works([op]) is None] or used
+    return tuple(f"micrograd.ops.{op}" for op in broken)
 
 
 @recorded
@@ -36,25 +110,42 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
                      preload: list[float]) -> None:
     """Every ``_backward`` adds into its operands' gradients: with each leaf's gradient
     preloaded, a leaf must end at its preload plus what its uses contribute when taken
-    apart (``probe_accumulate``). The engine's own derivatives are on both sides, so a
-    wrong derivative costs its op item, never this one."""
+    apart (``probe_accumulate``).
+
+    The uses taken apart run first, on the engine's own ops, and must give the oracles'
+    values and gradients: where they do not (an op raised, hung, crashed, is missing or is
+    wrong), ``=`` vs ``+=`` cannot be told here, the example is not gradable until the items
+    of those ops pass (``NotGradable``), and only their items lose points. The engine's own
+    derivatives are then on both sides of the comparison."""
     snippet = accumulate_snippet(graph, out_grad, preload)
-    answer = session.ask("micrograd", "accumulate", {"graph": graph.to_json(),
-                                                  "out_grad": out_grad, "preload": preload},
-                      lambda: snippet)
+    case = {"graph": graph.to_json(), "out_grad": out_grad, "preload": preload}
+    split, owners = graph.split_leaves()
+    answer = session.try_ask("micrograd", "accumulate", {**case, "run": "separate"},
+                             lambda: snippet)
+    copies = False if answer is None else _right(session, split, out_grad, answer)
+    if copies is True:
+        return  # the oracles disagree on the uses apart: this example says nothing
+    if copies is False:
+        if session.failures.get(session.current_test) is not None:
+            return  # shrinking a failure found before: this example is simply not it
+        raise NotGradable(_needs(session, graph, split, out_grad, case, snippet))
+    answer = session.ask("micrograd", "accumulate", {**case, "run": "preloaded"},
+                         lambda: snippet)
     var = names(graph)[: len(graph.leaves)]
-    separate = session.decoded(answer, "separate", var, [()] * len(var), snippet)
     preloaded = session.decoded(answer, "preloaded", var, [()] * len(var), snippet)
+    uses = [[float(c) for c, owner in zip(copies, owners, strict=True) if owner == leaf]
+            for leaf in range(len(graph.leaves))]
     tol = session.tolerances["micrograd"]
-    wrong = [m for v, p, s, got in zip(var, preload, separate, preloaded, strict=True)
+    wrong = [m for v, p, mine, got in zip(var, preload, uses, preloaded, strict=True)
              if (m := mismatch(f"{v}.grad (held {p:g} before; its uses add "
-                               f"{float(s):.6g})", got, np.float64(p + float(s)), tol))]
+                               f"{sum(mine):.6g})", got, np.float64(p + sum(mine)), tol))]
     if wrong:
         ops = sorted({node.op for node in graph.nodes} - {"add"} or {"add"})
         values = evaluate(graph)
-        want = [np.float64(p + float(s)) for p, s in zip(preload, separate, strict=True)]
+        want = [np.float64(p + sum(mine)) for p, mine in zip(preload, uses, strict=True)]
         raise WrongAnswer("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
-                           wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()],
+                           wrong[:4], snippet, bugs.diagnose_accumulate(preload, uses,
+                                                                        preloaded, tol),
                            lambda: graph_figure(graph, values, values, want, preloaded, tol))
 
 
@@ -63,11 +154,24 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
     """``Tensor.backward``'s ledger sums: on grader-made ops, each node's gradient on a DAG
     must be the sum of its copies' gradients on the same DAG unrolled into a tree, both from
     the student's own ``Tensor.backward``. A walk that is wrong on trees is wrong the same
-    way on both (``babygrad.backward`` grades it); only losing a contribution differs."""
+    way on both (``babygrad.backward`` grades it); only losing a contribution differs. A walk
+    out of order (an op's backward run before that of an op using its result, or twice) is
+    ``babygrad.backward``'s too: it grades nothing here. A walk that ran no op's backward at
+    all propagated nothing, so it has summed nothing: it fails."""
     tree, owners = dag.unrolled()
-    snippet = tensor_dag_snippet(dag, shape)
-    shared = tensor_backward(session, dag, shape, snippet)
-    apart = tensor_backward(session, tree, shape, tensor_dag_snippet(tree, shape))
+    snippet = tensor_dag_snippet(dag, shape, wrap_leaves=True)
+    run = tensor_backward(session, dag, shape, snippet, wrap_leaves=True)
+    apart_run = tensor_backward(session, tree, shape,
+                                tensor_dag_snippet(tree, shape, wrap_leaves=True),
+                                wrap_leaves=True)
+    if not run.calls or not apart_run.calls:
+        raise WrongAnswer("failed", "Tensor.backward propagated nothing",
+                          ["no op's backward ran: a gradient reaches the tensors under the "
+                           "output only through their ops' backward, added into the ledger"],
+                          tensor_dag_snippet(dag, shape, order=True, wrap_leaves=True))
+    if bugs.consumers_first(dag, run.calls) or bugs.consumers_first(tree, apart_run.calls):
+        return
+    shared, apart = run.grads, apart_run.grads
     tol = session.tolerances["babygrad"]
     wrong = []
     for index, got in enumerate(shared):
@@ -81,4 +185,5 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
             wrong.append(m)
     if wrong:
         raise WrongAnswer("failed", "Tensor.backward lost a contribution to a shared tensor",
-                           wrong[:4], snippet, [bugs.BUGS["overwrite-grad"].describe()])
+                           wrong[:4], snippet,
+                           bugs.diagnose_ledger(dag, shared, run.calls, shape))

@@ -22,13 +22,14 @@ def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
         "import numpy as np", IMPORTS["tensor"],
         *(f"{v} = {format_leaf(value, 'tensor')}  # shape {value.shape}"
           for v, value in zip(var, graph.leaves, strict=False)),
-        f"g = Tensor({array_literal(out_grad)})  # shape {out_grad.shape}",
+        f"g = Tensor({array_literal(out_grad)}, requires_grad=False)  # shape {out_grad.shape}",
         f"op = {op}",
         f"grads = op.backward(g, op({a}, {b}))",
         "# the same op on operands broadcast beforehand; summed back, these are what grads "
         "should be",
         f"full = {op}",
-        f"wide = [Tensor(np.broadcast_to(x.data, g.shape)) for x in ({a}, {b})]",
+        f"wide = [Tensor(np.broadcast_to(x.data, g.shape), requires_grad=True) "
+        f"for x in ({a}, {b})]",
         "full_grads = full.backward(g, full(*wide))",
         "print([x.data.shape for x in grads], [x.data.shape for x in full_grads])",
         "print(grads, full_grads)"])
@@ -57,8 +58,13 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     var = names(graph)[: len(leaves)]
     wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m] if (
         full_value is not None) else []
+    # Operands of one shape need no reduction: a gradient of another shape there is the
+    # reduction's own mistake (and nothing to sum back).
+    wrong += [f"gradient for {v} broadcast beforehand: expected shape {shape}, got shape "
+              f"{full.shape}" for v, full in zip(var, full_grads, strict=True)
+              if full is not None and full.shape != shape]
     wrong += [m for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
-              if full is not None
+              if full is not None and full.shape == shape
               and (m := mismatch(f"gradient for {v} (shape {leaf})", got,
                                  reduce_to(full, leaf), tol))]
     if wrong:

@@ -7,6 +7,7 @@ the judge already found; it never changes a verdict.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,34 @@ def diagnose_graph(graph: Graph, leaf_grads: Sequence[np.ndarray | None],
     closures with ``=``, or a babygrad ledger that stores each contribution over the last)?"""
     predicted = _walk(graph, overwrite=True)[: len(graph.leaves)]
     return [BUGS["overwrite-grad"].describe()] if _matches(leaf_grads, predicted, tol) else []
+
+
+MAX_USES = 8
+"""Uses of one leaf beyond which ``diagnose_accumulate`` names nothing (2**uses sums)."""
+
+
+def diagnose_accumulate(preload: Sequence[float], uses: Sequence[Sequence[float]],
+                        got: Sequence[np.ndarray | None], tol: Tolerance) -> list[str]:
+    """micrograd closures with ``=`` where ``+=`` belongs, on leaves whose gradients held
+    ``preload`` before the walk and whose uses contribute ``uses`` (each use's gradient,
+    known right): a closure that assigns wipes what the leaf held, preload and earlier
+    contributions alike, so the leaf ends at the sum of the contributions made from the last
+    assignment on. Which those are depends on the order the walk runs the closures and each
+    closure assigns its operands (and on which closures assign), so any non-empty set of the
+    uses may be the one. Named when every leaf that ends wrong ends at one of those sums."""
+    wrong = [(g, contributions) for p, contributions, g in zip(preload, uses, got, strict=True)
+             if g is None or not tol.close(np.asarray(g), np.float64(p + sum(contributions)))]
+
+    def overwritten(g: np.ndarray | None, contributions: Sequence[float]) -> bool:
+        if g is None or not 0 < len(contributions) <= MAX_USES:
+            return False
+        return any(tol.close(np.asarray(g), np.float64(sum(part)))
+                   for size in range(1, len(contributions) + 1)
+                   for part in itertools.combinations(contributions, size))
+
+    if wrong and all(overwritten(g, contributions) for g, contributions in wrong):
+        return [BUGS["overwrite-grad"].describe()]
+    return []
 
 
 def _predict(compute: Callable[[], np.ndarray]) -> np.ndarray | None:
@@ -183,11 +212,88 @@ def diagnose_backward(dag: Dag, grads: Sequence[np.ndarray | None], passes: int)
             and _matches(grads, [np.float64(p) for p in predicted], tol)]
 
 
-def diagnose_tensor_backward(dag: Dag, grads: Sequence[np.ndarray | None]) -> list[str]:
+def requiring_grad(dag: Dag, frozen: Sequence[int]) -> list[bool]:
+    """Which nodes of a babygrad graph require grad: the leaves not in ``frozen``, and every
+    node with an operand that does (``Function.__call__``)."""
+    requires = [i not in frozen for i in range(dag.leaves)]
+    for pairs in dag.nodes:
+        requires.append(any(requires[operand] for operand, _ in pairs))
+    return requires
+
+
+def _tensor_matches(grads: Sequence[np.ndarray | None], predicted: Sequence[float],
+                    seed: np.ndarray, requires: Sequence[bool], tol: Tolerance) -> bool:
+    """Every tensor that requires grad holds ``predicted * seed``; no other holds anything."""
+    return all(g is None if not req else g is not None and tol.close(np.asarray(g), p * seed)
+               for g, p, req in zip(grads, predicted, requires, strict=True))
+
+
+def diagnose_tensor_backward(dag: Dag, grads: Sequence[np.ndarray | None], seed: np.ndarray,
+                             frozen: Sequence[int] = ()) -> list[str]:
+    """A ``Tensor.backward`` on a grader-made graph called with upstream gradient ``seed``:
+    name a classic walk bug only when its model gives every tensor the student's gradient."""
     tol = Tolerance(1e-4, 1e-4)
-    found = []
-    for bug, predicted in _dag_models(dag).items():
-        if all(g is not None and tol.close(np.asarray(g), np.full(np.shape(g), p))
-               for g, p in zip(grads, predicted, strict=True)):
-            found.append(BUGS[bug].describe())
-    return found
+    requires = requiring_grad(dag, frozen)
+    seed = np.asarray(seed, dtype=np.float64)
+    return [BUGS[bug].describe() for bug, predicted in _dag_models(dag).items()
+            if _tensor_matches(grads, predicted, seed, requires, tol)]
+
+
+def consumers_first(dag: Dag, calls: Sequence[int]) -> str | None:
+    """Why ``calls`` (the op nodes whose backward ran, in order) is not a walk in reverse
+    topological order of the nodes the root reaches: a node ran twice, or before one of its
+    consumers that ran later. None when it is one (whether every node ran is not asked)."""
+    position: dict[int, int] = {}
+    for at, index in enumerate(calls):
+        if index in position:
+            return f"n{index}'s backward ran twice"
+        position[index] = at
+    for index in sorted(position):
+        for operand in dag.operands(index):
+            if operand in position and position[operand] < position[index]:
+                return (f"n{operand}'s backward ran before that of n{index}, which uses n{operand}:"
+                        f" n{operand}'s gradient was not complete yet")
+    return None
+
+
+def diagnose_ledger(dag: Dag, grads: Sequence[np.ndarray | None], calls: Sequence[int],
+                    shape: tuple[int, ...]) -> list[str]:
+    """A ``Tensor.backward`` whose ledger lost contributions on a grader-made DAG (default
+    upstream gradient, every leaf requiring grad): overwrite-grad when a ledger that stores
+    each contribution over the last, walking in the student's own order (``calls``), gives
+    every tensor the student's gradient."""
+    model: dict[int, float] = {dag.size - 1: 1.0}
+    for index in calls:
+        if index not in model:
+            return []
+        for operand, weight in dag.nodes[index - dag.leaves] if index >= dag.leaves else ():
+            model[operand] = weight * model[index]
+    tol = Tolerance(1e-4, 1e-4)
+    live = dag.reachable()
+    for index, got in enumerate(grads):
+        want = model.get(index) if index in live else None
+        if (got is None) != (want is None) or (
+                want is not None and not tol.close(np.asarray(got), np.full(shape, want))):
+            return []
+    return [BUGS["overwrite-grad"].describe()]
+
+
+def paths_from_root(dag: Dag) -> list[int]:
+    """How many paths lead from the root to each node (a use twice counts twice)."""
+    paths = [0] * dag.size
+    paths[-1] = 1
+    for index in range(dag.size - 1, dag.leaves - 1, -1):
+        for operand in dag.operands(index):
+            paths[operand] += paths[index]
+    return paths
+
+
+def diagnose_revisits(dag: Dag, reads: Sequence[int]) -> list[str]:
+    """revisits-shared-nodes when the walk read every op node's inputs at least once per path
+    from the root to it (``reads``, counted by the worker), as a walk that goes into a shared
+    node again from every path does; a correct walk reads them a few times in all."""
+    paths = paths_from_root(dag)
+    nodes = range(dag.leaves, dag.size)
+    if len(reads) == dag.size and all(reads[i] >= paths[i] for i in nodes):
+        return [BUGS["revisits-shared-nodes"].describe()]
+    return []

@@ -26,7 +26,8 @@ def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
         node = graph.nodes[0]
         body = [f"op = {function_source(node)}",
                 f"out = op({', '.join(var[: len(graph.leaves)])})",
-                f"grads = op.backward(Tensor({array_literal(out_grad)}), out)",
+                f"grads = op.backward(Tensor({array_literal(out_grad)}, "
+                "requires_grad=False), out)",
                 "print(out.data, grads)"]
     return "\n".join([IMPORTS[graph.kind], *leaves, *body])
 
@@ -65,3 +66,23 @@ def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
         found = bugs.diagnose_op(graph, out_grad, grads, tol)
         raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet,
                            found, draw)
+    if graph.kind == "scalar":
+        _check_prev(answer, graph, var)
+
+
+def _check_prev(answer: dict, graph: Graph, var: list[str]) -> None:
+    """A micrograd result records its operands in ``_prev`` (a tuple, list or set: any order),
+    or no walk ever reaches them."""
+    prev = answer.get("prev")
+    snippet = "\n".join([IMPORTS["scalar"], *(f"{v} = {format_leaf(x, 'scalar')}" for v, x in
+                                               zip(var, graph.leaves, strict=True)),
+                         f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
+                         f"print({', '.join(f'any(p is {v} for p in out._prev)' for v in var)})"])
+    if not isinstance(prev, list) or not all(type(i) is int for i in prev):
+        raise WrongAnswer("error", "invalid answer: out._prev", [], snippet)
+    lost = [v for i, v in enumerate(var) if i not in prev]
+    if lost:
+        raise WrongAnswer("failed", "the result does not record its operands in _prev",
+                          [f"out._prev must hold {', '.join(var)} (the very objects): "
+                           f"{', '.join(lost)} {'is' if len(lost) == 1 else 'are'} not in it"],
+                          snippet)

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import dag_figure
-from grader.checks.judge import WrongAnswer, mismatch
+from grader.checks.judge import WrongAnswer, mismatch, show
 from grader.grading.session import GradingSession, recorded
 from grader.language.dags import Dag, diamonds
 from grader.language.snippets import (
@@ -44,7 +46,7 @@ def diamond_snippet(assignment: str) -> str:
                  "    node = given(Value(0.0, (left, right)), (left, 0.5), (right, 0.5))"]
         walk = "build_topo(node)"
     else:
-        setup = [TENSOR_IMPORTS, TENSOR_HELPER, "node = Tensor(np.ones(1))"]
+        setup = [TENSOR_IMPORTS, TENSOR_HELPER, "node = Tensor(np.ones(1), requires_grad=True)"]
         level = ["    left, right = Given(1.0)(node), Given(1.0)(node)",
                  "    node = Given(0.5, 0.5)(left, right)"]
         walk = "node.backward()"
@@ -148,31 +150,163 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
     if assignment == "micrograd":
         check_topo(session, dag, on_timeout=failure)
     else:
-        tensor_backward(session, dag, (1,), tensor_dag_snippet(dag, (1,)), on_timeout=failure)
+        tensor_walk_cost(session, dag, dataclasses.replace(failure, bugs=[]))
+
+
+REVISIT_DEPTH = 8
+"""Levels of diamonds on which a ``Tensor.backward`` that ran out of time is watched reading
+its tensors' inputs: a walk that revisits reads the deepest ones 2**8 times."""
+
+
+def diamond_walk_snippet(depth: int) -> str:
+    """The chain of diamonds of ``check_walk_cost``, numbered as its nodes (n0 the leaf, then
+    left, right and their sum on each level), then ``backward()``: which tensors are left
+    without a gradient, and whose backward ran in which order."""
+    return "\n".join([
+        TENSOR_IMPORTS, TENSOR_HELPER, "nodes = [Tensor(np.ones(1), requires_grad=True)]",
+        f"for _ in range({depth}):",
+        "    left, right = Given(1.0)(nodes[-1]), Given(1.0)(nodes[-1])",
+        "    nodes += [left, right, Given(0.5, 0.5)(left, right)]",
+        "nodes[-1].backward()",
+        'print("without .grad:", [i for i, n in enumerate(nodes) if n.grad is None])',
+        'print("backward ran on:", [next(i for i, m in enumerate(nodes) if m is n) '
+        "for n in Given.ran])"])
+
+
+@dataclass(frozen=True)
+class TensorRun:
+    """What the student's ``Tensor.backward`` did on a grader-made graph."""
+
+    grads: list[np.ndarray | None]
+    """Every node's ``.grad``."""
+    calls: list[int]
+    """The op nodes whose backward ran, in the order it ran."""
 
 
 def tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...], snippet: str,
-                     on_timeout: WrongAnswer | None = None) -> list[np.ndarray | None]:
-    """Every node's gradient after the student's ``Tensor.backward`` on grader-made ops."""
-    answer = session.ask("babygrad", "tensor_backward",
-                      {"dag": dag.to_json(), "shape": list(shape)}, lambda: snippet,
-                      on_timeout)
-    return session.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                         [shape] * dag.size, snippet)
+                     on_timeout: WrongAnswer | None = None, *, frozen: tuple[int, ...] = (),
+                     grad: np.ndarray | None = None, wrap_leaves: bool = False) -> TensorRun:
+    """The student's ``Tensor.backward`` on grader-made ops (``probe_tensor_backward``): the
+    leaves in ``frozen`` do not require grad; ``grad`` is the upstream gradient (None: call
+    ``backward()``); ``wrap_leaves``: each leaf is the grader's op of a tensor, so the calls
+    show when the walk reaches it."""
+    case: dict[str, object] = {"dag": dag.to_json(), "shape": list(shape)}
+    if frozen:
+        case["frozen"] = list(frozen)
+    if grad is not None:
+        case["grad"] = np.asarray(grad, dtype=np.float64).tolist()
+    if wrap_leaves:
+        case["wrap_leaves"] = True
+    answer = session.ask("babygrad", "tensor_backward", case, lambda: snippet, on_timeout)
+    grads = session.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
+                            [shape] * dag.size, snippet)
+    calls = protocol.field(answer, "calls", list)
+    first = 0 if wrap_leaves else dag.leaves
+    if not all(type(i) is int and first <= i < dag.size for i in calls):
+        raise WrongAnswer("error", "invalid answer: the record of backward calls", [], snippet)
+    return TensorRun(grads, calls)
+
+
+def _revisits(session: GradingSession) -> list[str]:
+    """After a ``Tensor.backward`` ran out of time on the diamonds: revisits-shared-nodes if,
+    on ``REVISIT_DEPTH`` levels, it reads each tensor's inputs once per path to it. Whatever
+    goes wrong on this run (it raises or hangs as well) names nothing and costs nothing."""
+    dag = diamonds(REVISIT_DEPTH)
+    answer = session.try_ask("babygrad", "tensor_backward",
+                             {"dag": dag.to_json(), "shape": [1], "count_reads": True},
+                             lambda: "")
+    reads = None if answer is None else answer.get("reads")
+    if not isinstance(reads, list) or not all(type(r) is int for r in reads):
+        return []
+    return bugs.diagnose_revisits(dag, reads)
+
+
+def judge_walk(dag: Dag, run: TensorRun, requires: list[bool], snippet: str,
+               wrapped: bool = False) -> None:
+    """The walk alone, whatever the gradients' values: every op node that requires grad (the
+    leaves too when ``wrapped``) had its backward run exactly once, after the backward of
+    every op that uses its result, and every tensor that requires grad ends with a
+    gradient."""
+    live = dag.reachable()
+    first = 0 if wrapped else dag.leaves
+    missing = [i for i in sorted(live) if requires[i] and run.grads[i] is None]
+    not_run = [i for i in sorted(live) if i >= first and requires[i] and i not in run.calls]
+    if missing or not_run:
+        details = [f"{len(missing)} of the {sum(requires)} tensors that require grad have no "
+                   f".grad after backward(): {', '.join(f'n{i}' for i in missing[:12])}"
+                   ] if missing else []
+        if not_run:
+            details.append(f"the backward of {len(not_run)} op(s) never ran: "
+                           f"{', '.join(f'n{i}' for i in not_run[:12])}")
+        raise WrongAnswer("failed", "Tensor.backward did not reach every tensor", details,
+                           snippet)
+    problem = bugs.consumers_first(dag, run.calls)
+    if problem:
+        raise WrongAnswer("failed", "Tensor.backward visits tensors out of order",
+                           [problem, "Visit the tensors in reverse topological order: a "
+                            "tensor after every tensor that uses it, each once."], snippet)
+
+
+def tensor_walk_cost(session: GradingSession, dag: Dag, failure: WrongAnswer) -> None:
+    """babygrad's walk over the diamonds: within the item's CPU budget (``failure`` if not,
+    naming revisits-shared-nodes only when ``_revisits`` shows it), and a walk (``judge_walk``):
+    a walk that is fast because it walks nothing is not a fast walk."""
+    depth = (dag.size - 1) // 3
+    snippet = diamond_walk_snippet(depth)
+    try:
+        run = tensor_backward(session, dag, (1,), snippet, on_timeout=failure)
+    except WrongAnswer as exc:
+        if exc is failure:
+            failure.bugs = _revisits(session)
+            if not failure.bugs:  # out of time, but not seen revisiting: say no more
+                budget = session.budgets.get(session.current_item, 5.0)
+                failure.reason = "Tensor.backward ran out of time on shared tensors"
+                failure.details = [
+                    f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) "
+                    f"within {budget:g} s of CPU time, nor on {REVISIT_DEPTH} levels in a "
+                    "way that shows why", "A correct walk takes milliseconds here."]
+        raise
+    judge_walk(dag, run, [True] * dag.size, snippet)
 
 
 @recorded
-def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> None:
-    """``Tensor.backward`` over grader-made weighted-sum ops: the walk and the ledger."""
-    snippet = tensor_dag_snippet(dag, shape)
-    grads = tensor_backward(session, dag, shape, snippet)
+def check_walk_order(session: GradingSession, dag: Dag) -> None:
+    """``Tensor.backward`` on a grader-made DAG with shared tensors, each leaf the grader's op
+    of a tensor (so the calls show when the walk reaches the leaves too): the walk alone
+    (``judge_walk``). The gradients' values are not judged: summing on shared tensors is
+    ``babygrad.accumulate``'s."""
+    snippet = tensor_dag_snippet(dag, (1,), order=True, wrap_leaves=True)
+    run = tensor_backward(session, dag, (1,), snippet, wrap_leaves=True)
+    judge_walk(dag, run, [True] * dag.size, snippet, wrapped=True)
+
+
+@recorded
+def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...],
+                          frozen: tuple[int, ...] = (), grad: np.ndarray | None = None) -> None:
+    """``Tensor.backward`` over grader-made weighted-sum ops (trees: nothing to sum), called
+    with ``grad`` (None: ``backward()``, ones), the leaves in ``frozen`` not requiring grad:
+    every tensor that requires grad gets ``grad`` times its known gradient, no other tensor
+    any, and the walk is a walk (``judge_walk``)."""
+    snippet = tensor_dag_snippet(dag, shape, frozen, grad)
+    run = tensor_backward(session, dag, shape, snippet, frozen=frozen, grad=grad)
     (want,) = dag.backward(1)
+    seed = np.ones(shape) if grad is None else np.asarray(grad, dtype=np.float64)
+    requires = bugs.requiring_grad(dag, frozen)
     tol = session.tolerances["babygrad"]
     live = dag.reachable()
-    wrong = [m for i, got in enumerate(grads)
-             if i in live and (m := mismatch(f"n{i}.grad", got, np.full(shape, want[i]), tol))]
+    wrong = []
+    for i, got in enumerate(run.grads):
+        if i not in live:
+            continue
+        if not requires[i]:
+            if got is not None:
+                wrong.append(f"n{i}.grad: expected None (n{i} does not require grad), got "
+                             f"{show(got)}")
+        elif m := mismatch(f"n{i}.grad", got, want[i] * seed, tol):
+            wrong.append(m)
     if wrong:
-        found = bugs.diagnose_tensor_backward(dag, grads)
-        expected = [np.full(shape, w) for w in want]
+        found = bugs.diagnose_tensor_backward(dag, run.grads, seed, frozen)
+        expected = [want[i] * seed if requires[i] else None for i in range(dag.size)]
         raise WrongAnswer("failed", "wrong gradients from Tensor.backward()", wrong[:4],
-                           snippet, found, partial(dag_figure, dag, expected, grads, tol))
+                           snippet, found, partial(dag_figure, dag, expected, run.grads, tol))
+    judge_walk(dag, run, requires, tensor_dag_snippet(dag, shape, frozen, grad, order=True))

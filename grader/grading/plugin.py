@@ -24,8 +24,8 @@ from grader.checks.judge import WrongAnswer
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.replay import IN_MEMORY, Diverged, Recordings, follow, recording
-from grader.grading.scoring import TestOutcome, score_items
-from grader.grading.session import GradingSession
+from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
+from grader.grading.session import GradingSession, NotGradable, until
 from grader.worker.launch import Limits
 from grader.worker.sandbox import MODES
 
@@ -279,11 +279,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     outcome = TestOutcome(item=marker.args[0], name=item.name,
                           weight=float(marker.kwargs.get("weight", 1.0)), passed=report.passed)
     abort = session.aborts.pop(item.nodeid, None)
-    failure = _grade_failure(call.excinfo.value if call.excinfo else None)
+    raised = call.excinfo.value if call.excinfo else None
+    failure = _grade_failure(raised)
     if abort is not None:
         outcome.passed, outcome.status, outcome.reason = False, abort.status, abort.reason
         report.outcome, report.longrepr = "failed", f"{abort.status}: {abort.reason}"
         failure = abort.failure  # a failing test stopped while shrinking reports its failure
+    elif isinstance(raised, NotGradable):  # reported as skipped; scored as not counting
+        outcome.status, outcome.reason = NOT_GRADABLE, until(raised.needs)
     elif failure is None and report.failed:
         run.internal_errors.append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
         outcome.status, outcome.reason = "error", "internal grader error (not your fault)"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from grader.grading.rubric import Item, Rubric
 
 FAILING = ("missing", "timeout", "error", "failed")
+NOT_GRADABLE = "not_gradable"
+"""A test that could not grade its item because another item fails (``NotGradable``): it
+does not count, and its share of the item goes to the tests that ran. An item none of whose
+tests could be graded has this status and scores 0: code that does nothing earns nothing."""
 
 
 @dataclass
@@ -46,16 +51,22 @@ class ItemResult:
     fix_first: list[str] = field(default_factory=list)
     """Items this one depends on that fail too."""
     hint: str = ""
+    not_gradable: list[dict[str, Any]] = field(default_factory=list)
+    """Each test that could not be graded yet: ``test``, ``reason`` (which items must pass)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def _status(item: Item, outcomes: list[TestOutcome]) -> str:
-    """``error`` when no test ran; ``partial`` only where some tests passed and partial credit
-    counts (all or nothing: the worst failing status)."""
+    """``error`` when no test ran; ``not_gradable`` when none could be graded; else from the
+    tests that were graded: ``partial`` only where some passed and partial credit counts (all
+    or nothing: the worst failing status)."""
     if not outcomes:
         return "error"
+    outcomes = [o for o in outcomes if o.status != NOT_GRADABLE]
+    if not outcomes:
+        return NOT_GRADABLE
     failing = [o.status for o in outcomes if not o.passed]
     if not failing:
         return "passed"
@@ -67,11 +78,28 @@ def _status(item: Item, outcomes: list[TestOutcome]) -> str:
 def _failures(outcomes: list[TestOutcome]) -> list[dict[str, Any]]:
     """Each failing test's verdict as fields, so every report renders it without parsing."""
     return [{"test": o.name, "reason": o.reason, "details": list(o.details),
-             "snippet": o.snippet, "bugs": list(o.bugs)} for o in outcomes if not o.passed]
+             "snippet": o.snippet, "bugs": list(o.bugs)} for o in outcomes
+            if not o.passed and o.status != NOT_GRADABLE]
 
 
-def feedback_text(fix_first: list[str], failures: list[dict[str, Any]], hint: str) -> str:
-    """The feedback as plain text (terminal, Markdown, JSON, Gradescope)."""
+def _not_gradable(outcomes: list[TestOutcome]) -> list[dict[str, Any]]:
+    return [{"test": o.name, "reason": o.reason} for o in outcomes if o.status == NOT_GRADABLE]
+
+
+def not_gradable_note(not_gradable: list[dict[str, Any]], graded: bool) -> list[str]:
+    """What the feedback says of the tests that could not be graded (none: nothing)."""
+    if not not_gradable:
+        return []
+    return [*(f"{t['test']}: {t['reason']}" for t in not_gradable),
+            "(A test that is not gradable yet does not count: the item is scored on the tests "
+            "that ran.)" if graded else
+            "(No test of this item could be graded yet: it scores 0 until then.)"]
+
+
+def feedback_text(fix_first: list[str], failures: list[dict[str, Any]], hint: str,
+                  not_gradable: Sequence[str] = ()) -> str:
+    """The feedback as plain text (terminal, Markdown, JSON, Gradescope); ``not_gradable``:
+    ``not_gradable_note``'s lines."""
     lines = []
     if fix_first:
         lines.append(f"Fix {', '.join(fix_first)} first: this item uses it.")
@@ -83,6 +111,7 @@ def feedback_text(fix_first: list[str], failures: list[dict[str, Any]], hint: st
         lines += [f"Recognised bug: {bug}" for bug in failure["bugs"]]
     if lines and hint:
         lines.append(f"Hint: {hint}")
+    lines += not_gradable
     return "\n".join(lines)
 
 
@@ -95,26 +124,30 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
     results = []
     for item in items:
         mine = by_item.get(item.id, [])
-        total = sum(o.weight for o in mine)
-        earned = sum(o.weight for o in mine if o.passed)
+        graded = [o for o in mine if o.status != NOT_GRADABLE]
+        total = sum(o.weight for o in graded)
+        earned = sum(o.weight for o in graded if o.passed)
         status = statuses[item.id]
         whole = float(status == "passed")
         fraction = earned / total if item.partial_credit and total else whole
         failed_deps = [] if status == "passed" else [
             d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
-        first = next((o for o in mine if not o.passed), None)
+        first = next((o for o in graded if not o.passed),
+                     next((o for o in mine if o.status == NOT_GRADABLE), None))
         failures = _failures(mine)
+        waiting = _not_gradable(mine)
         hint = item.hint if failures or failed_deps else ""
         results.append(ItemResult(
             id=item.id, assignment=item.assignment, title=item.title,
             score=round(item.points * fraction, 4), max_score=item.points,
             extra_credit=item.extra_credit, visibility=item.visibility, status=status,
             bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
-            feedback=(feedback_text(failed_deps, failures, hint) if mine
+            feedback=(feedback_text(failed_deps, failures, hint,
+                                    not_gradable_note(waiting, bool(graded))) if mine
                       else "no grading test ran"),
             reason=first.reason if first else ("" if mine else "no grading test ran"),
             figure=first.figure if first else None,
-            failures=failures, fix_first=failed_deps, hint=hint,
+            failures=failures, fix_first=failed_deps, hint=hint, not_gradable=waiting,
         ))
     return results
 

@@ -48,6 +48,25 @@ class Aborted(pytest.skip.Exception):
     """Stops the running property at once; the plugin reports the recorded ``Abort``."""
 
 
+def until(needs: tuple[str, ...]) -> str:
+    """``not gradable until micrograd.ops.tanh passes`` (``... and ... pass`` for several)."""
+    if len(needs) == 1:
+        return f"not gradable until {needs[0]} passes"
+    return f"not gradable until {', '.join(needs[:-1])} and {needs[-1]} pass"
+
+
+class NotGradable(pytest.skip.Exception):
+    """The example cannot grade the running test's item until other items pass (``needs``):
+    what the item grades rests on parts of the student's engine that do not work yet (one of
+    them raised, hung, crashed, is missing or gave wrong numbers). Like ``Aborted`` it stops
+    the property at once, without shrinking; the plugin reports the test as not gradable,
+    which costs nothing (``grader.grading.scoring``)."""
+
+    def __init__(self, needs: tuple[str, ...]) -> None:
+        super().__init__(until(needs))
+        self.needs = needs
+
+
 @dataclass
 class Abort:
     """Why a test stopped asking the worker: it scores as this status with this reason."""
@@ -56,6 +75,9 @@ class Abort:
     reason: str
     failure: WrongAnswer | None = None
     """The verdict to report instead, when the test had already failed (shrinking stopped)."""
+    request: bool = False
+    """The student's code failed on the request itself (a hang, a crash, a missing function),
+    as opposed to importing it or the test's own time running out (``try_ask``)."""
 
 
 def recorded(check: Callable[..., None]) -> Callable[..., None]:
@@ -174,9 +196,26 @@ class GradingSession:
             return result["ok"]
         error = result["error"]
         if error["status"] == "missing":
-            self._abort("missing", error["message"])
+            self._abort("missing", error["message"], request=True)
         raise WrongAnswer("error", error["message"], [f"  at {f}" for f in error["frames"]],
                            snippet())
+
+    def try_ask(self, assignment: str, probe: str, case: dict[str, Any],
+                snippet: Callable[[], str]) -> dict[str, Any] | None:
+        """``ask``, where the student's code failing on this very request (an exception, a
+        missing function, a hang, a crash, an invalid reply) is None instead of a verdict,
+        and charges the running test nothing. A submission that cannot be imported and a test
+        out of time still abort."""
+        try:
+            return self.ask(assignment, probe, case, snippet)
+        except WrongAnswer:
+            return None
+        except Aborted:
+            abort = self.aborts.get(self.current_test)
+            if abort is None or not abort.request:
+                raise
+            del self.aborts[self.current_test]
+            return None
 
     def plan(self, requests: list[Request]) -> None:
         """The requests a replay expects the checks to make next, in this order: ``ask``
@@ -227,9 +266,10 @@ class GradingSession:
         except WorkerFailure as failure:
             if failure.kind == "timeout" and on_timeout is not None:
                 raise on_timeout from None
-            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail)
+            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail,
+                        request=True)
         except protocol.InvalidAnswer as exc:
-            self._abort("error", f"invalid answer: {exc}")
+            self._abort("error", f"invalid answer: {exc}", request=True)
         return result
 
     def _import(self, assignment: str, budget: float) -> None:
@@ -261,8 +301,9 @@ class GradingSession:
             self._abort(*self.import_failures[assignment])
         self._imported.add(assignment)
 
-    def _abort(self, status: str, reason: str, failure: WrongAnswer | None = None) -> None:
-        self.aborts[self.current_test] = Abort(status, reason, failure)
+    def _abort(self, status: str, reason: str, failure: WrongAnswer | None = None, *,
+               request: bool = False) -> None:
+        self.aborts[self.current_test] = Abort(status, reason, failure, request)
         raise Aborted(reason)
 
     def _check_test_time(self, limit: float) -> None:

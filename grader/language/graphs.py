@@ -207,7 +207,10 @@ class Function:
     keeps: str | None = None
 
     def source(self, param: Any) -> str:
-        return f"ops.{self.name}({param!r})" if self.keeps else f"ops.{self.name}()"
+        """``ops.Name(param)``; ``ops.Name()`` for None, the default of every Function that
+        takes a parameter (``Transpose``, ``Summation``), so the default is what is run."""
+        return (f"ops.{self.name}({param!r})" if self.keeps and param is not None
+                else f"ops.{self.name}()")
 
 
 @dataclass(frozen=True)
@@ -424,13 +427,16 @@ def expression(graph: Graph, index: int, api: str, var: list[str]) -> str:
     template = getattr(OPS[node.op], api)
     if template is None:
         raise ValueError(f"op {node.op!r} has no {api} spelling")
-    return template.format(*(var[a] for a in node.args), p=repr(node.param))
+    # None is every method's default (``t.transpose()``, ``t.sum()``): spelled as a student
+    # would, the default is what is run.
+    param = "" if node.param is None else repr(node.param)
+    return template.format(*(var[a] for a in node.args), p=param)
 
 
 def format_leaf(value: np.ndarray, kind: str) -> str:
     if kind == "scalar":
         return f"Value({float(value)!r})"
-    return f"Tensor({np.asarray(value).tolist()!r})"
+    return f"Tensor({np.asarray(value).tolist()!r}, requires_grad=True)"
 
 
 def build_source(graph: Graph, api: str) -> str:

@@ -6,6 +6,8 @@ what the student runs is what was graded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from grader.language.dags import Dag
@@ -38,6 +40,22 @@ WALK_HELPER = '''def walk(out):
     visit(out)
     for node in reversed(order):
         node._backward()'''
+
+RESULTS_WALK_HELPER = '''def walk(out, leaves):
+    """The grader's own backward(): each node's _backward once, output first; a leaf's
+    does nothing, so it is not called: an op's closure belongs on its result."""
+    order, seen = [], set()
+    def visit(node):
+        if id(node) not in seen:
+            seen.add(id(node))
+            for child in node._prev:
+                visit(child)
+            order.append(node)
+    visit(out)
+    for node in reversed(order):
+        if not any(node is leaf for leaf in leaves):
+            node._backward()'''
+"""The accumulate probe's walk: ``walk(out, (a, b))`` skips the closures of a and b."""
 
 
 def graph_snippet(graph: Graph, walk: bool = False) -> str:
@@ -76,24 +94,40 @@ def dag_snippet(dag: Dag, call: str) -> str:
 
 TENSOR_HELPER = '''class Given(Function):
     """The grader's op: out = sum of weight * input; backward is exact."""
+    ran = []  # the tensors whose backward ran, in order
     def __init__(self, *weights):
         self.weights = weights
     def forward(self, *arrays):
         return sum(w * a for w, a in zip(self.weights, arrays))
     def backward(self, out_grad, node):
-        return tuple(Tensor(w * out_grad.data) for w in self.weights)'''
+        Given.ran.append(node)
+        return tuple(Tensor(w * out_grad.data, requires_grad=False) for w in self.weights)'''
 
 TENSOR_IMPORTS = "\n".join(["import numpy as np", "from babygrad import Tensor",
                             "from babygrad.ops import Function"])
 
 
-def tensor_dag_snippet(dag: Dag, shape: tuple[int, ...]) -> str:
-    """A grader-made babygrad graph (known-correct ops), then ``Tensor.backward``."""
+def tensor_dag_snippet(dag: Dag, shape: tuple[int, ...], frozen: Sequence[int] = (),
+                       grad: np.ndarray | None = None, order: bool = False,
+                       wrap_leaves: bool = False) -> str:
+    """A grader-made babygrad graph (known-correct ops), then ``Tensor.backward`` (with
+    ``grad`` if given); the leaves in ``frozen`` do not require grad; ``wrap_leaves``: each
+    leaf is ``Given(1.0)`` of a tensor. ``order``: also print which tensors' backward ran, in
+    order (as node numbers)."""
     lines = [TENSOR_IMPORTS, TENSOR_HELPER]
-    lines += [f"n{i} = Tensor(np.full({shape}, {1.0 + i}))" for i in range(dag.leaves)]
+    for i in range(dag.leaves):
+        leaf = f"Tensor(np.full({shape}, {1.0 + i}), requires_grad={i not in frozen})"
+        lines.append(f"n{i} = Given(1.0)({leaf})" if wrap_leaves else f"n{i} = {leaf}")
     for k, pairs in enumerate(dag.nodes):
         weights = ", ".join(str(w) for _, w in pairs)
         operands = ", ".join(f"n{i}" for i, _ in pairs)
         lines.append(f"n{dag.leaves + k} = Given({weights})({operands})")
-    lines += [f"n{dag.size - 1}.backward()", f"print([n.grad for n in (n0, n{dag.size - 1})])"]
+    root = f"n{dag.size - 1}"
+    upstream = "" if grad is None else (
+        f"Tensor(np.array({np.asarray(grad).tolist()!r}), requires_grad=False)")
+    lines += [f"{root}.backward({upstream})", f"print([n.grad for n in (n0, {root})])"]
+    if order:
+        nodes = ", ".join(f"n{i}" for i in range(dag.size))
+        lines += [f"nodes = [{nodes}]",
+                  "print([next(i for i, m in enumerate(nodes) if m is n) for n in Given.ran])"]
     return "\n".join(lines)

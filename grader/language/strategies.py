@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from grader.language.dags import Dag
 from grader.language.graphs import (
     MAX_ELEMENTS,
     OPS,
@@ -198,6 +199,30 @@ def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
     return graph, draw(leaf_values(out_shape))
 
 
+UPSTREAM = (0.5, -1.5, 2.0, -0.25, 3.0, -2.0)
+"""Values of a drawn upstream gradient for ``Tensor.backward(grad)``: never 1.0, so a
+``backward`` that ignores ``grad`` (seeding with ones) is wrong on every element."""
+
+
+@st.composite
+def tensor_backward_cases(draw: st.DrawFn, dag_strategy: st.SearchStrategy[Dag],
+                          shapes: st.SearchStrategy[tuple[int, ...]]
+                          ) -> tuple[Dag, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
+    """A grader-made graph for ``Tensor.backward``, its tensors' shape, the leaves that do not
+    require grad (never all of them: the root must require grad), and the gradient to call
+    ``backward`` with: None (the default, ones) or drawn from ``UPSTREAM``. Shrinks towards
+    every leaf requiring grad and the default."""
+    dag = draw(dag_strategy)
+    shape = draw(shapes)
+    frozen = [i for i in range(dag.leaves) if draw(st.booleans())]
+    if len(frozen) == dag.leaves:
+        frozen = frozen[1:]
+    size = math.prod(shape)
+    upstream = st.lists(st.sampled_from(UPSTREAM), min_size=size, max_size=size).map(
+        lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape))
+    return dag, shape, tuple(frozen), draw(st.none() | upstream)
+
+
 PRELOADS = (0.5, -1.25, 2.0, 3.5)
 """Gradients a leaf may already hold when an op's ``_backward`` adds into it."""
 
@@ -218,6 +243,37 @@ def accumulate_cases(draw: st.DrawFn, op: str) -> tuple[Graph, float, list[float
             graph = Graph("scalar", (x,), (first, second, Node("add", (1, 2), None)))
     preload = [draw(st.sampled_from(PRELOADS)) for _ in graph.leaves]
     return graph, float(out_grad), preload
+
+
+NUMBER_OPERANDS = ("add_scalar", "mul_scalar", "div_scalar", "sub_scalar", "radd", "rsub",
+                   "rmul", "rdiv")
+"""The ops whose parameter is a plain number operand (``a + 2``, ``2 / a``)."""
+
+
+def _ints_where_whole(draw: st.DrawFn, graph: Graph) -> Graph:
+    """Each whole number operand written as an int half the time (``a + 2``, as the
+    docstrings' examples write them), else as drawn (a float)."""
+    nodes = tuple(Node(n.op, n.args, int(n.param))
+                  if n.op in NUMBER_OPERANDS and isinstance(n.param, float)
+                  and n.param.is_integer() and draw(st.booleans()) else n
+                  for n in graph.nodes)
+    return Graph(graph.kind, graph.leaves, nodes)
+
+
+@st.composite
+def number_operand_cases(draw: st.DrawFn, op: str, with_number: str
+                         ) -> tuple[Graph, np.ndarray]:
+    """One micrograd op on fresh leaves (``op_cases``) or, half the time, its spelling with a
+    plain number on the right (``with_number``: ``add_scalar`` for ``a + 2``): the operator
+    must wrap the number itself, an int or a float."""
+    graph, out_grad = draw(op_cases("scalar", draw(st.sampled_from((op, with_number)))))
+    return _ints_where_whole(draw, graph), out_grad
+
+
+@st.composite
+def scalar_number_graphs(draw: st.DrawFn, ops: Sequence[str]) -> Graph:
+    """``single_op_graphs`` of micrograd ops, numbers an int or a float (``2 - a``)."""
+    return _ints_where_whole(draw, draw(single_op_graphs("scalar", ops)))
 
 
 @st.composite

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 STATUS_STYLE = {"passed": "green", "partial": "yellow", "failed": "red", "error": "red",
-                "timeout": "magenta", "missing": "dim"}
+                "timeout": "magenta", "missing": "dim", "not_gradable": "dim"}
 
 
 @dataclass

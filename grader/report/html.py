@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.atomic import write_atomically
+from grader.grading.scoring import NOT_GRADABLE, not_gradable_note
 from grader.report.document import GradeReport
 from grader.report.drawing import WRONG_FILL, WRONG_LINE, Picture, draw
 
 STATUS_COLOUR = {"passed": "#2e7d32", "partial": "#b26a00", "failed": "#c62828",
-                 "error": "#c62828", "timeout": "#8e24aa", "missing": "#757575"}
+                 "error": "#c62828", "timeout": "#8e24aa", "missing": "#757575",
+                 "not_gradable": "#757575"}
 """Badge colours; the test finds the rendered table by the ``passed`` one."""
 
 STYLE = f"""
@@ -104,6 +106,8 @@ def _feedback(item: dict[str, Any], picture: str) -> str:
         parts += [f'<p class="bug">Recognised bug: {escape(bug)}</p>' for bug in failure["bugs"]]
     if item["hint"]:
         parts.append(f'<p class="hint">Hint: {escape(item["hint"])}</p>')
+    parts += [f'<p class="detail">{escape(line)}</p>' for line in not_gradable_note(
+        item.get("not_gradable", []), item["status"] != NOT_GRADABLE)]
     return "".join(parts) + picture
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -120,12 +120,16 @@ def walk_order(root: Any, operands: Callable[[Any], Any]) -> list[Any]:
     return order
 
 
-def scalar_walk(root: Any, out_grad: float = 1.0) -> None:
+def scalar_walk(root: Any, out_grad: float = 1.0, leaves: Sequence[Any] = ()) -> None:
     """The grader's own ``backward()``: seed the root, then run every node's ``_backward``
-    once, output first. Only the closures (and ``_prev``) are the engine's."""
+    once, output first. Only the closures (and ``_prev``) are the engine's. The closures of
+    ``leaves`` are skipped: they do nothing in a correct engine, and an op must hang its
+    closure on its result, not on an operand."""
     root.grad = out_grad
+    skipped = {id(leaf) for leaf in leaves}
     for node in reversed(walk_order(root, lambda n: n._prev)):
-        node._backward()
+        if id(node) not in skipped:
+            node._backward()
 
 
 def tensor_walk(engine: ModuleType, root: Any) -> dict[int, np.ndarray]:
@@ -136,7 +140,7 @@ def tensor_walk(engine: ModuleType, root: Any) -> dict[int, np.ndarray]:
     for node in reversed(walk_order(root, lambda n: n._inputs)):
         if node._op is None or id(node) not in ledger:
             continue
-        parts = node._op.backward(engine.Tensor(ledger[id(node)]), node)
+        parts = node._op.backward(engine.Tensor(ledger[id(node)], requires_grad=False), node)
         if not isinstance(parts, tuple | list):
             parts = (parts,)
         if len(parts) != len(node._inputs):
@@ -204,7 +208,7 @@ def _grader_methods(engine: ModuleType, op: str, attribute: str | None,
 
     def backward(self: Any, out_grad: Any, node: Any) -> Any:
         g = np.asarray(getattr(out_grad, "data", out_grad), dtype=np.float64)
-        grads = [engine.Tensor(x) for x in
+        grads = [engine.Tensor(x, requires_grad=False) for x in
                  numeric_vjp(op, parameter(self), self.__dict__["_grader_inputs"], g)]
         return grads[0] if len(grads) == 1 else tuple(grads)
 
@@ -243,11 +247,19 @@ def grader_ops(engine: ModuleType) -> contextlib.AbstractContextManager[None]:
     return _patched(replacements)
 
 
-def scalar_grader_ops(engine: ModuleType) -> contextlib.AbstractContextManager[None]:
+SCALAR_PRIMITIVES = {"__add__": "add", "__mul__": "mul", "__pow__": "pow", "tanh": "tanh",
+                     "exp": "exp", "relu": "relu"}
+"""``Value``'s primitive methods, and the rubric item (``micrograd.ops.*``) of each."""
+
+
+def scalar_grader_ops(engine: ModuleType, used: set[str] | None = None,
+                      keep: frozenset[str] = frozenset()
+                      ) -> contextlib.AbstractContextManager[None]:
     """``Value``'s primitive ops (``+ * **``, tanh, exp, relu) are the grader's while inside:
     each builds ``Value(data, operands, op)`` with an exact, accumulating ``_backward``, so
     whatever the engine composes from them (``-``, ``/``, the reflected forms) is built on
-    correct parts."""
+    correct parts. ``used`` collects which primitives were called and ``keep`` names those
+    that stay the engine's own (both by ``SCALAR_PRIMITIVES``'s names)."""
     value_class = engine.Value
 
     def wrap(x: Any) -> Any:
@@ -288,9 +300,20 @@ def scalar_grader_ops(engine: ModuleType) -> contextlib.AbstractContextManager[N
         x = float(self.data)
         return node(max(x, 0.0), "relu", [(self, 1.0 if x > 0 else 0.0)])
 
+    def noting(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            if used is not None:
+                used.add(SCALAR_PRIMITIVES[name])
+            return method(*args)
+        return call
+
     methods = {"__add__": add, "__mul__": mul, "__pow__": power, "tanh": tanh, "exp": exp,
                "relu": relu}
-    return _patched([(value_class, name, method) for name, method in methods.items()])
+    for name in methods:
+        if SCALAR_PRIMITIVES[name] in keep:
+            methods[name] = getattr(value_class, name, None)
+    return _patched([(value_class, name, noting(name, method))
+                     for name, method in methods.items() if method is not None])
 
 
 def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -320,26 +343,35 @@ def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Do the engine's ``_backward`` closures add into gradients that already hold something?
 
-    Two runs of the grader's walk over graphs built with the engine's own ops: the graph with
-    every use of a leaf split into a fresh copy (nothing to accumulate into), then the graph
-    as drawn, shared leaves included, with each leaf's gradient preloaded. Reported: each
-    leaf's summed copies, then each leaf after the preloaded run. The parent compares the two,
-    so the engine's own derivatives, right or wrong, cancel out."""
+    Three runs of the grader's walk (the leaves' closures skipped), one per request:
+    ``separate``, the graph with every use of a leaf split into a fresh copy (nothing to
+    accumulate into), on the engine's own ops: every node's value and every copy's gradient,
+    for the parent to check against the oracles (a run that is wrong here grades nothing);
+    ``preloaded``, the graph as drawn, shared leaves included, with each leaf's gradient
+    preloaded: each leaf's gradient; ``composition``, the separate run on the grader's
+    primitive ops (``scalar_grader_ops``) but those named in ``own``: the same, and which
+    primitives the engine's operators called, to find which must work before the example
+    can be graded."""
     graph = graph_from_json(case["graph"])
     out_grad = float(case["out_grad"])
-    split, owners = graph.split_leaves()
-    copies = _build(engine, split, "micrograd")
-    scalar_walk(copies[-1], out_grad)
-    separate = [0.0] * len(graph.leaves)
-    for owner, leaf in zip(owners, copies, strict=False):
-        separate[owner] += leaf.grad
-    nodes = _build(engine, graph, "micrograd")
-    for leaf, preload in zip(nodes, case["preload"], strict=False):
-        leaf.grad = float(preload)
-    scalar_walk(nodes[-1], out_grad)
-    return {"separate": [encode(g, f"gradient of leaf {i}") for i, g in enumerate(separate)],
-            "preloaded": [encode(n.grad, f"gradient of leaf {i}")
-                          for i, n in enumerate(nodes[: len(graph.leaves)])]}
+    run = case["run"]
+    if run == "preloaded":
+        nodes = _build(engine, graph, "micrograd")
+        for leaf, preload in zip(nodes, case["preload"], strict=False):
+            leaf.grad = float(preload)
+        scalar_walk(nodes[-1], out_grad, nodes[: len(graph.leaves)])
+        return {"preloaded": [encode(n.grad, f"gradient of leaf {i}")
+                              for i, n in enumerate(nodes[: len(graph.leaves)])]}
+    split, _ = graph.split_leaves()
+    used: set[str] = set()
+    with (scalar_grader_ops(engine, used, frozenset(case["own"])) if run == "composition"
+          else contextlib.nullcontext()):
+        copies = _build(engine, split, "micrograd")
+        scalar_walk(copies[-1], out_grad, copies[: len(split.leaves)])
+    answer = _report(split, copies, _own_grads(split, copies)[: len(split.leaves)])
+    if run == "composition":
+        answer["used"] = sorted(used)
+    return answer
 
 
 def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -353,9 +385,9 @@ def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     runs = []
     for arrays in (graph.leaves, [np.broadcast_to(v, shape).copy() for v in graph.leaves]):
         op = eval(function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
-        inputs = [engine.Tensor(v) for v in arrays]
+        inputs = [engine.Tensor(v, requires_grad=True) for v in arrays]
         out = op(*inputs)
-        grads = op.backward(engine.Tensor(out_grad), out)
+        grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
         if not isinstance(grads, tuple | list) or len(grads) != len(inputs):
             raise ProbeError(f"backward must return {len(inputs)} gradients")
         runs.append({"value": encode(out.data, "the result"),
@@ -367,7 +399,8 @@ def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """One op alone: forward, then its own backward with a given output gradient.
 
-    micrograd: set ``out.grad`` and call ``out._backward()``; babygrad: call the op's
+    micrograd: set ``out.grad`` and call ``out._backward()``, and say which operands
+    ``out._prev`` holds (by index, -1 for any other node); babygrad: call the op's
     ``backward(out_grad, node)``. Nothing else of the student's engine is involved.
     """
     graph = graph_from_json(case["graph"])
@@ -378,17 +411,20 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
         out = eval(expression(graph, len(leaves), "micrograd", var),  # noqa: S307
                    {f"{v}": leaf for v, leaf in zip(var, leaves, strict=False)})
         value = encode(out.data, "the result")
+        prev = [next((i for i, leaf in enumerate(leaves) if node is leaf), -1)
+                for node in list(out._prev)[:8]]
         out.grad = float(out_grad)
         out._backward()
         return {"values": [value], "grads": [grad_of(x, "scalar", f"{v}.grad")
-                                              for x, v in zip(leaves, var, strict=False)]}
+                                              for x, v in zip(leaves, var, strict=False)],
+                "prev": prev}
     namespace = api_namespace(engine, "tensor")
-    leaves = [engine.Tensor(v) for v in graph.leaves]
+    leaves = [engine.Tensor(v, requires_grad=True) for v in graph.leaves]
     node = graph.nodes[0]
     op = eval(function_source(node), namespace)  # noqa: S307
     out = op(*leaves)
     value = encode(out.data, "the result")
-    grads = op.backward(engine.Tensor(out_grad), out)
+    grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     if len(grads) != len(leaves):
@@ -468,34 +504,91 @@ def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     return _topo_indices(engine, nodes)
 
 
-def _given_tensor(engine: ModuleType, case: dict[str, Any]) -> list[Any]:
-    """A babygrad graph made of the grader's own weighted-sum ``Function``s."""
+class _CountedInputs(tuple):
+    """A node's ``_inputs`` that count each time a walk reads them (iterates, measures or
+    indexes them): a walk that goes into a shared tensor again from every path to it reads
+    that tensor's inputs once per path, a correct walk a few times at most."""
+
+    reads: list[int]
+    index: int
+
+    def _read(self) -> None:
+        self.reads[self.index] += 1
+
+    def __iter__(self) -> Iterator[Any]:
+        self._read()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._read()
+        return super().__len__()
+
+    def __getitem__(self, key: Any) -> Any:
+        self._read()
+        return super().__getitem__(key)
+
+
+def _given_tensor(engine: ModuleType, case: dict[str, Any]
+                  ) -> tuple[list[Any], list[int], list[int]]:
+    """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
+    ``case["frozen"]`` do not require grad. With ``case["wrap_leaves"]`` each leaf is the
+    grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
+    calls. Also the node indices whose op's backward ran, in call order, and (with
+    ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
+    the student's walk runs."""
+    calls: list[int] = []
 
     class GivenSum(engine.ops.Function):
-        def __init__(self, weights: list[float]) -> None:
+        def __init__(self, weights: list[float], index: int) -> None:
             self.weights = weights
+            self.index = index
 
         def forward(self, *arrays: np.ndarray) -> np.ndarray:
             return sum(w * np.asarray(a, np.float64)
                        for w, a in zip(self.weights, arrays, strict=True))
 
         def backward(self, out_grad: Any, node: Any) -> tuple[Any, ...]:
+            calls.append(self.index)
             grad = np.asarray(getattr(out_grad, "data", out_grad), np.float64)
-            return tuple(engine.Tensor(w * grad) for w in self.weights)
+            return tuple(engine.Tensor(w * grad, requires_grad=False) for w in self.weights)
 
     dag = case["dag"]
     shape = tuple(case["shape"])
-    nodes = [engine.Tensor(np.full(shape, 1.0 + i)) for i in range(dag["leaves"])]
+    frozen = set(case.get("frozen", ()))
+    nodes = [engine.Tensor(np.full(shape, 1.0 + i), requires_grad=i not in frozen)
+             for i in range(dag["leaves"])]
+    if case.get("wrap_leaves"):
+        nodes = [GivenSum([1.0], i)(leaf) for i, leaf in enumerate(nodes)]
     for pairs in dag["nodes"]:
-        nodes.append(GivenSum([float(w) for _, w in pairs])(*(nodes[i] for i, _ in pairs)))
-    return nodes
+        op = GivenSum([float(w) for _, w in pairs], len(nodes))
+        nodes.append(op(*(nodes[i] for i, _ in pairs)))
+    reads = [0] * len(nodes)
+    if case.get("count_reads"):
+        for index, node in enumerate(nodes):
+            if node._op is not None:
+                counted = _CountedInputs(node._inputs)
+                counted.reads, counted.index = reads, index
+                node._inputs = counted
+    return nodes, calls, reads
 
 
 def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """The student's ``Tensor.backward`` over grader-made ops: the walk and the ledger."""
-    nodes = _given_tensor(engine, case)
-    nodes[-1].backward()
-    return {"grads": [grad_of(n, "tensor", f"node {i} grad") for i, n in enumerate(nodes)]}
+    """The student's ``Tensor.backward`` over grader-made ops: the walk and the ledger. Called
+    as ``backward()``, or with ``case["grad"]`` as ``backward(Tensor(grad))``. Reported: every
+    node's gradient, which op nodes' backward ran in which order (``calls``), and with
+    ``case["count_reads"]`` how often each node's inputs were read (``reads``)."""
+    nodes, calls, reads = _given_tensor(engine, case)
+    if case.get("grad") is None:
+        nodes[-1].backward()
+    else:
+        grad = np.asarray(case["grad"], dtype=np.float64).reshape(tuple(case["shape"]))
+        nodes[-1].backward(engine.Tensor(grad, requires_grad=False))
+    answer: dict[str, Any] = {
+        "grads": [grad_of(n, "tensor", f"node {i} grad") for i, n in enumerate(nodes)],
+        "calls": list(calls)}
+    if case.get("count_reads"):
+        answer["reads"] = list(reads)
+    return answer
 
 
 PROBES: dict[str, Callable[[ModuleType, dict[str, Any]], dict[str, Any]]] = {

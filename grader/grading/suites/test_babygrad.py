@@ -11,6 +11,7 @@ from grader.language.strategies import (
     broadcasting_cases,
     op_cases,
     single_op_graphs,
+    tensor_backward_cases,
     tensor_graphs,
     tensor_shapes,
 )
@@ -41,9 +42,15 @@ def test_implicit_broadcasting_sums_gradients_back(grading, case):
 
 
 @graded("babygrad.backward")
-@given(dags(shared=False), tensor_shapes())
-def test_backward_walks_the_graph_with_a_ledger(grading, dag, shape):
-    walks.check_tensor_backward(grading, dag, shape)
+@given(tensor_backward_cases(dags(shared=False), tensor_shapes()))
+def test_backward_walks_the_graph_with_a_ledger(grading, case):
+    walks.check_tensor_backward(grading, *case)
+
+
+@graded("babygrad.backward")
+@given(dags(max_nodes=6))
+def test_backward_visits_each_tensor_after_its_consumers(grading, dag):
+    walks.check_walk_order(grading, dag)
 
 
 @graded("babygrad.backward")

@@ -13,7 +13,13 @@ from grader.language.graphs import (
     MICROGRAD_PRIMITIVES,
     MICROGRAD_SUGAR,
 )
-from grader.language.strategies import accumulate_cases, op_cases, scalar_graphs, single_op_graphs
+from grader.language.strategies import (
+    accumulate_cases,
+    number_operand_cases,
+    op_cases,
+    scalar_graphs,
+    scalar_number_graphs,
+)
 
 DIAMONDS = 30
 """Levels of shared nodes in the walk-cost test: 2**30 visits for a walk that revisits them."""
@@ -58,17 +64,21 @@ def test_zero_grad_resets_every_node(grading, dag):
     walks.check_zero_grad(grading, dag)
 
 
-# One op alone: its forward value and its own _backward, nothing else.
-for _item, _op in [("add", "add"), ("mul", "mul"), ("pow", "powk"), ("tanh", "tanh"),
-                   ("exp", "exp"), ("relu", "relu")]:
+# One op alone: its forward value and its own _backward, nothing else; + and * also with a
+# plain number on the right (a + 2), which they must wrap themselves.
+for _item, _op, _cases in [
+        ("add", "add", number_operand_cases("add", "add_scalar")),
+        ("mul", "mul", number_operand_cases("mul", "mul_scalar")),
+        ("pow", "powk", op_cases("scalar", "powk")), ("tanh", "tanh", op_cases("scalar", "tanh")),
+        ("exp", "exp", op_cases("scalar", "exp")), ("relu", "relu", op_cases("scalar", "relu"))]:
     globals()[f"test_{_item}"] = graded_property(
-        f"micrograd.ops.{_item}", f"test_{_op}_forward_and_backward", op_cases("scalar", _op),
+        f"micrograd.ops.{_item}", f"test_{_op}_forward_and_backward", _cases,
         lambda grading, case: ops.check_op(grading, *case))
 
 # One composed operator at a time, on the grader's primitives and walk.
 for _op in MICROGRAD_COMPOSED:
     globals()[f"test_sugar_{_op}"] = graded_property(
-        "micrograd.sugar", f"test_{_op}_is_composed_right", single_op_graphs("scalar", (_op,)),
+        "micrograd.sugar", f"test_{_op}_is_composed_right", scalar_number_graphs((_op,)),
         lambda grading, graph: graphs.check_graph(grading, graph, probe="sugar"),
         share=len(MICROGRAD_COMPOSED))
 
