@@ -194,8 +194,17 @@ def test_graph_wrong_tensor_gradient_shows_both_arrays():
     assert verdict.details[0].endswith("got shape (3,) [0., 0., 0.]")
 
 
+def detached(case: dict[str, Any], answer: Answer) -> Answer:
+    """The output recorded as a node no op made (as ``Value(x.data)`` would be): nothing
+    reaches the leaves."""
+    record = answer["record"]
+    out = record["named"][-1]
+    record["nodes"][out] = {"value": record["nodes"][out]["value"]}
+    return answer
+
+
 def test_graph_sugar_says_what_is_the_students_and_names_no_bug():
-    grading = session("micrograd.sugar", {"sugar": set_entry("grads", 0, 0.0)})
+    grading = session("micrograd.sugar", {"sugar": detached})
     verdict = wrong(graphs.check_graph, grading, SUGAR, "sugar")
     assert verdict.details[0].startswith("a.grad: expected ")
     assert verdict.details[-1] == graphs.NOTES["sugar"]
@@ -640,6 +649,13 @@ TWICE = Graph("scalar", (0.5,), (Node("tanh", (0,)), Node("tanh", (0,)), Node("a
 SUB = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),))
 
 
+def wrong_copy(case: dict[str, Any], answer: Answer) -> Answer:
+    """A run of the uses apart gone wrong: the separate run's second copy's gradient zero; in
+    a composition run (whose gradients the grader computes from the record) that copy's
+    value."""
+    return set_entry("values" if "record" in answer else "grads", 1, 0.0)(case, answer)
+
+
 def wrong_with_own(*own: str) -> Tamper:
     """Wrong gradients from the uses apart on the engine's own ops, and from the composition
     run wherever it keeps one of ``own`` the engine's."""
@@ -647,7 +663,7 @@ def wrong_with_own(*own: str) -> Tamper:
     def tamper(case: dict[str, Any], answer: Answer) -> Answer:
         if case["run"] == "separate" or (
                 case["run"] == "composition" and set(case["own"]) & set(own)):
-            return set_entry("grads", 1, 0.0)(case, answer)
+            return wrong_copy(case, answer)
         return answer
 
     return tamper
@@ -671,7 +687,7 @@ def test_accumulate_waits_for_the_primitives_that_go_wrong(graph, own, needs):
 
 def test_accumulate_of_sugar_composed_wrong_waits_for_sugar():
     def wrong_everywhere(case: dict[str, Any], answer: Answer) -> Answer:
-        return set_entry("grads", 1, 0.0)(case, answer) if case["run"] != "preloaded" else answer
+        return wrong_copy(case, answer) if case["run"] != "preloaded" else answer
 
     grading = session("micrograd.accumulate", {"accumulate": wrong_everywhere})
     assert not_gradable(grading, SUB, preload=(0.5, 2.0)) == ("micrograd.sugar",)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import bugs
+from grader.checks import bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.judge import WrongAnswer, mismatch, show
 from grader.checks.walks import tensor_backward
@@ -16,31 +16,37 @@ from grader.grading.session import GradingSession, NotGradable, recorded
 from grader.language.dags import Dag
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
-    MICROGRAD_PRIMITIVES,
     Graph,
     build_source,
     evaluate,
     names,
 )
-from grader.language.snippets import IMPORTS, RESULTS_WALK_HELPER, tensor_dag_snippet
+from grader.language.snippets import IMPORTS, RECORDING, tensor_dag_snippet
 from grader.worker import protocol
-from grader.worker.probes import SCALAR_PRIMITIVES
+from grader.worker.recording import SCALAR_PRIMITIVES
 
 
 def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> str:
-    """Gradients already holding something, then the op's own ``_backward`` (one op) or the
-    grader's walk (several): each leaf should end at what it held plus its contributions."""
+    """Gradients already holding something, then each op node's own ``_backward``, the last
+    first, as the grader runs them (``probe_accumulate``): each leaf should end at what it held
+    plus its contributions. A graph of primitives names every node, so the calls are written
+    out; a composed operator (``a - b``) makes nodes of its own, so the snippet records every
+    ``Value`` made, as the grader does, and calls each one's closure but the leaves'."""
     var = names(graph)
     leaves = var[: len(graph.leaves)]
     out = var[graph.output]
     held = [f"{v}.grad = {p!r}  # already there, from another use" for v, p in
             zip(leaves, preload, strict=True)]
-    one_op = len(graph.nodes) == 1 and graph.nodes[0].op in MICROGRAD_PRIMITIVES
-    helper, run = (([], f"{out}._backward()") if one_op
-                   else ([RESULTS_WALK_HELPER], f"walk({out}, ({', '.join(leaves)},))"))
+    build = build_source(graph, "micrograd")
+    if any(node.op in MICROGRAD_COMPOSED for node in graph.nodes):
+        build = "\n".join([RECORDING, build, "Value.__init__ = init"])
+        run = [f"for node in reversed(made[{len(leaves)}:]):  # newest first; not the leaves",
+               "    node._backward()"]
+    else:
+        run = [f"{var[index]}._backward()" for index in range(graph.output, len(leaves) - 1, -1)]
     grads = ", ".join(f"{v}.grad" for v in leaves)
-    return "\n".join([IMPORTS["scalar"], *helper, build_source(graph, "micrograd"), *held,
-                      f"{out}.grad = {out_grad!r}", run, f"print({grads})"])
+    return "\n".join([IMPORTS["scalar"], build, *held, f"{out}.grad = {out_grad!r}", *run,
+                      f"print({grads})"])
 
 
 OP_ITEMS = {"add": "micrograd.ops.add", "add_scalar": "micrograd.ops.add",
@@ -55,13 +61,18 @@ def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[
     """A separate run's copies' gradients if its values and gradients are the oracles'
     (``Evaluation`` grads are for a seed of 1: they scale with ``out_grad``); False if they
     are not (or are not numbers); True if they are not and no second oracle agrees with the
-    first, so nothing can be said."""
+    first, so nothing can be said. A composition run reports what was built (``record``):
+    its gradients are computed here (``grader.checks.records``)."""
     expected = session.oracles.expected(split)
     var = names(split)
     try:
         values = session.arrays(answer, "values", var, [v.shape for v in expected.values])
-        grads = session.arrays(answer, "grads", var[: len(split.leaves)],
-                               [g.shape for g in expected.grads])
+        if "record" in answer:
+            grads = records.named_gradients(session, split.kind, answer, split.size,
+                                            out_grad)[: len(split.leaves)]
+        else:
+            grads = session.arrays(answer, "grads", var[: len(split.leaves)],
+                                   [g.shape for g in expected.grads])
     except protocol.InvalidAnswer:
         return False
     tol = session.oracles.tolerance(session.tolerances["micrograd"])

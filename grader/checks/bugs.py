@@ -17,7 +17,7 @@ import numpy as np
 from grader.checks.judge import Tolerance
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, evaluate
-from grader.worker.probes import numeric_vjp
+from grader.oracles.numeric import numeric_vjp
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,14 @@ class Bug:
 
 BUGS = {bug.id: bug for bug in [
     Bug("overwrite-grad", "gradient overwritten with = instead of accumulated with +=",
-        "in every _backward closure (and the grads ledger) add into the gradient with +=, "
-        "so a node used twice receives both contributions"),
+        "add into a gradient, never assign it (+=, not =), in every _backward closure and in "
+        "the ledger: a node used twice receives both contributions"),
     Bug("topo-not-reversed", "backward walks the topological order forwards",
-        "iterate over reversed(topo): the output's gradient must be known before its "
-        "operands'"),
+        "run the closures from the end of the topological order (the output) back to its "
+        "start: a node's gradient must be complete before its closure passes it on"),
     Bug("no-seed", "the output gradient is not seeded with 1",
-        "set self.grad = 1.0 on the node backward() is called on, before the walk"),
+        "before the walk, seed the gradient of the node backward() is called on with 1 "
+        "(d out / d out = 1)"),
     Bug("no-visited-set", "build_topo visits shared nodes more than once",
         "keep a visited set (by identity) and skip nodes already in it"),
     Bug("revisits-shared-nodes", "the walk goes into a shared node again from every path to "
@@ -50,7 +51,8 @@ BUGS = {bug.id: bug for bug in [
         "sum out_grad over the axes broadcasting added or stretched, then reshape to the "
         "input's shape"),
     Bug("transpose-same-axes", "transpose backward reuses the forward permutation",
-        "transpose out_grad by the inverse permutation (np.argsort(axes))"),
+        "transpose out_grad by the inverse of the forward permutation, which sends every "
+        "axis back where it came from"),
     Bug("summation-shape", "summation backward loses the reduced axes' shape",
         "reshape out_grad so the summed axes have size 1, then broadcast to the input shape"),
     Bug("matmul-no-transpose", "matmul backward without transposes",

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from grader.checks import bugs
+from grader.checks import bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.judge import WrongAnswer, mismatch
 from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
 from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
+from grader.worker import protocol
 
 NOTES = {
     "graph": "",
-    "routing": ("(graded with the grader's own forward and backward in every ops class and the "
-                "grader's own walk, so only which ops the operators and methods reach counts "
-                "here)"),
-    "sugar": ("(graded with the grader's own +, *, **, tanh, exp, relu and the grader's own "
-              "walk, so only how the other operators are built from them counts here)"),
+    "routing": ("(graded with the grader's own forward in every ops class, the grader "
+                "computing the gradients of what was built, so only which ops the operators "
+                "and methods reach counts here; the snippet runs your whole engine)"),
+    "sugar": ("(graded with the grader's own +, *, **, tanh, exp, relu, the grader computing "
+              "the gradients of what was built from them, so only how the other operators "
+              "are built counts here; the snippet runs your whole engine)"),
 }
-"""What each way of building and walking a graph leaves to the student, said on failure."""
+"""What each way of building a graph leaves to the student, said on failure."""
 
 
 @recorded
@@ -26,18 +28,24 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
 
     ``probe`` says what is the student's: ``graph`` everything (their ops and their
     ``backward()``); ``routing`` (babygrad) only which ops operators and methods reach, on
-    the grader's ops and walk; ``sugar`` (micrograd) only how operators are composed from
-    the primitives, on the grader's primitives and walk."""
+    the grader's ops; ``sugar`` (micrograd) only how operators are composed from the
+    primitives, on the grader's primitives. Those two are recorded as built, and the
+    gradients of what was built computed here (``grader.checks.records``)."""
     expected = session.oracles.expected(graph)
     assignment = ASSIGNMENT_OF_KIND[graph.kind]
-    walk = probe == "sugar"
-    snippet = graph_snippet(graph, walk=walk)
+    snippet = graph_snippet(graph)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, lambda: snippet)
     var = names(graph)
     values = session.decoded(answer, "values", [f"value of {v}" for v in var],
                            [v.shape for v in expected.values], snippet)
-    grads = session.decoded(answer, "grads", [f"{v}.grad" for v in var],
-                          [v.shape for v in expected.values], snippet)
+    if probe == "graph":
+        grads = session.decoded(answer, "grads", [f"{v}.grad" for v in var],
+                                [v.shape for v in expected.values], snippet)
+    else:
+        try:
+            grads = records.named_gradients(session, graph.kind, answer, len(var))
+        except protocol.InvalidAnswer as exc:
+            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
     tol = session.oracles.tolerance(session.tolerances[assignment])
     wrong_values = [m for v, got, exp in zip(var, values, expected.values, strict=True)
                     if (m := mismatch(f"value of {v}", got, exp, tol))]

@@ -74,17 +74,24 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
 
 @recorded
 def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
-    """``backward()`` over grader closures (and a correct ``build_topo``)."""
-    calls = "\n".join(["{root}.backward()"] * passes)
-    snippet = dag_snippet(dag, calls + "\nprint([n.grad for n in build_topo({root})])")
-    answer = session.ask("micrograd", "backward", {"dag": dag.to_json(), "passes": passes},
-                      lambda: snippet)
+    """``backward()`` over grader closures, with ``build_topo`` returning a correct order
+    (the nodes the root reaches, by number: their numbering is topological)."""
+    live = dag.reachable()
+    order = sorted(live)
+    snippet = dag_snippet(dag, "\n".join([
+        "import micrograd.engine",
+        f"micrograd.engine.build_topo = lambda root: [{', '.join(f'n{i}' for i in order)}]"
+        "  # a correct order, as the grader gives it",
+        *["{root}.backward()"] * passes,
+        f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])"]))
+    answer = session.ask("micrograd", "backward",
+                         {"dag": dag.to_json(), "passes": passes, "order": order},
+                         lambda: snippet)
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
         raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
     expected = dag.backward(passes)
     tol = session.tolerances["micrograd"]
-    live = dag.reachable()
     for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
         label = f"after backward() call {number}: " if passes > 1 else ""
         grads = session.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)],

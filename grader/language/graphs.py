@@ -370,7 +370,7 @@ class Graph:
         return {
             "kind": self.kind,
             "leaves": [{"shape": list(v.shape), "data": v.ravel().tolist()} for v in self.leaves],
-            "nodes": [{"op": n.op, "args": list(n.args), "param": _param_to_json(n.param)}
+            "nodes": [{"op": n.op, "args": list(n.args), "param": param_to_json(n.param)}
                       for n in self.nodes],
         }
 
@@ -384,9 +384,10 @@ class Node:
     param: Any = None
 
 
-def _param_to_json(param: Any) -> Any:
+def param_to_json(param: Any) -> Any:
+    """A node's parameter as JSON (tuples kept apart from lists: ``param_from_json``)."""
     if isinstance(param, tuple):
-        return {"tuple": [_param_to_json(p) for p in param]}
+        return {"tuple": [param_to_json(p) for p in param]}
     return param
 
 

@@ -28,46 +28,24 @@ def array_literal(value: np.ndarray) -> str:
     return repr(float(value)) if value.ndim == 0 else repr(value.tolist())
 
 
-WALK_HELPER = '''def walk(out):
-    """The grader's own backward(): each node's _backward once, output first."""
-    order, seen = [], set()
-    def visit(node):
-        if id(node) not in seen:
-            seen.add(id(node))
-            for child in node._prev:
-                visit(child)
-            order.append(node)
-    visit(out)
-    for node in reversed(order):
-        node._backward()'''
-
-RESULTS_WALK_HELPER = '''def walk(out, leaves):
-    """The grader's own backward(): each node's _backward once, output first; a leaf's
-    does nothing, so it is not called: an op's closure belongs on its result."""
-    order, seen = [], set()
-    def visit(node):
-        if id(node) not in seen:
-            seen.add(id(node))
-            for child in node._prev:
-                visit(child)
-            order.append(node)
-    visit(out)
-    for node in reversed(order):
-        if not any(node is leaf for leaf in leaves):
-            node._backward()'''
-"""The accumulate probe's walk: ``walk(out, (a, b))`` skips the closures of a and b."""
-
-
-def graph_snippet(graph: Graph, walk: bool = False) -> str:
-    """Build, call ``backward()`` (or, with ``walk``, the grader's own walk), print every
-    leaf's gradient."""
+def graph_snippet(graph: Graph) -> str:
+    """Build, call ``backward()`` on the output, print every leaf's gradient."""
     var = names(graph)
     api = "micrograd" if graph.kind == "scalar" else "tensor"
     leaves = ", ".join(f"{v}.grad" if graph.kind == "scalar" else f"{v}.grad.data"
                        for v in var[: len(graph.leaves)])
-    out = var[graph.output]
-    run = [WALK_HELPER, f"{out}.grad = 1.0", f"walk({out})"] if walk else [f"{out}.backward()"]
-    return "\n".join([IMPORTS[graph.kind], build_source(graph, api), *run, f"print({leaves})"])
+    return "\n".join([IMPORTS[graph.kind], build_source(graph, api),
+                      f"{var[graph.output]}.backward()", f"print({leaves})"])
+
+
+RECORDING = """made = []  # every Value, in the order it is made
+init = Value.__init__
+def recording(self, *args, **kwargs):
+    init(self, *args, **kwargs)
+    made.append(self)
+Value.__init__ = recording"""
+"""A snippet's record of every ``Value`` its build makes, as the grader records them: until
+``Value.__init__ = init``."""
 
 
 DAG_HELPER = '''def given(out, *pairs):

@@ -2,22 +2,22 @@
 
 This module runs inside the sandboxed worker (on the student's engine) and in the trusted
 parent (on the reference engine): it imports nothing but numpy and the graph language. It never
-judges; it reports what the engine did. Student nodes are tracked by identity (``id``), never by
+judges; it reports what the engine did. Where an item grades one part alone, the rest is the
+grader's: its own nodes with known closures, a topological order sent as data, or its
+recording ops (``grader.worker.recording``); no probe walks a student's graph or computes a
+gradient. Student nodes are tracked by identity (``id``), never by
 ``==`` or hashing, which real engines override.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from grader.language.graphs import (
-    OPS,
     Graph,
     Node,
     build_source,
@@ -26,29 +26,15 @@ from grader.language.graphs import (
     names,
     param_from_json,
 )
-
-Encoded = dict[str, Any]
-
-
-class ProbeError(Exception):
-    """The engine's answer cannot be reported (e.g. a value that is not a number)."""
-
-
-def encode(value: Any, what: str) -> Encoded:
-    """An engine value as ``{"shape", "data"}`` with non-finite numbers spelled as strings.
-
-    Only numbers count: Python ints and floats (honest subclasses included), numpy numbers and
-    numeric arrays, each converted to float64. A string that looks like a number, None, or an
-    object that merely converts or compares like one is not a number.
-    """
-    try:
-        array = None if isinstance(value, str | bytes) else np.asarray(value)
-    except Exception:  # noqa: BLE001 - any failure to convert is the engine's
-        array = None
-    if array is None or array.dtype.kind not in "biuf":
-        raise ProbeError(f"{what} is not a number: {type(value).__name__}")
-    flat = [x if math.isfinite(x) else repr(x) for x in array.astype(np.float64).ravel().tolist()]
-    return {"shape": list(array.shape), "data": flat}
+from grader.worker.encoding import Encoded, ProbeError, encode
+from grader.worker.recording import (
+    Record,
+    closures_newest_first,
+    measure_closures,
+    measure_functions,
+    recording_ops,
+    recording_values,
+)
 
 
 def grad_of(node: Any, kind: str, what: str) -> Encoded | None:
@@ -102,276 +88,80 @@ def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     return _report(graph, nodes, _own_grads(graph, nodes))
 
 
-def walk_order(root: Any, operands: Callable[[Any], Any]) -> list[Any]:
-    """A known-correct, iterative, identity-based topological order (operands first)."""
-    order: list[Any] = []
-    visited = {id(root)}
-    stack = [(root, iter(operands(root)))]
-    while stack:
-        node, pending = stack[-1]
-        for child in pending:
-            if id(child) not in visited:
-                visited.add(id(child))
-                stack.append((child, iter(operands(child))))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    return order
-
-
-def scalar_walk(root: Any, out_grad: float = 1.0, leaves: Sequence[Any] = ()) -> None:
-    """The grader's own ``backward()``: seed the root, then run every node's ``_backward``
-    once, output first. Only the closures (and ``_prev``) are the engine's. The closures of
-    ``leaves`` are skipped: they do nothing in a correct engine, and an op must hang its
-    closure on its result, not on an operand."""
-    root.grad = out_grad
-    skipped = {id(leaf) for leaf in leaves}
-    for node in reversed(walk_order(root, lambda n: n._prev)):
-        if id(node) not in skipped:
-            node._backward()
-
-
-def tensor_walk(engine: ModuleType, root: Any) -> dict[int, np.ndarray]:
-    """The grader's own ``Tensor.backward``: a float64 ledger filled, output first, from each
-    node's ``_op.backward(out_grad, node)``. Only the ops' backward (and ``_op``/``_inputs``)
-    are the engine's. The gradient of every node, by ``id``."""
-    ledger = {id(root): np.ones(np.shape(root.data))}
-    for node in reversed(walk_order(root, lambda n: n._inputs)):
-        if node._op is None or id(node) not in ledger:
-            continue
-        parts = node._op.backward(engine.Tensor(ledger[id(node)], requires_grad=False), node)
-        if not isinstance(parts, tuple | list):
-            parts = (parts,)
-        if len(parts) != len(node._inputs):
-            raise ProbeError(f"{type(node._op).__name__}.backward returned {len(parts)} "
-                             f"gradients for {len(node._inputs)} inputs")
-        for parent, part in zip(node._inputs, parts, strict=True):
-            part = np.asarray(getattr(part, "data", part), dtype=np.float64)
-            ledger[id(parent)] = ledger[id(parent)] + part if id(parent) in ledger else part
-    return ledger
-
-
-# The course's op classes, the graph-language op each computes, and the attribute where the
-# provided ``__init__`` keeps its parameter.
-GRADER_OPS: dict[str, tuple[str, str | None]] = {
-    op.function.name: (op.name, op.function.keeps) for op in OPS.values() if op.function}
-
-
-def numeric_vjp(op: str, param: Any, arrays: list[np.ndarray], g: np.ndarray
-                ) -> list[np.ndarray]:
-    """``g`` times the Jacobian of the op, by central differences in float64 (operands hold
-    at most a few dozen numbers and graded graphs keep them away from kinks and poles)."""
-    forward = OPS[op].forward
-    grads = []
-    for k, x in enumerate(arrays):
-        grad = np.zeros(x.shape)
-        for index in np.ndindex(*x.shape):
-            eps = 1e-6 * max(1.0, abs(float(x[index])))
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = x.copy(), x.copy()
-            up[k][index] += eps
-            down[k][index] -= eps
-            grad[index] = float(np.sum(g * (np.asarray(forward(*up, param))
-                                             - np.asarray(forward(*down, param))))) / (2 * eps)
-        grads.append(grad)
-    return grads
-
-
-def _grader_methods(engine: ModuleType, op: str, attribute: str | None,
-                    own_forward: Callable[..., Any]) -> tuple[Callable[..., Any],
-                                                              Callable[..., Any]]:
-    """The grader's forward and backward for one op class. ``own_forward`` (the engine's) is
-    asked only whether it is written yet: an operator reaching an op the student has not
-    written is missing, not graded on the grader's op; its answer and any other error of its
-    are ignored (that op's own item grades it)."""
-
-    def parameter(function: Any) -> Any:
-        if attribute is None:
-            return None
-        try:
-            return getattr(function, attribute)
-        except AttributeError:
-            raise ProbeError(f"{type(function).__name__} keeps no .{attribute} (the provided "
-                             "__init__ stores it there)") from None
-
-    def forward(self: Any, *arrays: Any) -> np.ndarray:
-        inputs = [np.array(a, dtype=np.float64) for a in arrays]
-        try:
-            own_forward(self, *(a.copy() for a in inputs))
-        except NotImplementedError:
-            raise
-        except Exception:  # noqa: BLE001, S110 - wrong or broken: its own item's business
-            pass
-        self.__dict__["_grader_inputs"] = inputs
-        return np.asarray(OPS[op].forward(*inputs, parameter(self)), dtype=np.float64)
-
-    def backward(self: Any, out_grad: Any, node: Any) -> Any:
-        g = np.asarray(getattr(out_grad, "data", out_grad), dtype=np.float64)
-        grads = [engine.Tensor(x, requires_grad=False) for x in
-                 numeric_vjp(op, parameter(self), self.__dict__["_grader_inputs"], g)]
-        return grads[0] if len(grads) == 1 else tuple(grads)
-
-    return forward, backward
-
-
-@contextlib.contextmanager
-def _patched(replacements: list[tuple[type, str, Any]]) -> Iterator[None]:
-    """Class attributes replaced while inside, restored (or removed again) on the way out."""
-    saved = []
-    try:
-        for cls, name, replacement in replacements:
-            saved.append((cls, name, cls.__dict__.get(name, _ABSENT)))
-            setattr(cls, name, replacement)
-        yield
-    finally:
-        for cls, name, original in reversed(saved):
-            if original is _ABSENT:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, original)
-
-
-_ABSENT = object()
-
-
-def grader_ops(engine: ModuleType) -> contextlib.AbstractContextManager[None]:
-    """Every op class of the engine computes with the grader's own forward and backward while
-    inside: whatever the operators and methods route to, each op they reach is correct."""
-    replacements = []
-    for name, (op, attribute) in GRADER_OPS.items():
-        cls = getattr(engine.ops, name, None)
-        if isinstance(cls, type):
-            forward, backward = _grader_methods(engine, op, attribute, cls.forward)
-            replacements += [(cls, "forward", forward), (cls, "backward", backward)]
-    return _patched(replacements)
-
-
-SCALAR_PRIMITIVES = {"__add__": "add", "__mul__": "mul", "__pow__": "pow", "tanh": "tanh",
-                     "exp": "exp", "relu": "relu"}
-"""``Value``'s primitive methods, and the rubric item (``micrograd.ops.*``) of each."""
-
-
-def scalar_grader_ops(engine: ModuleType, used: set[str] | None = None,
-                      keep: frozenset[str] = frozenset()
-                      ) -> contextlib.AbstractContextManager[None]:
-    """``Value``'s primitive ops (``+ * **``, tanh, exp, relu) are the grader's while inside:
-    each builds ``Value(data, operands, op)`` with an exact, accumulating ``_backward``, so
-    whatever the engine composes from them (``-``, ``/``, the reflected forms) is built on
-    correct parts. ``used`` collects which primitives were called and ``keep`` names those
-    that stay the engine's own (both by ``SCALAR_PRIMITIVES``'s names)."""
-    value_class = engine.Value
-
-    def wrap(x: Any) -> Any:
-        return x if isinstance(x, value_class) else value_class(x)
-
-    def node(data: float, op: str, local: list[tuple[Any, float]]) -> Any:
-        out = value_class(data, tuple(operand for operand, _ in local), op)
-
-        def _backward() -> None:
-            for operand, derivative in local:
-                operand.grad += derivative * out.grad
-
-        out._backward = _backward
-        return out
-
-    def add(self: Any, other: Any) -> Any:
-        other = wrap(other)
-        return node(float(self.data) + float(other.data), "+", [(self, 1.0), (other, 1.0)])
-
-    def mul(self: Any, other: Any) -> Any:
-        other = wrap(other)
-        a, b = float(self.data), float(other.data)
-        return node(a * b, "*", [(self, b), (other, a)])
-
-    def power(self: Any, k: float) -> Any:
-        x = float(self.data)
-        return node(x ** k, f"**{k}", [(self, k * x ** (k - 1))])
-
-    def tanh(self: Any) -> Any:
-        t = math.tanh(float(self.data))
-        return node(t, "tanh", [(self, 1.0 - t * t)])
-
-    def exp(self: Any) -> Any:
-        e = math.exp(float(self.data))
-        return node(e, "exp", [(self, e)])
-
-    def relu(self: Any) -> Any:
-        x = float(self.data)
-        return node(max(x, 0.0), "relu", [(self, 1.0 if x > 0 else 0.0)])
-
-    def noting(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any) -> Any:
-            if used is not None:
-                used.add(SCALAR_PRIMITIVES[name])
-            return method(*args)
-        return call
-
-    methods = {"__add__": add, "__mul__": mul, "__pow__": power, "tanh": tanh, "exp": exp,
-               "relu": relu}
-    for name in methods:
-        if SCALAR_PRIMITIVES[name] in keep:
-            methods[name] = getattr(value_class, name, None)
-    return _patched([(value_class, name, noting(name, method))
-                     for name, method in methods.items() if method is not None])
-
-
 def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """Build with operators and methods on the grader's ops (``grader_ops``), then walk with
-    the grader's own ledger (``tensor_walk``): only which ops the operators and methods reach
+    """Build with operators and methods on the grader's forwards, recording which op made
+    which tensor (``recording_ops``); a ``Function`` of the student's own is asked its
+    gradients (``measure_functions``). Reported: every node's value and the record, from
+    which the parent computes the gradients: only which ops the operators and methods reach
     is the engine's."""
     graph = graph_from_json(case["graph"])
-    with grader_ops(engine):
+    record = Record()
+    with recording_ops(engine, record):
         nodes = _build(engine, graph, "tensor")
-        ledger = tensor_walk(engine, nodes[-1])
-    grads = [None if id(n) not in ledger else encode(ledger[id(n)], f"{v}.grad")
-             for n, v in zip(nodes, names(graph), strict=True)]
-    return _report(graph, nodes, grads)
+        measure_functions(engine, record)
+    return _recorded(graph, nodes, record)
 
 
 def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """Build with micrograd's operators on the grader's primitive ops (``scalar_grader_ops``),
-    then walk with the grader's own walk: only how ``-``, ``/``, negation and the reflected
-    forms are composed is the engine's."""
+    """Build with micrograd's operators on the grader's primitive ops, recording which op made
+    which node (``recording_values``); a node of the engine's own is asked what its closure
+    adds (``measure_closures``). Reported: every node's value and the record, from which the
+    parent computes the gradients: only how ``-``, ``/``, negation and the reflected forms
+    are composed is the engine's."""
     graph = graph_from_json(case["graph"])
-    with scalar_grader_ops(engine):
+    record = Record()
+    with recording_values(engine, record):
         nodes = _build(engine, graph, "micrograd")
-        scalar_walk(nodes[-1])
-    return _report(graph, nodes, _own_grads(graph, nodes))
+        measure_closures(record)
+    return _recorded(graph, nodes, record)
+
+
+def _recorded(graph: Graph, nodes: list[Any], record: Record) -> dict[str, Any]:
+    var = names(graph)
+    return {"values": [encode(n.data, f"the value of {v}")
+                       for n, v in zip(nodes, var, strict=True)],
+            "record": record.report(nodes)}
 
 
 def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Do the engine's ``_backward`` closures add into gradients that already hold something?
 
-    Three runs of the grader's walk (the leaves' closures skipped), one per request:
-    ``separate``, the graph with every use of a leaf split into a fresh copy (nothing to
-    accumulate into), on the engine's own ops: every node's value and every copy's gradient,
-    for the parent to check against the oracles (a run that is wrong here grades nothing);
-    ``preloaded``, the graph as drawn, shared leaves included, with each leaf's gradient
-    preloaded: each leaf's gradient; ``composition``, the separate run on the grader's
-    primitive ops (``scalar_grader_ops``) but those named in ``own``: the same, and which
-    primitives the engine's operators called, to find which must work before the example
-    can be graded."""
+    The graph is built with every ``Value`` made recorded in order; then each one's closure
+    runs once, the one made last first (``closures_newest_first``; the leaves' closures
+    skipped). One run per request: ``separate``, the graph with every use of a leaf split into
+    a fresh copy (nothing to accumulate into), on the engine's own ops: every node's value and
+    every copy's gradient, for the parent to check against the oracles (a run that is wrong
+    here grades nothing); ``preloaded``, the graph as drawn, shared leaves included, with each
+    leaf's gradient preloaded: each leaf's gradient; ``composition``, the separate build on
+    the grader's recording primitives (``recording_values``) but those named in ``own``: the
+    values, the record (the parent computes the gradients from it) and which primitives the
+    engine's operators called, to find which must work before the example can be graded."""
     graph = graph_from_json(case["graph"])
     out_grad = float(case["out_grad"])
     run = case["run"]
+    record = Record()
     if run == "preloaded":
-        nodes = _build(engine, graph, "micrograd")
-        for leaf, preload in zip(nodes, case["preload"], strict=False):
+        with recording_values(engine, record, primitives=False):
+            nodes = _build(engine, graph, "micrograd")
+        leaves = nodes[: len(graph.leaves)]
+        for leaf, preload in zip(leaves, case["preload"], strict=False):
             leaf.grad = float(preload)
-        scalar_walk(nodes[-1], out_grad, nodes[: len(graph.leaves)])
+        nodes[-1].grad = out_grad
+        closures_newest_first(record.nodes, leaves)
         return {"preloaded": [encode(n.grad, f"gradient of leaf {i}")
-                              for i, n in enumerate(nodes[: len(graph.leaves)])]}
+                              for i, n in enumerate(leaves)]}
     split, _ = graph.split_leaves()
-    used: set[str] = set()
-    with (scalar_grader_ops(engine, used, frozenset(case["own"])) if run == "composition"
-          else contextlib.nullcontext()):
-        copies = _build(engine, split, "micrograd")
-        scalar_walk(copies[-1], out_grad, copies[: len(split.leaves)])
-    answer = _report(split, copies, _own_grads(split, copies)[: len(split.leaves)])
     if run == "composition":
-        answer["used"] = sorted(used)
-    return answer
+        used: set[str] = set()
+        with recording_values(engine, record, used=used, keep=frozenset(case["own"])):
+            copies = _build(engine, split, "micrograd")
+            measure_closures(record, copies[: len(split.leaves)])
+        return {**_recorded(split, copies, record), "used": sorted(used)}
+    with recording_values(engine, record, primitives=False):
+        copies = _build(engine, split, "micrograd")
+    copies[-1].grad = out_grad
+    closures_newest_first(record.nodes, copies[: len(split.leaves)])
+    return _report(split, copies, _own_grads(split, copies)[: len(split.leaves)])
 
 
 def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -471,11 +261,14 @@ def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """The student's ``backward()`` over grader closures, with a known-correct ``build_topo``
-    substituted, so only the walk itself (seed, order, each closure once) is observed."""
+    """The student's ``backward()`` over grader closures, with ``build_topo`` substituted by
+    one that returns ``case["order"]`` (node numbers: the parent drew the graph, so it knows
+    a topological order of the nodes the root reaches), so only the walk itself (seed, order
+    reversed, each closure once) is observed."""
     nodes, calls = _given_scalar(engine, case["dag"])
+    order = [nodes[i] for i in case["order"]]
     original = getattr(engine, "build_topo", None)
-    engine.build_topo = lambda root: walk_order(root, lambda n: n._prev)
+    engine.build_topo = lambda root: list(order)
     try:
         passes = []
         for _ in range(case.get("passes", 1)):
