@@ -4,8 +4,9 @@
     The stubs (``exercises/``), the grader without the grading tests of hidden items, the
     public rubric (hidden and after-due-date items removed), the Makefile, the student README
     and ``.github/workflows/classroom.yml``. Never ``reference/``. The build fails if a hidden
-    item's id, or a line of reference solution code, is found anywhere in the release, or if
-    the released grading tests do not collect against the public rubric.
+    item's id is found anywhere in the release, if anything the release ships does a part of
+    the assignment (``solution_leaks``), or if the released grading tests do not collect
+    against the public rubric.
 ``python -m grader.workflows.release gradescope --out dist/gradescope [--seed N]``
 (``make gradescope``)
     ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at the root, the grader, its
@@ -26,27 +27,22 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import yaml
 
 from grader.grading import rubric as rubric_module
 from grader.layout import PACKAGE, REPO, SUITES, TEMPLATES
-from grader.workflows.stubs import BEGIN, END
 
 HIDDEN = ("hidden", "after_due_date")
-MIN_SOLUTION_LINE = 24  # shorter solution lines (``return out``) are too common to be evidence
-# Solution lines the grader itself needs: its feedback snippets (how any micrograd node is
-# wired, the walk they run) and its own walk over a student's graph (worker/probes.py, for the
-# items that grade one part alone). Students see them in their feedback anyway.
-NOT_EVIDENCE = frozenset({
-    "out._backward = _backward", "for child in node._prev:", "for node in reversed(order):",
-    "if id(child) not in visited:", "for parent, part in zip(node._inputs, parts, strict=True):"})
 BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
 SKIP = shutil.ignore_patterns(*BUILD_DEBRIS)
-INSTRUCTORS_ONLY = shutil.ignore_patterns(*BUILD_DEBRIS, "bench.py")
-"""The benchmark plants bugs by quoting solution lines: it never ships to students."""
+INSTRUCTORS_ONLY = shutil.ignore_patterns(*BUILD_DEBRIS, "bench.py", "leak_probe.py")
+"""The benchmark plants bugs by quoting solution lines, and the leak check's probe is of no
+use to a student: neither ships."""
+LEAK_PROBE = Path(__file__).with_name("leak_probe.py")
+LEAK_TIMEOUT = 600.0
 
 
 class ReleaseError(Exception):
@@ -87,21 +83,6 @@ def without_hidden_tests(source: str, hidden: set[str]) -> str:
     return "".join(line for n, line in enumerate(lines) if n not in drop)
 
 
-def solution_lines(reference: Path, exercises: Path) -> set[str]:
-    """Distinctive lines of reference solution code (between the markers, not in the stubs)."""
-    given = {line.strip() for f in exercises.rglob("*.py") for line in f.read_text().splitlines()}
-    found = set()
-    for path in reference.rglob("*.py"):
-        inside = False
-        for line in path.read_text().splitlines():
-            text = line.strip()
-            if text.startswith(BEGIN) or text.startswith(END):
-                inside = text.startswith(BEGIN)
-            elif inside and len(text) >= MIN_SOLUTION_LINE and text not in given | NOT_EVIDENCE:
-                found.add(text)
-    return found
-
-
 def _text_files(root: Path) -> Iterable[tuple[Path, str]]:
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.is_symlink():
@@ -111,15 +92,38 @@ def _text_files(root: Path) -> Iterable[tuple[Path, str]]:
                 continue
 
 
-def leaks(root: Path, solutions: set[str], hidden: set[str]) -> list[str]:
-    """Where ``root`` holds solution code or names a hidden item."""
-    found = []
-    for path, text in _text_files(root):
-        where = path.relative_to(root)
-        found += [f"{where}: solution line {line.strip()!r}" for line in text.splitlines()
-                  if line.strip() in solutions]
-        found += [f"{where}: names hidden item {item}" for item in sorted(hidden) if item in text]
-    return found
+def hidden_leaks(root: Path, hidden: set[str]) -> list[str]:
+    """Where ``root`` names a hidden item."""
+    return [f"{path.relative_to(root)}: names hidden item {item}"
+            for path, text in _text_files(root) for item in sorted(hidden) if item in text]
+
+
+def solution_leaks(release: Path, snippets: Sequence[str] = ()) -> list[str]:
+    """Everything the release ships that does a part of the assignment, checked by what it
+    does, not by how it is written (``leak_probe.py``, in a fresh interpreter on the release's
+    stubs and grader): every function of the release's ``grader/``, every function its
+    feedback snippets define (those its builders make for a representative set of failures,
+    its string constants that are code, and ``snippets``) and every part that installs itself
+    into an engine, tried where a student's ``build_topo``, ``zero_grad``, ``backward()``,
+    ``Tensor.backward``, op closure or op backward goes. Each that works there is a leak;
+    so is a check that could not be made."""
+    with tempfile.TemporaryDirectory(prefix="grader-leaks-") as tmp:
+        result = Path(tmp) / "leaks.json"
+        command = [sys.executable, "-I", "-B", str(LEAK_PROBE), str(release.resolve()),
+                   str(result)]
+        if snippets:
+            (Path(tmp) / "snippets.json").write_text(json.dumps(list(snippets)))
+            command.append(str(Path(tmp) / "snippets.json"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        try:
+            proc = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL, timeout=LEAK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return [f"the leak check did not finish within {LEAK_TIMEOUT:g} s"]
+        if proc.returncode != 0 or not result.is_file():
+            return [f"the leak check failed: {(proc.stdout + proc.stderr).strip()[-800:]}"]
+        report = json.loads(result.read_text())
+    return [*report["found"], *(f"not checked: {p}" for p in report["problems"])]
 
 
 def _collects(dest: Path) -> None:
@@ -161,7 +165,7 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     workflow = dest / ".github" / "workflows" / "classroom.yml"
     workflow.parent.mkdir(parents=True)
     shutil.copy2(TEMPLATES / "classroom.yml", workflow)
-    found = leaks(dest, solution_lines(REPO / "reference", REPO / "exercises"), hidden)
+    found = hidden_leaks(dest, hidden) + solution_leaks(dest)
     if found:
         raise ReleaseError("the release would leak:\n  " + "\n  ".join(found[:20]))
     _collects(dest)
