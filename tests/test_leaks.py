@@ -5,7 +5,8 @@ parts, its checks, anything else it ships), not the feedback it prints.
 ships and every function its snippets define is tried where a student's ``build_topo``,
 ``zero_grad``, ``backward()``, ``Tensor.backward``, op closure and op backward go. It must find
 what the grader once shipped (``tests/fixtures/leaky_grader.py``: the worker's own walk,
-backward, ledger and replacement ops, and the ``walk(out)`` every sugar failure printed), and
+backward, ledger and replacement ops, the ``walk(out)`` every sugar failure printed, and the
+broadcasting check's reduction, an ``unbroadcast``), and
 nothing in today's release, nor in the snippets of a representative set of failing checks.
 Also: the release's GitHub workflow is a valid one.
 """
@@ -104,6 +105,7 @@ def test_the_leak_check_finds_what_the_grader_once_shipped(tmp_path):
     for name in ("Add", "Mul", "Tanh", "Summation", "Transpose", "BroadcastTo", "MatMul"):
         assert finds(f"{module}grader_ops(engine), entered,",
                      f"babygrad.ops.{name}.backward"), found
+    assert finds(f"{module}reduce_to", "babygrad.broadcasting (unbroadcast)"), found
     assert finds("grader.worker.leaky:", "walk does micrograd.backward (Value.backward)")
     assert finds("snippet 0: walk", "micrograd.backward (Value.backward)"), found
     assert not any(f.startswith("not checked") for f in found), found

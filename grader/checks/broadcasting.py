@@ -7,7 +7,7 @@ import numpy as np
 from grader.checks import bugs
 from grader.checks.judge import WrongAnswer, mismatch
 from grader.grading.session import GradingSession, recorded
-from grader.language.graphs import Graph, format_leaf, function_source, names
+from grader.language.graphs import Graph, Node, format_leaf, function_source, names
 from grader.language.snippets import IMPORTS, array_literal
 from grader.worker import protocol
 
@@ -66,7 +66,7 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     wrong += [m for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
               if full is not None and full.shape == shape
               and (m := mismatch(f"gradient for {v} (shape {leaf})", got,
-                                 reduce_to(full, leaf), tol))]
+                                 summed_back(session, full, value_of(graph, v)), tol))]
     if wrong:
         found = [bugs.BUGS["broadcast-no-sum"].describe()] if any(
             g is not None and g.shape == shape != leaf
@@ -75,9 +75,13 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
                            snippet, found)
 
 
-def reduce_to(full: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """A gradient for a broadcast operand summed back to the operand's ``shape``: over the axes
-    broadcasting prepended, then over the axes it stretched from size 1."""
-    total = full.sum(axis=tuple(range(full.ndim - len(shape))))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and total.shape[i] != 1)
-    return total.sum(axis=stretched, keepdims=True).reshape(shape)
+def value_of(graph: Graph, var: str) -> np.ndarray:
+    return graph.leaves[names(graph).index(var)]
+
+
+def summed_back(session: GradingSession, full: np.ndarray, operand: np.ndarray) -> np.ndarray:
+    """A gradient for an operand broadcast to ``full``'s shape, summed back to the operand's
+    shape: what ``broadcast_to``'s backward gives for ``full``, asked of the oracles (so the
+    grader holds no reduction a student could copy)."""
+    graph = Graph("tensor", (operand,), (Node("broadcast_to", (0,), full.shape),))
+    return session.oracles.expected(graph, full).grads[0]

@@ -6,7 +6,8 @@
 The release's ``exercises/`` (the stubs: every solution raises ``NotImplementedError``) and its
 ``grader/`` go first on the path. Each *slot* is one thing a student writes, with a tiny
 grader-made example whose answer is known: ``build_topo``, ``zero_grad``, ``Value.backward``,
-``Tensor.backward`` (its ledger), each micrograd op's closure and each babygrad op's backward.
+``Tensor.backward`` (its ledger), each micrograd op's closure, each babygrad op's backward and
+``unbroadcast``.
 Each *candidate* is tried in every slot, called as a student would call it there: every
 module-level and class-level function of every module of the release's ``grader/`` (those
 that import), every function and class a feedback snippet defines (the snippets the grader's
@@ -367,6 +368,26 @@ def write_forwards() -> None:
             cls.forward = forward
 
 
+UNBROADCAST = ((2, 3, 4), (3, 1))
+"""A gradient's shape, and the shape it was broadcast from (an axis prepended, one stretched)."""
+
+
+@functools.cache
+def _unbroadcast_wants() -> tuple[np.ndarray, np.ndarray]:
+    from grader.language.graphs import OPS
+
+    big, small = UNBROADCAST
+    g = np.linspace(-1.0, 1.5, math.prod(big)).reshape(big) + 0.125
+    forward = OPS["broadcast_to"].forward
+    return g, _numeric(lambda x: forward(x, big), [np.zeros(small)], g)[0]
+
+
+def slot_unbroadcast(call: Callable[[np.ndarray, tuple[int, ...]], Any]) -> bool:
+    """``unbroadcast(grad, shape)``: ``grad`` summed back to ``shape``."""
+    g, want = _unbroadcast_wants()
+    return _close(call(g.copy(), UNBROADCAST[1]), want)
+
+
 def slot_tensor_op(cls_name: str, case: tuple[str, Any, list[np.ndarray]],
                    backward: Callable[[Any, Any, Any], Any] | None) -> bool:
     """The op's backward (``backward(function, out_grad, node)``, or the stub's own) must
@@ -486,6 +507,8 @@ def try_ops(name: str, function: Callable[..., Any], found: list[str]) -> None:
         build = (lambda a: function(a, 3)) if op == "pow" else function
         if needed <= count <= takes and attempt(slot_scalar_op, op, build):
             found.append(f"{name} does micrograd.ops.{op} (its result and closure)")
+    if needed <= 2 <= takes and attempt(slot_unbroadcast, function):
+        found.append(f"{name} does babygrad.broadcasting (unbroadcast)")
     for cls_name, case in TENSOR_CASES.items():
         for count, backward in ((3, function), (2, lambda f, g, node: function(g, node))):
             if needed <= count <= takes and attempt(slot_tensor_op, cls_name, case, backward):
@@ -506,6 +529,8 @@ def baseline(label: str, found: list[str]) -> None:
     for op, (_, _, written) in SCALAR_OPS.items():
         if attempt(slot_scalar_op, op, written):
             found.append(f"{label} does micrograd.ops.{op} (its result and closure)")
+    if attempt(slot_unbroadcast, bops.unbroadcast):
+        found.append(f"{label} does babygrad.broadcasting (unbroadcast)")
     for cls_name, case in TENSOR_CASES.items():
         if attempt(slot_tensor_op, cls_name, case, None):
             found.append(f"{label} does babygrad.ops.{cls_name}.backward")
