@@ -173,3 +173,13 @@ def test_nothing_the_release_ships_or_prints_does_a_students_work(tmp_path):
     snippets = failing_snippets()
     assert len(snippets) == len(FAILING_CHECKS)
     assert solution_leaks(release_like(tmp_path), snippets) == []
+
+
+@pytest.mark.slow
+def test_every_failing_checks_snippet_still_runs():
+    """Without the grader's walk, each snippet is still runnable as it is: on the reference
+    (whose answers the tampered worker misreported), each prints and exits cleanly."""
+    for snippet in failing_snippets():
+        run = subprocess.run([sys.executable, "-c", snippet], cwd=REPO / "reference",
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0 and run.stdout, (snippet, run.stderr)

@@ -112,7 +112,10 @@ def test_make_grade_gives_the_stubs_zero(student, python, tmp_path):
     document = json.loads((tmp_path / "grade.json").read_text())
     assert document["score"] == 0 and len(document["items"]) == len(
         load(student / "rubric.yaml").items)
-    assert {i["status"] for i in document["items"]} == {"missing"}
+    statuses = {i["id"]: i["status"] for i in document["items"]}
+    # accumulate grades the closures of ops that work: none does (tests/test_grading.py)
+    assert statuses.pop("micrograd.accumulate") == "not_gradable"
+    assert set(statuses.values()) == {"missing"}
     assert "not implemented" in run.stdout
 
 

@@ -48,7 +48,9 @@ from typing import Any
 import numpy as np
 
 CALL_SECONDS = 0.1
-"""A candidate's time on one call: an answer takes microseconds on these examples."""
+"""A candidate's CPU time on one call: an answer takes microseconds on these examples."""
+WALL_SECONDS = 2.0
+"""Its wall time, for one that waits (on a lock, a queue) rather than computes."""
 
 # ----------------------------------------------------------------------------- the stubs
 
@@ -421,10 +423,23 @@ def _alarm(*_: Any) -> None:
     raise Timeout
 
 
+def _limit() -> None:
+    """Until ``_unlimit``, ``Timeout`` is raised every ``CALL_SECONDS`` of CPU time (machine
+    load does not move it) and every ``WALL_SECONDS``: a candidate that catches one meets the
+    next."""
+    signal.setitimer(signal.ITIMER_PROF, CALL_SECONDS, CALL_SECONDS)
+    signal.setitimer(signal.ITIMER_REAL, WALL_SECONDS, WALL_SECONDS)
+
+
+def _unlimit() -> None:
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def attempt(run: Callable[..., bool], *args: Any) -> bool:
-    """``run(*args)``, a candidate inside it, within ``CALL_SECONDS``: any failure is False
+    """``run(*args)``, a candidate inside it, within its time (``_limit``): any failure is False
     (whatever a candidate changed of the stubs is put back after all its trials)."""
-    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS, CALL_SECONDS)
+    _limit()
     try:
         return bool(run(*args))
     except BaseException as exc:  # noqa: BLE001 - a candidate that fails fills nothing
@@ -432,7 +447,7 @@ def attempt(run: Callable[..., bool], *args: Any) -> bool:
             raise
         return False
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _unlimit()
 
 
 
@@ -543,14 +558,14 @@ def try_installing(name: str, function: Callable[..., Any], found: list[str]) ->
     if shape is None or not shape[0] <= 1 <= shape[1]:
         return
     for engine in (mg, TENSOR_ENGINE, babygrad):
-        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS, CALL_SECONDS)
+        _limit()
         try:
             result = function(engine)
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _unlimit()
             if hasattr(result, "__enter__") and hasattr(result, "__exit__"):
-                signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS, CALL_SECONDS)
+                _limit()
                 with result:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    _unlimit()
                     baseline(f"{name}(engine), entered,", found)
             elif _changed(PRISTINE):
                 baseline(f"{name}(engine)", found)
@@ -558,7 +573,7 @@ def try_installing(name: str, function: Callable[..., Any], found: list[str]) ->
             if isinstance(exc, KeyboardInterrupt):
                 raise
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _unlimit()
             if _changed(PRISTINE):
                 _restore(PRISTINE)
 
@@ -610,14 +625,14 @@ def snippet_definitions(label: str, text: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "snippet"}
     for node in keep:  # one at a time: a definition that fails costs only itself
         module = ast.Module(body=[node], type_ignores=[])
-        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+        _limit()
         try:
             exec(compile(module, f"<{label}>", "exec"), namespace)  # noqa: S102
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, KeyboardInterrupt):
                 raise
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _unlimit()
     return namespace
 
 
@@ -716,6 +731,7 @@ def main() -> None:
     found: list[str] = []
     problems: list[str] = []
     signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _alarm)
     work = tempfile.mkdtemp(prefix="grader-leaks-")
     os.chdir(work)
     modules = grader_modules(problems)
@@ -741,7 +757,7 @@ def main() -> None:
                     if isinstance(exc, KeyboardInterrupt):
                         raise
                 finally:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    _unlimit()
                     if _changed(PRISTINE):  # whatever it changed, put back
                         _restore(PRISTINE)
     result_path.write_text(json.dumps({"found": sorted(set(found)), "problems": problems,

@@ -14,9 +14,9 @@ to know what each mutant of the region must cost. A marker too long for its line
 the comment lines right after it that are indented (``#`` and at least two spaces): the items
 until the ``]``, and the instruction when nothing follows the colon::
 
-    # BEGIN SOLUTION [babygrad.broadcasting; babygrad.ops.add, babygrad.ops.mul,
-    #   babygrad.ops.matmul]:
-    #   sum over the prepended axes, then over stretched size-1 axes (keepdims)
+    # BEGIN SOLUTION [babygrad.broadcasting; babygrad.ops.add, babygrad.ops.sub,
+    #   babygrad.ops.div]:
+    #   an instruction that would not fit on the marker's line
 
 Rendering replaces each fenced block, markers included, with a comment naming the items it
 serves (``# graded by micrograd.ops.add``) and one ``raise NotImplementedError("<instruction>")``
