@@ -40,9 +40,11 @@ CASES = [
     Named("overwrite-grad", "babygrad.accumulate:ledger-overwrites",
           ("n0 = Given(1.0)(Tensor(", "n1 = Given(", "n1.backward()"), 4),
     Named("topo-not-reversed", "micrograd.backward:walks-forwards",
-          ("n0 = Value(1.0)", ".backward()"), 6, status="partial"),
+          ("n0 = Value(1.0)", "micrograd.engine.build_topo = lambda root: [n0, ",
+           ".backward()"), 7, status="partial"),
     Named("no-seed", "micrograd.backward:no-seed",
-          ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0,", "n1.backward()"), 4),
+          ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0,",
+           "micrograd.engine.build_topo = lambda root: [n0, n1]", "n1.backward()"), 5),
     Named("revisits-shared-nodes", "micrograd.topo:revisits-shared-nodes",
           ("depth = 16", "for _ in range(depth):", "build_topo(node)"), 9, status="partial"),
     Named("no-visited-set", "micrograd.topo:no-visited-check",
@@ -87,12 +89,12 @@ def test_a_bug_that_is_no_classic_one_is_not_named(tmp_path, planted):
 
 def _example(feedback: str) -> list[str]:
     """The first runnable example's own lines: no imports, no grader helper (``given``,
-    ``walk``, ``class Given``)."""
+    ``recording``, ``class Given``)."""
     body = feedback.split("```python\n", 1)[1].split("```", 1)[0].splitlines()
     helper = False
     lines = []
     for line in body:
-        if line.startswith(("def given(", "def walk(", "class Given(")):
+        if line.startswith(("def given(", "def recording(", "class Given(")):
             helper = True
         elif helper and (line.startswith(" ") or not line):
             continue
