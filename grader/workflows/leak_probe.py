@@ -18,9 +18,9 @@ the stubs' own operators and methods are tried. A candidate that fills a slot is
 a slot the stubs fill themselves. The result: ``{"found": [...], "problems": [...],
 "candidates": N}``.
 
-Candidates are the grader's own code, called with arguments it does not expect: each call runs
-in a directory of its own with a time limit, and cannot start a process, delete or rename a
-file, or sleep. Nothing here is a solution: every expected answer is written out as numbers or
+Candidates are the grader's own code, called with arguments it does not expect: they run in a
+scratch directory, each call within a time limit, and cannot start a process, delete or rename
+a file, or sleep. Nothing here is a solution: every expected answer is written out as numbers or
 computed by central differences.
 """
 
@@ -108,7 +108,7 @@ def _restore(saved: list[tuple[Any, dict[str, Any]]]) -> None:
 
 _MISSING = object()
 PRISTINE: list[tuple[Any, dict[str, Any]]] = []
-"""The stubs as shipped: restored after every call of a candidate."""
+"""The stubs as shipped (their forwards written): restored after each candidate."""
 
 # ------------------------------------------------------------------------ slot fixtures
 
@@ -394,7 +394,6 @@ def slot_tensor_op(cls_name: str, case: tuple[str, Any, list[np.ndarray]],
                    backward: Callable[[Any, Any, Any], Any] | None) -> bool:
     """The op's backward (``backward(function, out_grad, node)``, or the stub's own) must
     return each input's gradient for a drawn ``out_grad``."""
-
     _, param, arrays = case
     cls = getattr(bops, cls_name)
     function = cls(param) if param is not None else cls()
@@ -450,9 +449,6 @@ def attempt(run: Callable[..., bool], *args: Any) -> bool:
         _unlimit()
 
 
-
-
-
 def _positional(function: Callable[..., Any]) -> tuple[int, int] | None:
     """How many positional arguments ``function`` needs and takes (None: not callable so)."""
     try:
@@ -492,6 +488,7 @@ def _arrangements(needed: int, takes: float, primary: list[Any], extras: list[An
 
 
 def try_walks(name: str, function: Callable[..., Any], found: list[str]) -> None:
+    """``function`` where a walk goes: with the root, and the extras around it."""
     shape = _positional(function)
     if shape is None or shape[1] == 0:
         return
@@ -513,6 +510,9 @@ def try_walks(name: str, function: Callable[..., Any], found: list[str]) -> None
 
 
 def try_ops(name: str, function: Callable[..., Any], found: list[str]) -> None:
+    """``function`` where an op goes: making a micrograd op's result from its operands,
+    ``unbroadcast(grad, shape)``, and a babygrad op's backward (``backward(self, out_grad,
+    node)`` with the op as ``self``, or ``backward(out_grad, node)``)."""
     shape = _positional(function)
     if shape is None or shape[1] == 0:
         return

@@ -105,8 +105,8 @@ def solution_leaks(release: Path, snippets: Sequence[str] = ()) -> list[str]:
     feedback snippets define (those its builders make for a representative set of failures,
     its string constants that are code, and ``snippets``) and every part that installs itself
     into an engine, tried where a student's ``build_topo``, ``zero_grad``, ``backward()``,
-    ``Tensor.backward``, op closure, op backward or ``unbroadcast`` goes. Each that works there is a leak;
-    so is a check that could not be made."""
+    ``Tensor.backward``, op closure, op backward or ``unbroadcast`` goes. Each that works
+    there is a leak; so is a check that could not be made."""
     with tempfile.TemporaryDirectory(prefix="grader-leaks-") as tmp:
         result = Path(tmp) / "leaks.json"
         command = [sys.executable, "-I", "-B", str(LEAK_PROBE), str(release.resolve()),
