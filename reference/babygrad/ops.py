@@ -172,7 +172,7 @@ class Pow(Function):
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION [babygrad.ops.pow]:
+        # BEGIN SOLUTION [babygrad.ops.pow; babygrad.broadcasting]:
         #   d/da = b * a**(b-1) and d/db = a**b * log(a), unbroadcast each
         a, b = node._inputs
         g, x, y = out_grad.data, a.data, b.data
