@@ -97,7 +97,8 @@ def solution_lines(reference: Path, exercises: Path) -> set[str]:
             text = line.strip()
             if text.startswith(BEGIN) or text.startswith(END):
                 inside = text.startswith(BEGIN)
-            elif inside and len(text) >= MIN_SOLUTION_LINE and text not in given | NOT_EVIDENCE:
+            elif (inside and not text.startswith("#")  # a marker's continued instruction
+                  and len(text) >= MIN_SOLUTION_LINE and text not in given | NOT_EVIDENCE):
                 found.add(text)
     return found
 
