@@ -178,6 +178,18 @@ PREORDER_TENSOR_WALK = """        order = []
 output comes first, but a shared tensor may come before one of the tensors that use it (right
 on trees, wrong on some DAGs)."""
 
+RELU_BODY = """        out = Value(self.data if self.data > 0 else 0.0, (self,), "relu")
+
+        def _backward():
+            self.grad += (1.0 if self.data > 0 else 0.0) * out.grad
+
+        out._backward = _backward
+        return out
+"""
+"""The reference's ``Value.relu`` body (its solution region)."""
+RELU_RETURN = "        return out\n        # END SOLUTION\n\n    # ----"
+"""``Value.relu``'s return: the last primitive's, just before the composed operations."""
+
 MICROGRAD_BUGS = [
     bug("micrograd.topo", "no-visited-check", MICRO, (
         ("            if id(child) not in visited:\n", "            if True:\n"),)),
@@ -217,6 +229,10 @@ MICROGRAD_BUGS = [
          "    root.grad = 0.0\n    seen = {id(root)}\n    stack = []\n"),)),
     bug("micrograd.zero_grad", "skips-leaves", MICRO, (
         ("        node.grad = 0.0\n", "        if node._prev:\n            node.grad = 0.0\n"),)),
+    bug("micrograd.zero_grad", "revisits-shared-nodes", MICRO, (  # right, in exponential time
+        ("                seen.add(id(child))\n", ""),)),
+    bug("micrograd.zero_grad", "no-visited-check", MICRO, (
+        ("            if id(child) not in seen:\n", "            if True:\n"),)),
     bug("micrograd.ops.add", "no-chain-rule", MICRO, (
         ("self.grad += out.grad\n            other.grad += out.grad",
          "self.grad += 1.0\n            other.grad += 1.0"),)),
@@ -256,6 +272,12 @@ MICROGRAD_BUGS = [
         ("self.grad += out.data * out.grad", "self.grad += math.exp(out) * out.grad"),)),
     bug("micrograd.ops.relu", "passes-everything", MICRO, (
         ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),)),
+    bug("micrograd.ops.relu", "passes-at-zero", MICRO, (  # the draws keep relu away from 0
+        ("(1.0 if self.data > 0 else 0.0) * out.grad",
+         "(1.0 if self.data >= 0 else 0.0) * out.grad"),)),
+    bug("micrograd.ops.relu", "returns-operand", MICRO, (  # right where x > 0, but no node
+        (RELU_RETURN, RELU_RETURN.replace("return out", "return self")),)),
+    bug("micrograd.ops.relu", "does-nothing", MICRO, ((RELU_BODY, "        return self\n"),)),
     bug("micrograd.sugar", "rsub-reversed", MICRO, (
         ("return other + (-self)", "return self + (-other)"),)),
     bug("micrograd.sugar", "rtruediv-reversed", MICRO, (
@@ -359,6 +381,23 @@ BABYGRAD_BUGS = [
     bug("babygrad.accumulate", "ledger-overwrites", TENSOR, (
         ("ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
          "ledger[key] = part.data"),)),
+    bug("babygrad.broadcasting", "pow-not-summed-back", OPS, (
+        ("return _grad(unbroadcast(g * da, a.shape), a), _grad(unbroadcast(g * db, b.shape), b)",
+         "return _grad(g * da, a), _grad(g * db, b)"),)),
+    bug("babygrad.broadcasting", "pow-summed-to-the-other-shape", OPS, (
+        ("_grad(unbroadcast(g * db, b.shape), b)", "_grad(unbroadcast(g * db, a.shape), b)"),)),
+    bug("babygrad.backward", "grads-an-output-not-requiring-grad", TENSOR, (
+        ("            if node.requires_grad:\n", "            if True:\n"),)),
+    bug("babygrad.backward", "nothing-to-do-for-a-leaf", TENSOR, (
+        ("        if grad is None:\n            grad = Tensor(np.ones_like",
+         "        if self._op is None:\n            return  # a leaf: nothing to propagate\n"
+         "        if grad is None:\n            grad = Tensor(np.ones_like"),)),
+    bug("babygrad.ops.summation", "negative-axes-not-normalized", OPS, (
+        ("        summed = {axis % a.ndim for axis in summed}\n", ""),)),
+    bug("babygrad.ops.relu", "passes-gradient-at-zero", OPS, (
+        ("out_grad.data * (a.data > 0)", "out_grad.data * (a.data >= 0)"),)),
+    bug("babygrad.ops.abs", "divides-by-sign", OPS, (
+        ("out_grad.data * np.sign(a.data)", "out_grad.data / np.sign(a.data)"),)),
 ]
 
 def _reference_text(file: str, start: str, end: str) -> str:
@@ -395,6 +434,36 @@ DO_NOTHING_BACKWARDS = [
 """``Tensor.backward`` bodies that do nothing, or nothing that propagates: they serve both
 ``babygrad.backward`` and ``babygrad.accumulate`` (one region), so each costs both items, all
 their points, and is graded by its own test rather than in the catalogue of one-item bugs."""
+
+CALLS_OP_BACKWARD_WRONG = [
+    bug("babygrad.backward", "single-gradient-not-wrapped", TENSOR, (
+        ("            if isinstance(parts, Tensor):\n                parts = (parts,)\n", ""),)),
+    bug("babygrad.backward", "backward-given-the-root", TENSOR, (
+        ("node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), node)",
+         "node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), self)"),)),
+]
+"""``Tensor.backward`` calling the ops' backward wrong: a one-input op's bare Tensor taken for
+a tuple, or another tensor than the op's output given as ``node``. They serve both
+``babygrad.backward`` and ``babygrad.accumulate`` (one region) and cost both, nothing else."""
+
+UNBROADCAST_BODY = _reference_text(OPS, "    shape = tuple(shape)\n",
+                                   "return grad.reshape(shape)\n")
+"""The reference's whole ``unbroadcast`` body (its solution region)."""
+
+UNBROADCAST_BUGS = [
+    bug("babygrad.broadcasting", "unbroadcast-returns-zeros", OPS, (
+        (UNBROADCAST_BODY, "    return np.zeros(shape, dtype=grad.dtype)\n"),)),
+    bug("babygrad.broadcasting", "unbroadcast-returns-its-input", OPS, (
+        (UNBROADCAST_BODY, "    return grad\n"),)),
+]
+"""``unbroadcast`` gone wrong: its region serves ``babygrad.broadcasting`` and also every op
+whose backward calls it (those items may lose too). Returning zeros sums nothing: the
+operands broadcast beforehand are wrong as well, so ``babygrad.broadcasting`` is not gradable
+and scores 0; returning its input is right where nothing needs summing and fails it."""
+
+UNBROADCAST_CALLERS = {f"babygrad.ops.{op}" for op in
+                       ("add", "mul", "sub", "div", "pow", "broadcast_to", "matmul")}
+"""The items whose op's backward calls ``unbroadcast`` in the reference."""
 
 CATALOGUE = {b.label: b for b in MICROGRAD_BUGS + BABYGRAD_BUGS}
 """Every planted bug, by label (``item:name``)."""

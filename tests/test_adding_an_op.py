@@ -27,7 +27,7 @@ ROW = '''        _op("square", 1, lambda a, p: a * a, lambda a, p: a * a,
 
 VALUE_SQUARE = '''    def square(self):
         """Return self * self; d(a * a)/da = 2 * a."""
-        # BEGIN SOLUTION: the local derivative is 2 * x
+        # BEGIN SOLUTION [micrograd.ops.square]: the local derivative is 2 * x
         out = Value(self.data * self.data, (self,), "square")
 
         def _backward():
@@ -43,12 +43,12 @@ SQUARE_FUNCTION = '''class Square(Function):
     """a * a"""
 
     def forward(self, a):
-        # BEGIN SOLUTION: return a * a
+        # BEGIN SOLUTION [babygrad.ops.square]: return a * a
         return a * a
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION: the local derivative is 2 * a
+        # BEGIN SOLUTION [babygrad.ops.square]: the local derivative is 2 * a
         return _grad(out_grad.data * 2 * node._inputs[0].data, node._inputs[0])
         # END SOLUTION
 

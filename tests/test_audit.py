@@ -145,10 +145,22 @@ def test_a_seeded_sample_of_the_audit_holds(tmp_path: Path):
     assert (tmp_path / "audit.json").is_file() and (tmp_path / "audit.html").is_file()
 
 
-def test_listed_equivalents_are_read_from_the_reference(tmp_path: Path):
-    (tmp_path / audit.EQUIVALENTS).write_text("m-one: the change is never reached\n")
-    assert audit.load_equivalents(tmp_path) == {"m-one": "the change is never reached"}
-    assert audit.load_equivalents(tmp_path / "missing") == {}
+def test_judgements_are_read_from_the_reference(tmp_path: Path):
+    (tmp_path / audit.JUDGEMENTS).write_text(
+        "equivalent:\n  m-one: the change is never reached\noverwrites:\n  m-two: why\n")
+    judgements = audit.load_judgements(tmp_path)
+    assert judgements.equivalent == {"m-one": "the change is never reached"}
+    assert judgements.overwrites == {"m-two": "why"}
+    assert audit.load_judgements(tmp_path / "missing") == audit.Judgements()
+    (tmp_path / audit.JUDGEMENTS).write_text("equivalents:\n  m-one: typo in the section\n")
+    with pytest.raises(audit.UsageFailure):
+        audit.load_judgements(tmp_path)
+
+
+def test_a_judged_overwrite_may_be_named_overwrite_grad():
+    grade = named(report(**{"micrograd.accumulate": 0.0}), "overwrite-grad")
+    assert audit.judge(mutant(), grade, BASELINE,
+                       overwrites=frozenset({"m-binary-operator"})).misdiagnosis == ""
 
 
 def test_do_nothing_on_a_shared_item_must_cost_points_there():

@@ -25,9 +25,12 @@ from grader.layout import DEFAULT_RUBRIC
 from tests.grading import REFERENCE, comparable, grade_report
 from tests.planted import (
     BABYGRAD_BUGS,
+    CALLS_OP_BACKWARD_WRONG,
     DO_NOTHING_BACKWARDS,
     MICROGRAD_BUGS,
     PAIRS,
+    UNBROADCAST_BUGS,
+    UNBROADCAST_CALLERS,
     Bug,
     pair_label,
     plant,
@@ -104,3 +107,43 @@ def test_a_tensor_backward_that_does_nothing_earns_nothing(tmp_path, bug):
             if item_id not in ("babygrad.backward", "babygrad.accumulate")
             and (item["status"] != "passed" or item["score"] < item["max_score"])]
     assert lost == []
+
+
+def _babygrad_grade(tmp_path: Path, bug: Bug) -> dict[str, dict]:
+    """Every babygrad item but ``babygrad.graphs``, graded on the reference with ``bug``."""
+    only = [item.id for item in RUBRIC.items
+            if item.assignment == "babygrad" and not item.id.endswith(".graphs")]
+    report = grade_report(plant(tmp_path, bug), assignment="babygrad", only=only)
+    return {item["id"]: item for item in report.items}
+
+
+def _lost(items: dict[str, dict]) -> set[str]:
+    return {item_id for item_id, item in items.items()
+            if item["status"] != "passed" or item["score"] < item["max_score"]}
+
+
+@pytest.mark.parametrize("bug", CALLS_OP_BACKWARD_WRONG,
+                         ids=[b.name for b in CALLS_OP_BACKWARD_WRONG])
+def test_a_tensor_backward_that_calls_op_backward_wrong_costs_its_two_items(tmp_path, bug):
+    """The grader's own ops return a bare Tensor for one input, as the ops' docstring allows,
+    and check that ``backward(out_grad, node)`` is given their own output: a ``Tensor.backward``
+    that takes the first for a tuple, or gives another tensor, fails ``babygrad.backward`` and
+    ``babygrad.accumulate`` (one region serves both), and costs no other item."""
+    items = _babygrad_grade(tmp_path, bug)
+    assert _lost(items) == {"babygrad.backward", "babygrad.accumulate"}, {
+        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)}
+
+
+@pytest.mark.parametrize("bug", UNBROADCAST_BUGS, ids=[b.name for b in UNBROADCAST_BUGS])
+def test_an_unbroadcast_that_sums_nothing_earns_nothing(tmp_path, bug):
+    """``unbroadcast`` returning zeros is wrong on operands broadcast beforehand too, where the
+    op's own item grades it: ``babygrad.broadcasting`` is not gradable and scores 0. Returning
+    its input is right there and wrong where broadcasting happened: it fails. Either costs
+    nothing but ``babygrad.broadcasting`` and the items of the ops whose backward calls it."""
+    items = _babygrad_grade(tmp_path, bug)
+    broadcasting = items["babygrad.broadcasting"]
+    assert broadcasting["score"] == 0, broadcasting["feedback"]
+    assert broadcasting["status"] == (
+        "not_gradable" if bug.name == "unbroadcast-returns-zeros" else "failed")
+    assert _lost(items) - {"babygrad.broadcasting"} <= UNBROADCAST_CALLERS, {
+        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)}

@@ -305,6 +305,33 @@ def test_a_hung_probe_aborts_the_test_as_a_timeout():
     assert "timed out" in grading.aborts[TEST].reason
 
 
+def relu_at(zero: float) -> Graph:
+    return Graph("scalar", (np.asarray(zero),), (Node("relu", (0,)),))
+
+
+@pytest.mark.parametrize("zero", [0.0, -0.0], ids=["zero", "negative-zero"])
+def test_relu_at_zero_right_answer_passes(zero):
+    grading = session("micrograd.ops.relu")
+    ops.check_relu_at_zero(grading, relu_at(zero), np.asarray(-1.5))
+    assert asked(grading) == ["load", "op"]
+
+
+def test_relu_letting_the_gradient_through_at_zero_fails_by_its_docstring():
+    grading = session("micrograd.ops.relu", {"op": set_entry("grads", 0, -1.5)})
+    verdict = wrong(ops.check_relu_at_zero, grading, relu_at(-0.0), np.asarray(-1.5))
+    assert verdict.reason == "wrong gradient at 0"
+    assert verdict.details[0] == "backward: gradient for a: expected 0, got -1.5"
+    assert ops.RELU_DOCSTRING in verdict.details[1]
+    assert verdict.snippet.endswith("a = Value(-0.0)\nout = a.relu()\nout.grad = -1.5\n"
+                                    "out._backward()\nprint(out.data, a.grad)")
+    assert verdict.bugs == []
+
+
+def test_relu_at_zero_cites_the_stubs_own_docstring():
+    stub = (REFERENCE.parent / "exercises" / "micrograd" / "engine.py").read_text()
+    assert ops.RELU_DOCSTRING in " ".join(stub.split())
+
+
 # ------------------------------------------------------------------------------ walks
 
 # n0, n1 leaves; n2 = 2 n0 - n1; n3 = 0.5 n2 + 3 n0 (n0 shared). Gradients: 4, -0.5, 0.5, 1.
@@ -414,6 +441,72 @@ def test_zero_grad_leaving_a_leaf_names_it():
     verdict = wrong(walks.check_zero_grad, grading, DAG)
     assert (verdict.reason, verdict.details) == ("zero_grad left gradients behind",
                                                  ["n1.grad is 1.5"])
+
+
+def test_zero_grad_cost_right_answer_passes():
+    grading = session("micrograd.zero_grad")
+    walks.check_zero_grad_cost(grading, 6)
+    assert asked(grading) == ["load", "zero_grad"]
+
+
+def test_zero_grad_cost_out_of_time_revisits_shared_nodes():
+    grading = session("micrograd.zero_grad", {"zero_grad": revisiting})
+    verdict = wrong(walks.check_zero_grad_cost, grading, 6)
+    assert verdict.reason == f"zero_grad {walks.EXPONENTIAL}"
+    assert verdict.details[0].startswith("it did not finish on a chain of 6 diamonds (19 nodes)")
+    assert "depth = 16" in verdict.snippet and "zero_grad(nodes[-1])" in verdict.snippet
+    assert names_bug(verdict, "revisits-shared-nodes")
+    assert asked(grading) == ["load", "zero_grad", "zero_grad"]
+    assert TEST not in grading.aborts  # a verdict, not an abort
+
+
+@pytest.mark.parametrize("reads", ["hangs", "few"])
+def test_zero_grad_cost_out_of_time_is_not_named_unless_it_revisits(reads):
+    """A ``zero_grad`` that hangs on the few levels too, or reads each node's ``_prev`` a few
+    times there, runs out of time for some other reason: no name."""
+    def tamper(case: dict[str, Any], answer: Answer) -> Answer:
+        if not case.get("count_reads") or reads == "hangs":
+            raise WorkerFailure("timeout", "timed out")
+        return answer
+
+    grading = session("micrograd.zero_grad", {"zero_grad": tamper})
+    verdict = wrong(walks.check_zero_grad_cost, grading, 6)
+    assert verdict.reason == "zero_grad ran out of time on shared nodes"
+    assert "again" not in " ".join(verdict.details)
+    assert verdict.bugs == []
+    assert TEST not in grading.aborts
+
+
+def test_zero_grad_cost_fails_a_zero_grad_that_is_fast_for_doing_nothing():
+    grading = session("micrograd.zero_grad", {"zero_grad": lambda case, answer: {
+        "grads": [encode(0.5 + i) for i in range(len(answer["grads"]))]}})
+    verdict = wrong(walks.check_zero_grad_cost, grading, 6)
+    assert verdict.reason == "zero_grad left gradients behind"
+    assert verdict.details[0] == "n0.grad is 0.5"
+    assert "depth = 6" in verdict.snippet and "not reset:" in verdict.snippet
+    assert verdict.bugs == []
+
+
+def test_zero_grad_walks_with_the_graders_build_topo():
+    """A ``zero_grad`` that walks with ``build_topo`` is graded on its own: while it runs, the
+    grader's build_topo stands in for the engine's (whether that one is right, or fast, is
+    micrograd.topo's question), and is put back after."""
+    micrograd = engine("micrograd")
+
+    def own_build_topo(root: Any) -> list[Any]:
+        raise AssertionError("the engine's own build_topo ran")
+
+    def zero_grad(root: Any) -> None:
+        for node in module.build_topo(root):
+            node.grad = 0.0
+
+    module = type(micrograd)("walks_with_build_topo")  # an engine module of its own
+    module.Value, module.build_topo, module.zero_grad = micrograd.Value, own_build_topo, zero_grad
+    answer = probes.probe_zero_grad(module, {"dag": walks.diamonds(40).to_json(),
+                                             "count_reads": True})
+    assert module.build_topo is own_build_topo
+    assert all(decode(grad) == 0.0 for grad in answer["grads"])
+    assert answer["reads"] == [1] * 121  # the grader's walk reads each node's _prev once
 
 
 def test_deep_right_answer_passes():
@@ -570,6 +663,68 @@ def test_tensor_backward_walking_forwards_is_named():
     assert names_bug(verdict, "topo-not-reversed")
 
 
+def test_tensor_backward_with_every_leaf_frozen_leaves_every_grad_none():
+    grading = session("babygrad.backward")
+    walks.check_tensor_backward(grading, TREE, (2,), (0, 1), UPSTREAM)
+    grading = session("babygrad.backward", {"tensor_backward": set_entry(
+        "grads", 2, UPSTREAM)})
+    verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (0, 1), UPSTREAM)
+    assert verdict.details == ["n2.grad: expected None (n2 does not require grad), got "
+                               "shape (2,) [ 0.5, -1.5]"]
+
+
+@pytest.mark.parametrize("grad", [None, UPSTREAM], ids=["ones", "upstream"])
+def test_tensor_backward_on_a_lone_leaf_gives_it_the_upstream_gradient(grad):
+    leaf = Dag(1, ())
+    grading = session("babygrad.backward")
+    walks.check_tensor_backward(grading, leaf, (2,), (), grad)
+    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
+        "grads": [None]}})
+    verdict = wrong(walks.check_tensor_backward, grading, leaf, (2,), (), grad)
+    assert verdict.details[0].startswith("n0.grad: expected shape (2,) [")
+    assert verdict.details[0].endswith("got None (never set)")
+    assert verdict.snippet.endswith("n0.backward(" + ("" if grad is None else (
+        "Tensor(np.array([0.5, -1.5]), requires_grad=False)")) + ")\nprint([n.grad for n in "
+        "(n0, n0)])")
+
+
+def test_the_grader_ops_return_a_bare_tensor_for_one_input_and_check_their_node():
+    """A one-input op of the grader's returns a Tensor (the ops' docstring allows it), and
+    each one's backward must be given its own output."""
+    babygrad = engine("babygrad")
+    case = {"dag": Dag(1, (((0, 2.0),), ((0, 1.0), (1, 1.0)))).to_json(), "shape": [2]}
+    nodes, calls, _ = probes._given_tensor(babygrad, case)
+    grad = babygrad.Tensor(np.ones(2), requires_grad=False)
+    assert isinstance(nodes[1]._op.backward(grad, nodes[1]), babygrad.Tensor)
+    assert len(nodes[2]._op.backward(grad, nodes[2])) == 2
+    with pytest.raises(ValueError, match="not this op's output"):
+        nodes[2]._op.backward(grad, nodes[1])
+    assert calls == [1, 2]
+
+
+KINK = Graph("tensor", (np.zeros((2, 2)),), (Node("relu", (0,)),))
+KINK_GRAD = np.array([[1.0, -0.5], [2.0, 0.0]])
+
+
+@pytest.mark.parametrize("op", ["relu", "abs"])
+def test_kink_right_answer_passes(op):
+    grading = session(f"babygrad.ops.{op}")
+    ops.check_kink(grading, Graph("tensor", KINK.leaves, (Node(op, (0,)),)), KINK_GRAD)
+    assert asked(grading) == ["load", "op"]
+
+
+@pytest.mark.parametrize("got", [KINK_GRAD, np.array([[np.inf, -np.inf], [np.inf, np.nan]])],
+                         ids=["passes-it", "divides-by-sign"])
+def test_kink_a_gradient_at_zero_fails(got):
+    grading = session("babygrad.ops.relu", {"op": set_entry("grads", 0, got)})
+    verdict = wrong(ops.check_kink, grading, KINK, KINK_GRAD)
+    assert verdict.reason == "wrong gradient at 0"
+    assert verdict.details[0].startswith("backward: gradient for a:\nexpected shape (2, 2)")
+    assert verdict.details[1].startswith("ops.ReLU() passes no gradient where its operand is "
+                                         "exactly 0")
+    assert "a = Tensor([[0.0, 0.0], [0.0, 0.0]], requires_grad=True)" in verdict.snippet
+
+
 def test_a_micrograd_result_must_record_its_operands():
     """Right numbers, but ``out._prev`` without ``b``: no walk would ever reach b."""
     mul = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)),))
@@ -694,6 +849,48 @@ def test_accumulate_of_sugar_composed_wrong_waits_for_sugar():
     assert asked(grading) == ["load", "accumulate", "accumulate"]  # separate, composition
 
 
+RELU = Graph("scalar", (1.5,), (Node("relu", (0,)),))
+
+
+def test_accumulate_probe_says_which_results_are_their_own_operand():
+    """``relu`` that returns ``self``: right where x > 0 (the walk seeds the operand), and no
+    node of its own, so a preloaded gradient is lost to no ``=``."""
+    micrograd = engine("micrograd")
+
+    class ReturnsSelf(micrograd.Value):  # type: ignore[name-defined]
+        def relu(self) -> Any:
+            return self
+
+    module = type(micrograd)("returns_self")  # an engine module of its own
+    module.Value = ReturnsSelf
+    for graph, aliased in [(RELU, [1]), (TWICE, [])]:
+        case = {"graph": graph.to_json(), "out_grad": 1.0, "preload": [0.5]}
+        for run in ("separate", "composition"):
+            answer = probes.probe_accumulate(module, case | {"run": run, "own": ["relu"]})
+            assert answer["returns_operand"] == aliased
+        assert probes.probe_accumulate(engine("micrograd"), case | {"run": "separate"})[
+            "returns_operand"] == []
+
+
+def test_accumulate_waits_for_an_op_whose_result_is_its_operand():
+    """The uses apart right, but an op's result is its operand: not gradable until that op's
+    item passes (never overwrite-grad, though the preload is lost)."""
+    def aliased(case: dict[str, Any], answer: Answer) -> Answer:
+        return answer | {"returns_operand": [1]} if case["run"] == "separate" else answer
+
+    grading = session("micrograd.accumulate", {"accumulate": aliased})
+    assert not_gradable(grading, RELU) == ("micrograd.ops.relu",)
+    assert asked(grading) == ["load", "accumulate"]  # the preloaded run is never asked
+
+    def aliased_tanh(case: dict[str, Any], answer: Answer) -> Answer:
+        if case["run"] == "separate" or "tanh" in case.get("own", ()):
+            return answer | {"returns_operand": [1]}
+        return answer
+
+    grading = session("micrograd.accumulate", {"accumulate": aliased_tanh})
+    assert not_gradable(grading, TWICE) == ("micrograd.ops.tanh",)
+
+
 def test_accumulate_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
     """A failure found before: an example that cannot be graded is not the smaller failing
     one Hypothesis looks for, and ends nothing."""
@@ -770,15 +967,20 @@ BROADCAST_GRAD = np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
 def test_broadcast_right_answer_passes():
     grading = session("babygrad.broadcasting")
     broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
-    assert asked(grading) == ["load", "broadcast"]
+    assert asked(grading) == ["load", "broadcast", "broadcast"]
+
+
+def implicit(change: Callable[[Answer], Answer]) -> Tamper:
+    """``change`` applied to the implicit run's answer only."""
+    return lambda case, answer: change(answer) if case["run"] == "implicit" else answer
 
 
 def test_broadcast_not_summed_back_is_named():
-    def unsummed(case: dict[str, Any], answer: Answer) -> Answer:
-        answer["implicit"]["grads"][1] = answer["explicit"]["grads"][1]
+    def unsummed(answer: Answer) -> Answer:
+        answer["grads"][1] = encode(np.broadcast_to(decode(answer["grads"][1]), (2, 3)))
         return answer
 
-    grading = session("babygrad.broadcasting", {"broadcast": unsummed})
+    grading = session("babygrad.broadcasting", {"broadcast": implicit(unsummed)})
     verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
     assert verdict.reason == "broadcast gradients not summed back"
     assert verdict.details == ["gradient for b (shape (3,)): expected shape (3,), "
@@ -786,29 +988,72 @@ def test_broadcast_not_summed_back_is_named():
     assert names_bug(verdict, "broadcast-no-sum")
 
 
-def test_broadcast_a_reduction_that_returns_nothing_fails_without_crashing():
+def test_broadcast_a_reduction_that_returns_nothing_is_not_gradable():
     """``unbroadcast`` returning None: every gradient is a 0-d NaN, those of the operands
-    broadcast beforehand too, where the shapes were the same and nothing needed summing."""
+    broadcast beforehand too, where the shapes were the same and nothing needed summing. That
+    run is not the oracles': nothing can be compared, and the example waits for the op's own
+    item (which fails the same way)."""
     def nothing(case: dict[str, Any], answer: Answer) -> Answer:
-        for run in ("implicit", "explicit"):
-            answer[run]["grads"] = [{"shape": [], "data": ["nan"]}] * 2
+        answer["grads"] = [{"shape": [], "data": ["nan"]}] * 2
         return answer
 
     grading = session("babygrad.broadcasting", {"broadcast": nothing})
-    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
-    assert verdict.details[:2] == [
-        "gradient for a broadcast beforehand: expected shape (2, 3), got shape ()",
-        "gradient for b broadcast beforehand: expected shape (2, 3), got shape ()"]
-    assert verdict.bugs == []
+    with pytest.raises(NotGradable) as raised:
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert raised.value.needs == ("babygrad.ops.mul",)
+    assert asked(grading) == ["load", "broadcast"]  # the implicit run is never asked
+    assert TEST not in grading.failures
+
+
+def test_broadcast_a_reduction_that_sums_to_zeros_is_not_gradable():
+    """``unbroadcast`` returning zeros: both runs agree (zeros summed are zeros), but the
+    operands broadcast beforehand are not the oracles', so nothing is earned either."""
+    def zeros(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["grads"] = [encode(np.zeros_like(decode(g))) for g in answer["grads"]]
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": zeros})
+    with pytest.raises(NotGradable):
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+
+
+@pytest.mark.parametrize("run", ["explicit", "implicit"])
+def test_broadcast_an_op_that_raises(run):
+    """Raising on the operands broadcast beforehand is the op's own item's business (not
+    gradable until it passes); raising only where broadcasting happens is this item's."""
+    def raises(case: dict[str, Any], answer: Answer) -> Answer:
+        return error("ValueError: operands could not be broadcast") if case["run"] == run \
+            else answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": raises})
+    if run == "explicit":
+        with pytest.raises(NotGradable):
+            broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+        assert TEST not in grading.failures
+    else:
+        assert wrong(broadcasting.check_broadcast, grading, BROADCAST,
+                     BROADCAST_GRAD).status == "error"
+
+
+def test_broadcast_a_wrong_explicit_run_the_oracles_disagree_on_says_nothing(monkeypatch):
+    def halved(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["grads"] = [encode(decode(g) / 2) for g in answer["grads"]]
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": halved})
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert asked(grading) == ["load", "broadcast"]
+    assert TEST not in grading.failures
 
 
 def test_broadcast_averaged_instead_of_summed_is_wrong_but_not_named():
-    def averaged(case: dict[str, Any], answer: Answer) -> Answer:
-        full = decode(answer["explicit"]["grads"][1])
-        answer["implicit"]["grads"][1] = encode(full.mean(axis=0))
+    def averaged(answer: Answer) -> Answer:
+        full = BROADCAST_GRAD * BROADCAST.leaves[0]
+        answer["grads"][1] = encode(full.mean(axis=0))
         return answer
 
-    grading = session("babygrad.broadcasting", {"broadcast": averaged})
+    grading = session("babygrad.broadcasting", {"broadcast": implicit(averaged)})
     verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
     assert len(verdict.details) == 1
     assert verdict.details[0].startswith("gradient for b (shape (3,)): expected shape (3,) [")

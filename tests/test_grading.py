@@ -26,12 +26,15 @@ def test_reference_gets_full_marks(reference_grade):
 
 def test_stubs_get_zero_with_not_implemented():
     """Code that does nothing earns nothing: micrograd.accumulate, which grades the closures
-    of ops that work, has none to grade (it is not gradable until the ops pass)."""
+    of ops that work, has none to grade (it is not gradable until the ops pass), nor has
+    babygrad.broadcasting, which grades the reduction of ops that work."""
     items = grade_items(EXERCISES)
-    waiting = items.pop("micrograd.accumulate")
-    assert (waiting["status"], waiting["score"]) == ("not_gradable", 0)
-    assert waiting["reason"] == "not gradable until micrograd.ops.add passes"
-    assert "No test of this item could be graded yet" in waiting["feedback"]
+    for item, op in (("micrograd.accumulate", "micrograd.ops.add"),
+                     ("babygrad.broadcasting", "babygrad.ops.add")):
+        waiting = items.pop(item)
+        assert (waiting["status"], waiting["score"]) == ("not_gradable", 0)
+        assert waiting["reason"] == f"not gradable until {op} passes"
+        assert "No test of this item could be graded yet" in waiting["feedback"]
     assert {item["status"] for item in items.values()} == {"missing"}
     assert sum(item["score"] for item in items.values()) == 0
     assert all("not implemented" in item["reason"] for item in items.values())

@@ -47,6 +47,12 @@ CASES = [
            "micrograd.engine.build_topo = lambda root: [n0, n1]", "n1.backward()"), 5),
     Named("revisits-shared-nodes", "micrograd.topo:revisits-shared-nodes",
           ("depth = 16", "for _ in range(depth):", "build_topo(node)"), 9, status="partial"),
+    Named("revisits-shared-nodes", "micrograd.zero_grad:revisits-shared-nodes",
+          ("depth = 16", "for _ in range(depth):", "zero_grad(nodes[-1])"), 11,
+          status="partial"),
+    Named("revisits-shared-nodes", "micrograd.zero_grad:no-visited-check",
+          ("depth = 16", "for _ in range(depth):", "zero_grad(nodes[-1])"), 11,
+          status="partial"),
     Named("no-visited-set", "micrograd.topo:no-visited-check",
           ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0, n0,)), (n0, 2.0), (n0, 2.0))",
            "print(build_topo(n1))"), 3),
@@ -72,10 +78,12 @@ def test_every_named_bug_has_a_planted_case():
 
 
 UNNAMED = ["micrograd.ops.mul:closure-on-self", "micrograd.ops.add:no-chain-rule",
-           "micrograd.sugar:neg-detached"]
+           "micrograd.sugar:neg-detached", "micrograd.ops.relu:returns-operand",
+           "micrograd.ops.relu:does-nothing", "micrograd.ops.relu:passes-at-zero"]
 """Bugs that are none of ``BUGS``: where they fail, no classic bug may be named. The first
 loses a contribution on shared nodes (its closures replace each other on an operand) without
-a ``=`` anywhere, and once cost micrograd.accumulate under the name overwrite-grad."""
+a ``=`` anywhere, and once cost micrograd.accumulate under the name overwrite-grad; so did a
+relu that returns its operand (``return self``: a preloaded gradient lost to no ``=``)."""
 
 
 @pytest.mark.parametrize("planted", UNNAMED)

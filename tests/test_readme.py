@@ -10,8 +10,8 @@ name: ``path/to/folder`` and ``uploads/`` real submissions, ``my_engine.ipynb`` 
 engine; ``$SECRET`` is a seed and ``python`` the venv's, as after ``. .venv/bin/activate``.
 Commands that would run for long or forever get what make reads from the environment, or a
 Ctrl-C: ``make test`` and ``make check`` run one small test file (``ARGS``; they would
-otherwise run this test again), ``make bench`` one grade and a batch of one at ``-j 2``, and ``make
-watch`` is stopped once it watches.
+otherwise run this test again), ``make bench`` one grade and a batch of one at ``-j 2``,
+``make audit`` a sample of four mutants, and ``make watch`` is stopped once it watches.
 """
 
 from __future__ import annotations
@@ -39,10 +39,12 @@ ENVIRONMENT = {  # what make reads from the environment, per command
     "make test": {"ARGS": "tests/test_formats.py"},
     "make check": {"ARGS": "tests/test_formats.py"},
     "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
+    "make audit": {"ARGS": "--sample 4 --programs 20 -j 2"},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",
     "make gradescope SEED=$SECRET": "dist/gradescope/autograder.zip",
+    "make audit": "audit/audit.html",
     "python -m grader batch uploads/ --out grades/ --seed $SECRET -j 2": "grades/grades.csv",
 }
 

@@ -60,9 +60,13 @@ def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[
            ) -> list[np.ndarray] | bool:
     """A separate run's copies' gradients if its values and gradients are the oracles'
     (``Evaluation`` grads are for a seed of 1: they scale with ``out_grad``); False if they
-    are not (or are not numbers); True if they are not and no second oracle agrees with the
-    first, so nothing can be said. A composition run reports what was built (``record``):
-    its gradients are computed here (``grader.checks.records``)."""
+    are not (or are not numbers), or if an op's result is one of its own operands (then the
+    walk seeds that operand and skips its closure: right numbers, and a preload lost to no
+    ``=``); True if they are not and no second oracle agrees with the first, so nothing can
+    be said. A composition run reports what was built (``record``): its gradients are
+    computed here (``grader.checks.records``)."""
+    if answer.get("returns_operand") != []:
+        return False
     expected = session.oracles.expected(split)
     var = names(split)
     try:
@@ -125,9 +129,10 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
 
     The uses taken apart run first, on the engine's own ops, and must give the oracles'
     values and gradients: where they do not (an op raised, hung, crashed, is missing or is
-    wrong), ``=`` vs ``+=`` cannot be told here, the example is not gradable until the items
-    of those ops pass (``NotGradable``), and only their items lose points. The engine's own
-    derivatives are then on both sides of the comparison."""
+    wrong), or an op's result is one of its operands (``return self``), ``=`` vs ``+=``
+    cannot be told here, the example is not gradable until the items of those ops pass
+    (``NotGradable``), and only their items lose points. The engine's own derivatives are
+    then on both sides of the comparison."""
     snippet = accumulate_snippet(graph, out_grad, preload)
     case = {"graph": graph.to_json(), "out_grad": out_grad, "preload": preload}
     split, owners = graph.split_leaves()

@@ -6,8 +6,15 @@ import numpy as np
 
 from grader.checks import bugs
 from grader.checks.judge import WrongAnswer, mismatch
-from grader.grading.session import GradingSession, recorded
-from grader.language.graphs import Graph, Node, format_leaf, function_source, names
+from grader.grading.session import GradingSession, NotGradable, recorded
+from grader.language.graphs import (
+    BABYGRAD_OP_ITEMS,
+    Graph,
+    Node,
+    format_leaf,
+    function_source,
+    names,
+)
 from grader.language.snippets import IMPORTS, array_literal
 from grader.worker import protocol
 
@@ -35,38 +42,69 @@ def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
         "print(grads, full_grads)"])
 
 
+BROADCAST_OP_ITEMS = {op: item for item, op in BABYGRAD_OP_ITEMS.items()}
+"""Each elementwise op's rubric item suffix (``babygrad.ops.<item>``): it grades the formulas."""
+
+
+def widened(graph: Graph, shape: tuple[int, ...]) -> Graph:
+    """The same op on its operands broadcast to ``shape`` beforehand: nothing to sum back."""
+    return Graph(graph.kind, tuple(np.broadcast_to(v, shape) for v in graph.leaves),
+                 graph.nodes)
+
+
+def _explicit(session: GradingSession, answer: dict | None, shape: tuple[int, ...]
+              ) -> list[np.ndarray | None] | None:
+    """The explicit run's value and gradients, or None where the request failed or the answer
+    is not numbers."""
+    if answer is None:
+        return None
+    try:
+        return [*session.arrays({"v": [answer.get("value")]}, "v", ["out.data"], [shape]),
+                *session.arrays(answer, "grads", ["gradient 0", "gradient 1"], [shape] * 2)]
+    except protocol.InvalidAnswer:
+        return None
+
+
 @recorded
 def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
     """An elementwise op on operands numpy broadcasts implicitly: each gradient must be the
     op's own gradient for the operands broadcast beforehand, summed back to the operand's
-    shape. Only that reduction is judged; the op's formulas are its own item's."""
+    shape. Only that reduction is judged; the op's formulas are its own item's.
+
+    The operands broadcast beforehand run first and must give the oracles' value and
+    gradients (their backward goes through the student's reduction too, where nothing needs
+    summing): where they do not (the op raised, hung, crashed, is missing or is wrong), the
+    example is not gradable until the op's item passes (``NotGradable``); a reduction wrong
+    even there leaves nothing to compare with, and earns nothing."""
     snippet = broadcast_snippet(graph, out_grad)
-    answer = session.ask("babygrad", "broadcast", {"graph": graph.to_json(),
-                                                "out_grad": out_grad.tolist()},
-                      lambda: snippet)
+    case = {"graph": graph.to_json(), "out_grad": out_grad.tolist()}
     shape = out_grad.shape
     leaves = [v.shape for v in graph.leaves]
-    runs = {}
-    for run, shapes in (("implicit", leaves), ("explicit", [shape] * len(leaves))):
-        part = protocol.field(answer, run, dict)
-        runs[run] = (*session.decoded({"v": [part.get("value")]}, "v", ["out.data"], [shape],
-                                    snippet),
-                     session.decoded(part, "grads", [f"gradient {i}" for i in range(2)],
-                                   shapes, snippet))
+    wide = widened(graph, shape)
+    expected = session.oracles.expected(wide, out_grad)
+    explicit = _explicit(session, session.try_ask(
+        "babygrad", "broadcast", {**case, "run": "explicit"}, lambda: snippet), shape)
+    tol = session.oracles.tolerance(session.tolerances["babygrad"])
+    if explicit is None or any(
+            mismatch("", got, want, tol) for got, want in
+            zip(explicit, [expected.values[-1], *expected.grads], strict=True)):
+        if explicit is not None and not session.oracles.confirmed(wide, out_grad, expected):
+            return  # the oracles disagree on the operands broadcast beforehand: say nothing
+        if session.failures.get(session.current_test) is not None:
+            return  # shrinking a failure found before: this example is simply not it
+        raise NotGradable((f"babygrad.ops.{BROADCAST_OP_ITEMS[graph.nodes[0].op]}",))
+    full_value, *full_grads = explicit
+    answer = session.ask("babygrad", "broadcast", {**case, "run": "implicit"}, lambda: snippet)
+    (value,) = session.decoded({"v": [answer.get("value")]}, "v", ["out.data"], [shape],
+                               snippet)
+    grads = session.decoded(answer, "grads", [f"gradient {i}" for i in range(2)], leaves,
+                            snippet)
     tol = session.tolerances["babygrad"]
-    (value, grads), (full_value, full_grads) = runs["implicit"], runs["explicit"]
     var = names(graph)[: len(leaves)]
-    wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m] if (
-        full_value is not None) else []
-    # Operands of one shape need no reduction: a gradient of another shape there is the
-    # reduction's own mistake (and nothing to sum back).
-    wrong += [f"gradient for {v} broadcast beforehand: expected shape {shape}, got shape "
-              f"{full.shape}" for v, full in zip(var, full_grads, strict=True)
-              if full is not None and full.shape != shape]
+    wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m]
     wrong += [m for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
-              if full is not None and full.shape == shape
-              and (m := mismatch(f"gradient for {v} (shape {leaf})", got,
-                                 summed_back(session, full, value_of(graph, v)), tol))]
+              if (m := mismatch(f"gradient for {v} (shape {leaf})", got,
+                                summed_back(session, full, value_of(graph, v)), tol))]
     if wrong:
         found = [bugs.BUGS["broadcast-no-sum"].describe()] if any(
             g is not None and g.shape == shape != leaf

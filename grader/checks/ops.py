@@ -6,9 +6,16 @@ import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import graph_figure
-from grader.checks.judge import WrongAnswer, mismatch
+from grader.checks.judge import Tolerance, WrongAnswer, mismatch
 from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
-from grader.language.graphs import Graph, expression, format_leaf, function_source, names
+from grader.language.graphs import (
+    Graph,
+    evaluate,
+    expression,
+    format_leaf,
+    function_source,
+    names,
+)
 from grader.language.snippets import IMPORTS, array_literal
 
 
@@ -68,6 +75,60 @@ def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
                            found, draw)
     if graph.kind == "scalar":
         _check_prev(answer, graph, var)
+
+
+KINK_GRADIENT = 0.0
+"""The gradient relu and abs pass back where their operand is exactly 0, their kink: none. The
+course's convention, in their docstrings ("Its derivative is taken as 0 at a == 0"), and
+PyTorch's. Finite differences straddle the kink and cannot confirm it, so no oracle is asked:
+this is the documented value itself, not a derivative the grader computes."""
+EXACT = Tolerance(0.0, 0.0)
+
+
+@recorded
+def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
+    """One babygrad op with a kink at 0 (relu, abs) on operands that are exactly 0: its
+    forward value (the grader's own evaluator), then its own backward for ``out_grad``, which
+    must be ``KINK_GRADIENT`` on every element."""
+    snippet = op_snippet(graph, out_grad)
+    answer = session.ask("babygrad", "op", {"graph": graph.to_json(),
+                                            "out_grad": out_grad.tolist()}, lambda: snippet)
+    (x,) = graph.leaves
+    (value,) = session.decoded(answer, "values", ["out.data"], [out_grad.shape], snippet)
+    (grad,) = session.decoded(answer, "grads", ["gradient for a"], [x.shape], snippet)
+    tol = session.tolerances["babygrad"]
+    if wrong := mismatch("forward: out.data", value, evaluate(graph)[-1], tol):
+        raise WrongAnswer("failed", "wrong forward value at 0", [wrong], snippet)
+    if wrong := mismatch("backward: gradient for a", grad, np.full(x.shape, KINK_GRADIENT),
+                         EXACT):
+        raise WrongAnswer("failed", "wrong gradient at 0", [
+            wrong, f"{function_source(graph.nodes[0])} passes no gradient where its operand "
+            "is exactly 0: its derivative is taken as 0 there (its docstring)"], snippet)
+
+
+RELU_DOCSTRING = ("The derivative is 1 where the input is positive and 0 elsewhere, including "
+                  "exactly at 0")
+"""micrograd's ``Value.relu`` docstring on its kink: there it passes back ``KINK_GRADIENT``."""
+
+
+@recorded
+def check_relu_at_zero(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
+    """micrograd's relu on a leaf that is exactly 0 (or -0.0), which ``op_cases`` never draws:
+    its value (the grader's own evaluator), then, from its own ``_backward``, exactly
+    ``KINK_GRADIENT`` into the leaf whatever ``out_grad`` (never 0: a gradient let through at 0
+    shows) by ``RELU_DOCSTRING``, the documented convention, which no oracle can confirm."""
+    snippet = op_snippet(graph, out_grad)
+    answer = session.ask("micrograd", "op", {"graph": graph.to_json(),
+                                             "out_grad": out_grad.tolist()}, lambda: snippet)
+    (value,) = session.decoded(answer, "values", ["out.data"], [()], snippet)
+    (grad,) = session.decoded(answer, "grads", ["gradient for a"], [()], snippet)
+    if wrong := mismatch("forward: out.data", value, evaluate(graph)[-1],
+                         session.tolerances["micrograd"]):
+        raise WrongAnswer("failed", "wrong forward value at 0", [wrong], snippet)
+    if wrong := mismatch("backward: gradient for a", grad, np.float64(KINK_GRADIENT), EXACT):
+        raise WrongAnswer("failed", "wrong gradient at 0", [
+            wrong, f"relu passes no gradient where its input is exactly 0: \"{RELU_DOCSTRING}\" "
+            "(its docstring)"], snippet)
 
 
 def _check_prev(answer: dict, graph: Graph, var: list[str]) -> None:

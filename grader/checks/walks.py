@@ -113,10 +113,17 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
 
 
 @recorded
-def check_zero_grad(session: GradingSession, dag: Dag) -> None:
-    snippet = dag_snippet(dag, "for n in build_topo({root}):\n    n.grad = 1.0\n"
-                               "zero_grad({root})\nprint([n.grad for n in build_topo({root})])")
-    answer = session.ask("micrograd", "zero_grad", {"dag": dag.to_json()}, lambda: snippet)
+def check_zero_grad(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None,
+                    snippet: str | None = None) -> None:
+    """``zero_grad`` resets every node the root reaches (``snippet``: the example to show,
+    else the graph written out)."""
+    order = sorted(dag.reachable())
+    reached = f"[{', '.join(f'n{i}' for i in order)}]"
+    snippet = snippet or dag_snippet(dag, "\n".join([
+        f"for n in {reached}:  # every node the root reaches", "    n.grad = 1.0",
+        "zero_grad({root})", f"print([n.grad for n in {reached}])"]))
+    answer = session.ask("micrograd", "zero_grad", {"dag": dag.to_json(), "order": order},
+                         lambda: snippet, on_timeout)
     grads = session.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
                           [()] * dag.size, snippet)
     live = dag.reachable()
@@ -160,9 +167,69 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
         tensor_walk_cost(session, dag, dataclasses.replace(failure, bugs=[]))
 
 
+def zero_grad_diamond_snippet(depth: int) -> str:
+    """``check_zero_grad_cost``'s chain of diamonds, numbered as its nodes (n0 the leaf, then
+    left, right and their sum on each level), every gradient set, then ``zero_grad``: how long
+    it took (each level added doubles the time of a walk that revisits), and which nodes it
+    left a gradient on."""
+    return "\n".join([
+        "import time", IMPORTS["scalar"].replace("Value", "Value, zero_grad"),
+        f"depth = {depth}  # one more level doubles the time of a walk that revisits",
+        "nodes = [Value(1.0)]", "for _ in range(depth):",
+        "    left, right = Value(0.0, (nodes[-1],)), Value(0.0, (nodes[-1],))",
+        "    nodes += [left, right, Value(0.0, (left, right))]",
+        "for node in nodes:", "    node.grad = 1.0",
+        "start = time.process_time()", "zero_grad(nodes[-1])",
+        'print(depth, "levels:", round(time.process_time() - start, 3), "s")',
+        'print("not reset:", [f"n{i}" for i, n in enumerate(nodes) if n.grad != 0.0])'])
+
+
+@recorded
+def check_zero_grad_cost(session: GradingSession, depth: int) -> None:
+    """``zero_grad`` over a chain of ``depth`` diamonds finishes within the item's CPU
+    budget, which a walk that goes into a shared node again from every path to it (2**depth
+    visits) does not, and resets every node: a ``zero_grad`` that is fast because it walks
+    nothing is not a fast walk. revisits-shared-nodes is named only where
+    ``_zero_grad_revisits`` shows it."""
+    dag = diamonds(depth)
+    budget = session.budgets.get(session.current_item, 5.0)
+    failure = WrongAnswer(
+        "failed", "zero_grad ran out of time on shared nodes",
+        [f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
+         f"{budget:g} s of CPU time, nor on {REVISIT_DEPTH} levels in a way that shows why",
+         "A correct walk takes milliseconds here."], zero_grad_diamond_snippet(16))
+    try:
+        check_zero_grad(session, dag, failure, zero_grad_diamond_snippet(depth))
+    except WrongAnswer as exc:
+        if exc is failure and (found := _zero_grad_revisits(session)):
+            failure.reason = f"zero_grad {EXPONENTIAL}"
+            failure.details = [
+                f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
+                f"{budget:g} s of CPU time: each shared node was walked again from every path "
+                "to it, 2 ** depth times", "Each level added to `depth` below doubles the time."]
+            failure.bugs = found
+        raise
+
+
+def _zero_grad_revisits(session: GradingSession) -> list[str]:
+    """After a ``zero_grad`` ran out of time on the diamonds: revisits-shared-nodes if, on
+    ``REVISIT_DEPTH`` levels, it reads each node's ``_prev`` once per path to it (as
+    ``_revisits`` asks of ``Tensor.backward``). Whatever goes wrong on this run names nothing
+    and costs nothing."""
+    dag = diamonds(REVISIT_DEPTH)
+    answer = session.try_ask("micrograd", "zero_grad",
+                             {"dag": dag.to_json(), "order": sorted(dag.reachable()),
+                              "count_reads": True}, lambda: "")
+    reads = None if answer is None else answer.get("reads")
+    if not isinstance(reads, list) or not all(type(r) is int for r in reads):
+        return []
+    return bugs.diagnose_revisits(dag, reads)
+
+
 REVISIT_DEPTH = 8
-"""Levels of diamonds on which a ``Tensor.backward`` that ran out of time is watched reading
-its tensors' inputs: a walk that revisits reads the deepest ones 2**8 times."""
+"""Levels of diamonds on which a ``Tensor.backward`` (or ``zero_grad``) that ran out of time is
+watched reading its tensors' inputs (nodes' ``_prev``): a walk that revisits reads the deepest
+ones 2**8 times."""
 
 
 def diamond_walk_snippet(depth: int) -> str:

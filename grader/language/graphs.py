@@ -171,11 +171,12 @@ def transpose_params(shape: Shape) -> tuple[Any, ...]:
 
 
 def sum_params(shape: Shape) -> tuple[Any, ...]:
-    """Summation over everything, one axis, and a tuple of axes."""
+    """Summation over everything, one axis, and a tuple of axes. Axes are numpy's, so an axis
+    may count from the end (``-1`` is the last), in a tuple too."""
     ndim = len(shape)
-    params: list[Any] = [None] + list(range(ndim))
+    params: list[Any] = [None, *range(ndim), *range(-ndim, 0)]
     if ndim >= 2:
-        params.append((0, ndim - 1))
+        params += [(0, ndim - 1), (0, -1)]
     return tuple(params)
 
 
@@ -487,6 +488,8 @@ BABYGRAD_OP_ITEMS = {
     "power_scalar": "powk",
 }
 """babygrad rubric item suffix -> op of the graph language."""
+BABYGRAD_BROADCASTING = ("add", "mul", "sub", "div", "pow")
+"""The elementwise ops whose operands may broadcast implicitly (``babygrad.broadcasting``)."""
 BABYGRAD_REFLECTED = ("radd", "rsub", "rmul", "rdiv")
 BABYGRAD_GRAPH_OPS = (*BABYGRAD_OP_ITEMS.values(), "sub_scalar")
 BABYGRAD_OPERATOR_FORMS = (*BABYGRAD_GRAPH_OPS, *BABYGRAD_REFLECTED)

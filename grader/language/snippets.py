@@ -78,8 +78,11 @@ TENSOR_HELPER = '''class Given(Function):
     def forward(self, *arrays):
         return sum(w * a for w, a in zip(self.weights, arrays))
     def backward(self, out_grad, node):
+        if node._op is not self:
+            raise ValueError("backward was called with a tensor that is not this op's output")
         Given.ran.append(node)
-        return tuple(Tensor(w * out_grad.data, requires_grad=False) for w in self.weights)'''
+        parts = [Tensor(w * out_grad.data, requires_grad=False) for w in self.weights]
+        return parts[0] if len(parts) == 1 else tuple(parts)  # one input: a bare Tensor'''
 
 TENSOR_IMPORTS = "\n".join(["import numpy as np", "from babygrad import Tensor",
                             "from babygrad.ops import Function"])

@@ -199,6 +199,25 @@ def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
     return graph, draw(leaf_values(out_shape))
 
 
+@st.composite
+def kink_cases(draw: st.DrawFn, op: str) -> tuple[Graph, np.ndarray]:
+    """One op with a kink at 0 (relu, abs) on a tensor of exact zeros, which ``op_cases``
+    never draws (finite differences cannot judge there), with a drawn output gradient."""
+    shape = draw(tensor_shapes())
+    graph = Graph("tensor", (np.zeros(shape),), (Node(op, (0,), None),))
+    return graph, draw(leaf_values(shape))
+
+
+@st.composite
+def scalar_kink_cases(draw: st.DrawFn, op: str) -> tuple[Graph, np.ndarray]:
+    """One micrograd op with a kink at 0 (relu) on a leaf that is exactly 0.0 or -0.0, with
+    a drawn output gradient that is never 0 (``UPSTREAM``), so a gradient let through at the
+    kink shows."""
+    leaf = np.asarray(draw(st.sampled_from((0.0, -0.0))))
+    graph = Graph("scalar", (leaf,), (Node(op, (0,), None),))
+    return graph, np.asarray(draw(st.sampled_from(UPSTREAM)))
+
+
 UPSTREAM = (0.5, -1.5, 2.0, -0.25, 3.0, -2.0)
 """Values of a drawn upstream gradient for ``Tensor.backward(grad)``: never 1.0, so a
 ``backward`` that ignores ``grad`` (seeding with ones) is wrong on every element."""
@@ -206,17 +225,28 @@ UPSTREAM = (0.5, -1.5, 2.0, -0.25, 3.0, -2.0)
 
 @st.composite
 def tensor_backward_cases(draw: st.DrawFn, dag_strategy: st.SearchStrategy[Dag],
-                          shapes: st.SearchStrategy[tuple[int, ...]]
+                          shapes: st.SearchStrategy[tuple[int, ...]], edges: bool = False
                           ) -> tuple[Dag, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
     """A grader-made graph for ``Tensor.backward``, its tensors' shape, the leaves that do not
     require grad (never all of them: the root must require grad), and the gradient to call
     ``backward`` with: None (the default, ones) or drawn from ``UPSTREAM``. Shrinks towards
-    every leaf requiring grad and the default."""
+    every leaf requiring grad and the default.
+
+    ``edges``: instead, the two graphs where ``backward`` has nothing to propagate, half the
+    time each (Hypothesis draws a rarer choice too unevenly to count on it in a few dozen
+    examples): every leaf frozen, so that nothing requires grad, the tensor ``backward`` is
+    called on included, and no ``.grad`` may be set; or a lone leaf, ``backward`` called on
+    it, whose gradient is then the upstream gradient."""
     dag = draw(dag_strategy)
     shape = draw(shapes)
     frozen = [i for i in range(dag.leaves) if draw(st.booleans())]
     if len(frozen) == dag.leaves:
         frozen = frozen[1:]
+    if edges:
+        if draw(st.booleans()):
+            dag, frozen = Dag(1, ()), []
+        else:
+            frozen = list(range(dag.leaves))
     size = math.prod(shape)
     upstream = st.lists(st.sampled_from(UPSTREAM), min_size=size, max_size=size).map(
         lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape))

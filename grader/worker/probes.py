@@ -135,7 +135,11 @@ def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]
     leaf's gradient preloaded: each leaf's gradient; ``composition``, the separate build on
     the grader's recording primitives (``recording_values``) but those named in ``own``: the
     values, the record (the parent computes the gradients from it) and which primitives the
-    engine's operators called, to find which must work before the example can be graded."""
+    engine's operators called, to find which must work before the example can be graded.
+    Both runs on the uses apart also say which op nodes' results are one of their own
+    operands (``returns_operand``, by identity): such a result is no node of its own (nothing
+    new is recorded, so its operand is seeded and never walked into), so the example cannot
+    tell ``=`` from ``+=``."""
     graph = graph_from_json(case["graph"])
     out_grad = float(case["out_grad"])
     run = case["run"]
@@ -156,34 +160,39 @@ def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]
         with recording_values(engine, record, used=used, keep=frozenset(case["own"])):
             copies = _build(engine, split, "micrograd")
             measure_closures(record, copies[: len(split.leaves)])
-        return {**_recorded(split, copies, record), "used": sorted(used)}
+        return {**_recorded(split, copies, record), "used": sorted(used),
+                "returns_operand": returns_operand(split, copies)}
     with recording_values(engine, record, primitives=False):
         copies = _build(engine, split, "micrograd")
     copies[-1].grad = out_grad
     closures_newest_first(record.nodes, copies[: len(split.leaves)])
-    return _report(split, copies, _own_grads(split, copies)[: len(split.leaves)])
+    return {**_report(split, copies, _own_grads(split, copies)[: len(split.leaves)]),
+            "returns_operand": returns_operand(split, copies)}
+
+
+def returns_operand(graph: Graph, built: list[Any]) -> list[int]:
+    """The op nodes whose result is one of their own operands (by identity)."""
+    return [index for index, node in enumerate(graph.nodes, len(graph.leaves))
+            if any(built[index] is built[arg] for arg in node.args)]
 
 
 def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """One elementwise ``Function`` twice: on operands of different shapes (numpy broadcasts
-    them implicitly), and on the same operands broadcast explicitly beforehand. Values and
-    gradients of both, so the parent can check the reduction alone against the op's own
-    formulas."""
+    """One elementwise ``Function``, one run per request (``case["run"]``): ``implicit``, on
+    operands of different shapes (numpy broadcasts them), or ``explicit``, on the same operands
+    broadcast beforehand. Its value and gradients, so the parent can check the explicit run
+    against the oracles, then the reduction alone against it."""
     graph = graph_from_json(case["graph"])
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
-    shape = out_grad.shape
-    runs = []
-    for arrays in (graph.leaves, [np.broadcast_to(v, shape).copy() for v in graph.leaves]):
-        op = eval(function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
-        inputs = [engine.Tensor(v, requires_grad=True) for v in arrays]
-        out = op(*inputs)
-        grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
-        if not isinstance(grads, tuple | list) or len(grads) != len(inputs):
-            raise ProbeError(f"backward must return {len(inputs)} gradients")
-        runs.append({"value": encode(out.data, "the result"),
-                     "grads": [encode(getattr(g, "data", g), f"gradient {i}")
-                               for i, g in enumerate(grads)]})
-    return {"implicit": runs[0], "explicit": runs[1]}
+    arrays = (graph.leaves if case["run"] == "implicit"
+              else [np.broadcast_to(v, out_grad.shape).copy() for v in graph.leaves])
+    op = eval(function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
+    inputs = [engine.Tensor(v, requires_grad=True) for v in arrays]
+    out = op(*inputs)
+    grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
+    if not isinstance(grads, tuple | list) or len(grads) != len(inputs):
+        raise ProbeError(f"backward must return {len(inputs)} gradients")
+    return {"value": encode(out.data, "the result"),
+            "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)]}
 
 
 def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -280,12 +289,31 @@ def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """Every node's grad made non-zero, then the student's ``zero_grad(root)``."""
+    """Every node's grad made non-zero, then the student's ``zero_grad(root)``, with
+    ``build_topo`` substituted by one that returns ``case["order"]`` (node numbers, a correct
+    order the parent knows: a ``zero_grad`` may walk with it, and whether the student's is
+    right, or fast, is ``micrograd.topo``'s question). With ``case["count_reads"]``, also
+    how often each node's ``_prev`` was read (``reads``, as ``_CountedInputs`` counts)."""
     nodes, _ = _given_scalar(engine, case["dag"])
     for i, node in enumerate(nodes):
         node.grad = 0.5 + i
-    engine.zero_grad(nodes[-1])
-    return {"grads": _scalar_grads(nodes)}
+    reads = [0] * len(nodes)
+    if case.get("count_reads"):
+        for index, node in enumerate(nodes):
+            counted = _CountedInputs(node._prev)
+            counted.reads, counted.index = reads, index
+            node._prev = counted
+    original = getattr(engine, "build_topo", None)
+    order = [nodes[i] for i in case["order"]]
+    engine.build_topo = lambda root: list(order)
+    try:
+        engine.zero_grad(nodes[-1])
+    finally:
+        engine.build_topo = original
+    answer: dict[str, Any] = {"grads": _scalar_grads(nodes)}
+    if case.get("count_reads"):
+        answer["reads"] = list(reads)
+    return answer
 
 
 def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -321,10 +349,17 @@ class _CountedInputs(tuple):
         return super().__getitem__(key)
 
 
+NOT_THE_OUTPUT = "backward was called with a tensor that is not this op's output"
+"""The grader's ops need ``backward(out_grad, node)``'s ``node`` to be their own output, as
+the course's ops do (they read its inputs and its value)."""
+
+
 def _given_tensor(engine: ModuleType, case: dict[str, Any]
                   ) -> tuple[list[Any], list[int], list[int]]:
     """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
-    ``case["frozen"]`` do not require grad. With ``case["wrap_leaves"]`` each leaf is the
+    ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
+    which the ops' docstring allows, the others a tuple; each op's backward checks that it is
+    given its own output (``NOT_THE_OUTPUT``). With ``case["wrap_leaves"]`` each leaf is the
     grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
     calls. Also the node indices whose op's backward ran, in call order, and (with
     ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
@@ -340,10 +375,13 @@ def _given_tensor(engine: ModuleType, case: dict[str, Any]
             return sum(w * np.asarray(a, np.float64)
                        for w, a in zip(self.weights, arrays, strict=True))
 
-        def backward(self, out_grad: Any, node: Any) -> tuple[Any, ...]:
+        def backward(self, out_grad: Any, node: Any) -> Any:
+            if node._op is not self:
+                raise ValueError(NOT_THE_OUTPUT)
             calls.append(self.index)
             grad = np.asarray(getattr(out_grad, "data", out_grad), np.float64)
-            return tuple(engine.Tensor(w * grad, requires_grad=False) for w in self.weights)
+            parts = [engine.Tensor(w * grad, requires_grad=False) for w in self.weights]
+            return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
 
     dag = case["dag"]
     shape = tuple(case["shape"])

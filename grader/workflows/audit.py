@@ -11,7 +11,7 @@ class (lanes, replay, ``-j``, ``--scheduler``), and judges each against the refe
 - a mutant no item kills is run against the reference in a much wider differential test
   (``grader.workflows.differential``): ``differs`` is a hole in the rubric, shown with the
   program that tells them apart; otherwise it is ``equivalent`` (for a person to confirm in
-  the equivalents file, with the reason);
+  ``reference/audit-judgements.yaml``, with the reason);
 - a do-nothing variant must earn nothing on the items its region serves (on an item several
   regions serve, such as ``micrograd.sugar``, it must cost points);
 - a ``+=`` turned into ``=`` must be named ``overwrite-grad``, and no other mutant may be.
@@ -65,8 +65,8 @@ from grader.workflows.mutants import Mutant, do_nothing, mutants, regions, sampl
 BASELINE = "reference"
 """The upload name of the unchanged reference, graded beside the mutants as the baseline."""
 OVERWRITE_OPERATOR, OVERWRITE_BUG = "aug-assign-to-assign", "overwrite-grad"
-EQUIVALENTS = "equivalent-mutants.yaml"
-"""In the reference folder: mutant id -> why it is equivalent (a person's judgement)."""
+JUDGEMENTS = "audit-judgements.yaml"
+"""In the reference folder: what a person decided about some mutants (``Judgements``)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def _uploads(options: AuditOptions, assignment: str, chosen: Sequence[Mutant]) -
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     shutil.copytree(options.reference, folder / BASELINE,
-                    ignore=shutil.ignore_patterns("__pycache__", EQUIVALENTS))
+                    ignore=shutil.ignore_patterns("__pycache__", JUDGEMENTS))
     for mutant in chosen:
         mutant.write(options.reference, folder / mutant.id)
     return folder
@@ -140,12 +140,40 @@ def _scores(report: GradeReport) -> dict[str, float]:
     return {item["id"]: float(item["score"]) for item in report.items}
 
 
+@dataclass(frozen=True)
+class Judgements:
+    """What a person decided about some mutants, with why (``reference/audit-judgements.yaml``):
+    ``equivalent`` ones behave as the reference does where the course documents behaviour,
+    and ``overwrites`` are an overwritten gradient although not written as ``+=`` -> ``=``."""
+
+    equivalent: dict[str, str] = dataclasses.field(default_factory=dict)
+    overwrites: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def load_judgements(reference: Path) -> Judgements:
+    path = reference / JUDGEMENTS
+    if not path.is_file():
+        return Judgements()
+    data = yaml.safe_load(path.read_text()) or {}
+    sections = {name: data.get(name) or {} for name in ("equivalent", "overwrites")}
+    if (not isinstance(data, dict) or set(data) - set(sections)
+            or not all(isinstance(section, dict) and all(isinstance(v, str) for v in
+                                                           section.values())
+                       for section in sections.values())):
+        raise UsageFailure(f"{path}: expected 'equivalent' and 'overwrites', each a mapping "
+                           "of mutant id to the reason")
+    return Judgements(**{name: {str(k): v for k, v in section.items()}
+                         for name, section in sections.items()})
+
+
 def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
-          shared: frozenset[str] = frozenset()) -> Verdict:
+          shared: frozenset[str] = frozenset(), overwrites: frozenset[str] = frozenset()
+          ) -> Verdict:
     """The verdict on one graded mutant, against the reference's grade (``differs`` and
     ``equivalent`` are decided later, by the differential run). ``shared``: items several
     regions serve (``micrograd.sugar``: one test per composed operator), where a do-nothing
-    body must cost its own tests' points, not the whole item's."""
+    body must cost its own tests' points, not the whole item's. ``overwrites``: mutants that
+    may be named overwrite-grad besides the ``+=`` -> ``=`` ones."""
     region = mutant.region
     own = (*region.serves, *region.also)
     start = Verdict(id=mutant.id, kind=mutant.kind, operator=mutant.operator,
@@ -157,8 +185,9 @@ def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
     lost = tuple(i for i in reference if scores.get(i, 0.0) < reference[i] - 1e-9)
     leaked = tuple(i for i in lost if i not in own and i != f"{region.assignment}.graphs")
     named = tuple(sorted({bug for item in report.items for bug in item["bugs"]}))
+    overwrite = mutant.operator == OVERWRITE_OPERATOR or mutant.id in overwrites
     verdict = dataclasses.replace(start, lost=lost, leaked=leaked, named=named,
-                                  misdiagnosis=_misdiagnosis(mutant, lost, named))
+                                  misdiagnosis=_misdiagnosis(overwrite, lost, named))
     if mutant.kind == "do-nothing":
         earned = sum(scores.get(i, 0.0) for i in region.serves if i not in shared)
         kept = [i for i in region.serves if i in shared and i not in lost]
@@ -172,10 +201,8 @@ def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
     return dataclasses.replace(verdict, verdict=LEAK if leaked else KILLED)
 
 
-def _misdiagnosis(mutant: Mutant, lost: Sequence[str], named: Sequence[str]) -> str:
-    """A ``+=`` turned into ``=`` that is killed must be named overwrite-grad; nothing else
-    may be."""
-    overwrite = mutant.operator == OVERWRITE_OPERATOR
+def _misdiagnosis(overwrite: bool, lost: Sequence[str], named: Sequence[str]) -> str:
+    """A killed overwrite must be named overwrite-grad; nothing else may be."""
     if overwrite and lost and OVERWRITE_BUG not in named:
         return f"killed but not named {OVERWRITE_BUG}"
     if not overwrite and OVERWRITE_BUG in named:
@@ -183,23 +210,28 @@ def _misdiagnosis(mutant: Mutant, lost: Sequence[str], named: Sequence[str]) -> 
     return ""
 
 
-def triage(options: AuditOptions, verdicts: list[Verdict], console: Console) -> list[Verdict]:
-    """Each survivor against the reference in the wide differential run; listed equivalents
-    keep the reason a person gave."""
-    listed = load_equivalents(options.reference)
-    survivors = [v for v in verdicts if v.verdict == EQUIVALENT]
+def triage(options: AuditOptions, verdicts: list[Verdict], judgements: Judgements,
+           console: Console) -> list[Verdict]:
+    """Each survivor, and each do-nothing variant that earns points, against the reference
+    in the wide differential run: a do-nothing body that behaves as the reference is a
+    correct one (``equivalent``). A mutant a person judged equivalent is ``confirmed`` with
+    their reason, also where the differential run shows a difference the course does not
+    grade (kept beside it)."""
+    survivors = [v for v in verdicts if v.verdict in (EQUIVALENT, EARNS_POINTS)]
     folder = options.out / "mutants"
 
     def run(verdict: Verdict) -> Verdict:
         assignment = verdict.home.split(".")[0]
         found = differ(options.reference, folder / assignment / verdict.id, assignment,
                        programs=options.programs)
+        difference = None if found is None else dataclasses.asdict(found)
+        if verdict.id in judgements.equivalent:
+            return dataclasses.replace(verdict, verdict=CONFIRMED, difference=difference,
+                                       note=judgements.equivalent[verdict.id])
         if found is not None:
-            return dataclasses.replace(verdict, verdict=DIFFERS,
-                                       difference=dataclasses.asdict(found))
-        if verdict.id in listed:
-            return dataclasses.replace(verdict, verdict=CONFIRMED, note=listed[verdict.id])
-        return verdict
+            return dataclasses.replace(verdict, verdict=DIFFERS if verdict.kind == "mutant"
+                                       else verdict.verdict, difference=difference)
+        return dataclasses.replace(verdict, verdict=EQUIVALENT)
 
     triaged = {}
     with Progress(console=console) as progress, \
@@ -211,23 +243,13 @@ def triage(options: AuditOptions, verdicts: list[Verdict], console: Console) -> 
     return [triaged.get(v.id, v) for v in verdicts]
 
 
-def load_equivalents(reference: Path) -> dict[str, str]:
-    """The mutants a person judged equivalent, with why (``reference/equivalent-mutants.yaml``)."""
-    path = reference / EQUIVALENTS
-    if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise UsageFailure(f"{path}: expected a mapping of mutant id to reason")
-    return {str(k): v for k, v in data.items()}
-
-
 def run(options: AuditOptions, console: Console) -> AuditReport:
     """Make, grade, judge and triage; write ``audit.json`` and ``audit.html`` into ``out``."""
     started = time.monotonic()
     rubric = rubric_module.load(options.grading.rubric)
     chosen = candidates(options)
     grades = grade_all(options, chosen, rubric, console)
+    judgements = load_judgements(options.reference)
     served = Counter(item for region in regions(options.reference) for item in region.serves)
     shared = frozenset(item for item, count in served.items() if count > 1)
     verdicts = []
@@ -236,8 +258,9 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
         baseline = mine.get(BASELINE)
         if not isinstance(baseline, GradeReport):
             raise UsageFailure(f"the reference itself could not be graded: {baseline}")
-        verdicts.append(judge(mutant, mine.get(mutant.id, "not graded"), baseline, shared))
-    verdicts = triage(options, verdicts, console)
+        verdicts.append(judge(mutant, mine.get(mutant.id, "not graded"), baseline, shared,
+                              frozenset(judgements.overwrites)))
+    verdicts = triage(options, verdicts, judgements, console)
     report = AuditReport(verdicts, [i.id for i in rubric.items],
                          duration_s=time.monotonic() - started)
     write_atomically(options.out / "audit.json", json.dumps(report.to_json(), indent=1))

@@ -87,9 +87,9 @@ DO_NOTHING = ("do-nothing-pass", "do-nothing-return-none", "do-nothing-identity"
               "do-nothing-zeros", "do-nothing-ones", "do-nothing-no-closure")
 """The do-nothing variants' operator names, in the order they are made."""
 
-SKIPPED = ("__pycache__", "*.pyc", "equivalent-mutants.yaml")
+SKIPPED = ("__pycache__", "*.pyc", "audit-judgements.yaml")
 """Not copied with the reference into a mutant's folder (build debris; the audit's list of
-equivalent mutants is not part of a submission)."""
+judgements is not part of a submission)."""
 
 
 @dataclass(frozen=True)

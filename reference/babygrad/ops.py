@@ -167,12 +167,12 @@ class Pow(Function):
     """a ** b, elementwise, where both a and b are Tensors."""
 
     def forward(self, a, b):
-        # BEGIN SOLUTION [babygrad.ops.pow]: return np.power(a, b)
+        # BEGIN SOLUTION [babygrad.ops.pow; babygrad.broadcasting]: return np.power(a, b)
         return np.power(a, b)
         # END SOLUTION
 
     def backward(self, out_grad, node):
-        # BEGIN SOLUTION [babygrad.ops.pow]:
+        # BEGIN SOLUTION [babygrad.ops.pow; babygrad.broadcasting]:
         #   d/da = b * a**(b-1) and d/db = a**b * log(a), unbroadcast each
         a, b = node._inputs
         g, x, y = out_grad.data, a.data, b.data

@@ -6,9 +6,15 @@ from hypothesis import given
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
 from grader.grading.plugin import graded, graded_property
 from grader.language.dags import dags
-from grader.language.graphs import BABYGRAD_GRAPH_OPS, BABYGRAD_OP_ITEMS, BABYGRAD_OPERATOR_FORMS
+from grader.language.graphs import (
+    BABYGRAD_BROADCASTING,
+    BABYGRAD_GRAPH_OPS,
+    BABYGRAD_OP_ITEMS,
+    BABYGRAD_OPERATOR_FORMS,
+)
 from grader.language.strategies import (
     broadcasting_cases,
+    kink_cases,
     op_cases,
     single_op_graphs,
     tensor_backward_cases,
@@ -26,6 +32,13 @@ for _item, _op in BABYGRAD_OP_ITEMS.items():
         f"babygrad.ops.{_item}", f"test_{_item}_forward_and_backward", op_cases("tensor", _op),
         lambda grading, case: ops.check_op(grading, *case))
 
+# relu and abs exactly at their kink, which the draws above keep away from (the oracles
+# cannot judge there): the gradient the docstrings document.
+for _item in ("relu", "abs"):
+    globals()[f"test_{_item}_at_zero"] = graded_property(
+        f"babygrad.ops.{_item}", f"test_{_item}_passes_no_gradient_at_zero", kink_cases(_item),
+        lambda grading, case: ops.check_kink(grading, *case))
+
 # One operator or method at a time (numbers on either side) reaches the right op.
 for _op in BABYGRAD_OPERATOR_FORMS:
     globals()[f"test_routing_{_op}"] = graded_property(
@@ -35,15 +48,25 @@ for _op in BABYGRAD_OPERATOR_FORMS:
         share=len(BABYGRAD_OPERATOR_FORMS))
 
 
-@graded("babygrad.broadcasting")
-@given(broadcasting_cases(("add", "mul", "sub", "div")))
-def test_implicit_broadcasting_sums_gradients_back(grading, case):
-    broadcasting.check_broadcast(grading, *case)
+# Implicit broadcasting, one test per elementwise op: an example on which the op itself is
+# wrong is not gradable until the op's item passes, and stops only that op's test.
+for _op in BABYGRAD_BROADCASTING:
+    globals()[f"test_broadcasting_{_op}"] = graded_property(
+        "babygrad.broadcasting", f"test_{_op}_sums_broadcast_gradients_back",
+        broadcasting_cases((_op,)),
+        lambda grading, case: broadcasting.check_broadcast(grading, *case),
+        share=len(BABYGRAD_BROADCASTING))
 
 
 @graded("babygrad.backward")
 @given(tensor_backward_cases(dags(shared=False), tensor_shapes()))
 def test_backward_walks_the_graph_with_a_ledger(grading, case):
+    walks.check_tensor_backward(grading, *case)
+
+
+@graded("babygrad.backward")
+@given(tensor_backward_cases(dags(shared=False), tensor_shapes(), edges=True))
+def test_backward_with_nothing_to_propagate(grading, case):
     walks.check_tensor_backward(grading, *case)
 
 

@@ -34,7 +34,7 @@ holds what both assignments' generators share, and ``generate``; ``micrograd_pro
 ``babygrad_programs`` hold each assignment's families.
 """
 
-from grader.workflows.differential.programs import generate
+from grader.workflows.differential.generate import generate
 from grader.workflows.differential.runner import (
     ASSIGNMENTS,
     MEMORY_MB,

@@ -1,4 +1,4 @@
-"""What the micrograd and babygrad program generators share, and ``generate``, which runs them.
+"""What the micrograd and babygrad program generators share.
 
 Why it exists: both assignments' programs are written the same way (a ``_Program`` that names
 nodes and keeps their values, numbers drawn and spelled alike) and drawn the same way (program
@@ -10,33 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any, Self
-
-
-@lru_cache(maxsize=16)
-def _generate(assignment: str, programs: int, seed: int) -> tuple[str, ...]:
-    # imported here: the family modules build on ``_Program`` and the helpers below
-    from grader.workflows.differential import babygrad_programs, micrograd_programs
-
-    families, header = ((micrograd_programs.MICROGRAD_FAMILIES,
-                         micrograd_programs.MICROGRAD_HEADER) if assignment == "micrograd"
-                        else (babygrad_programs.BABYGRAD_FAMILIES,
-                              babygrad_programs.BABYGRAD_HEADER))
-    out = []
-    for i in range(programs):
-        rng = random.Random(f"{assignment}/{seed}/{i}")
-        family = families[i % len(families)]
-        out.append(header + "\n".join(family(rng, i // len(families))) + "\n")
-    return tuple(out)
-
-
-def generate(assignment: str, programs: int = 400, seed: int = 0) -> list[str]:
-    """The programs ``differ`` runs: program ``i`` is of family ``i % len(families)``, its
-    ``turn`` ``i // len(families)`` (a family takes its forms in turn, so each shows up), and
-    is drawn from its own ``random.Random``: a larger ``programs`` extends a smaller one."""
-    return list(_generate(assignment, programs, seed))
-
 
 _LETTERS = "abcdefghjkmnpqrstuvwxyz"  # no i, l, o: loop variable and lookalikes
 

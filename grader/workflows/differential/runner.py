@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.workflows.differential.programs import generate
+from grader.workflows.differential.generate import generate
 
 ASSIGNMENTS = ("micrograd", "babygrad")
 PROGRAM_CPU_S = 1.0

@@ -157,7 +157,7 @@ class Abs(Function):
 
     def backward(self, out_grad, node):
         a = node._inputs[0]
-        return out_grad * a / node
+        return out_grad * Tensor(np.sign(a.data), requires_grad=False)  # 0 at a == 0
 
 
 def abs(a):  # noqa: A001  (the notes' name)

@@ -168,7 +168,7 @@ class Abs(Function):
 
     def backward(self, out_grad, node):
         (a,) = _inputs(node)
-        return _t(np.where(a < 0, -out_grad.data, out_grad.data))
+        return _t(np.where(a < 0, -out_grad.data, np.where(a > 0, out_grad.data, 0.0)))
 
 
 def abs(a):  # noqa: A001
