@@ -489,8 +489,9 @@ def test_zero_grad_cost_fails_a_zero_grad_that_is_fast_for_doing_nothing():
 
 def test_zero_grad_walks_with_the_graders_build_topo():
     """A ``zero_grad`` that walks with ``build_topo`` is graded on its own: while it runs, the
-    grader's build_topo stands in for the engine's (whether that one is right, or fast, is
-    micrograd.topo's question), and is put back after."""
+    grader's build_topo (a correct order the parent sends as node numbers) stands in for the
+    engine's (whether that one is right, or fast, is micrograd.topo's question), and is put
+    back after."""
     micrograd = engine("micrograd")
 
     def own_build_topo(root: Any) -> list[Any]:
@@ -502,11 +503,12 @@ def test_zero_grad_walks_with_the_graders_build_topo():
 
     module = type(micrograd)("walks_with_build_topo")  # an engine module of its own
     module.Value, module.build_topo, module.zero_grad = micrograd.Value, own_build_topo, zero_grad
-    answer = probes.probe_zero_grad(module, {"dag": walks.diamonds(40).to_json(),
-                                             "count_reads": True})
+    dag = walks.diamonds(40)
+    answer = probes.probe_zero_grad(module, {"dag": dag.to_json(), "count_reads": True,
+                                             "order": sorted(dag.reachable())})
     assert module.build_topo is own_build_topo
     assert all(decode(grad) == 0.0 for grad in answer["grads"])
-    assert answer["reads"] == [1] * 121  # the grader's walk reads each node's _prev once
+    assert answer["reads"] == [0] * 121  # the order is data: no node's _prev is read
 
 
 def test_deep_right_answer_passes():
