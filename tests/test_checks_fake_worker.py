@@ -309,27 +309,57 @@ def relu_at(zero: float) -> Graph:
     return Graph("scalar", (np.asarray(zero),), (Node("relu", (0,)),))
 
 
+def at_zero(tamper: Tamper) -> Tamper:
+    """``tamper`` only the answers for operands that are exactly 0 (not ``check_kink``'s run
+    away from the kink)."""
+
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        leaves = probes.graph_from_json(case["graph"]).leaves
+        return tamper(case, answer) if not np.any(leaves[0]) else answer
+
+    return change
+
+
 @pytest.mark.parametrize("zero", [0.0, -0.0], ids=["zero", "negative-zero"])
 def test_relu_at_zero_right_answer_passes(zero):
     grading = session("micrograd.ops.relu")
-    ops.check_relu_at_zero(grading, relu_at(zero), np.asarray(-1.5))
-    assert asked(grading) == ["load", "op"]
+    ops.check_kink(grading, relu_at(zero), np.asarray(-1.5))
+    assert asked(grading) == ["load", "op", "op"]
 
 
 def test_relu_letting_the_gradient_through_at_zero_fails_by_its_docstring():
-    grading = session("micrograd.ops.relu", {"op": set_entry("grads", 0, -1.5)})
-    verdict = wrong(ops.check_relu_at_zero, grading, relu_at(-0.0), np.asarray(-1.5))
+    grading = session("micrograd.ops.relu", {"op": at_zero(set_entry("grads", 0, -1.5))})
+    verdict = wrong(ops.check_kink, grading, relu_at(-0.0), np.asarray(-1.5))
     assert verdict.reason == "wrong gradient at 0"
     assert verdict.details[0] == "backward: gradient for a: expected 0, got -1.5"
-    assert ops.RELU_DOCSTRING in verdict.details[1]
+    assert verdict.details[1] == ("relu passes no gradient where its operand is exactly 0: its "
+                                  "derivative is taken as 0 there (its docstring)")
     assert verdict.snippet.endswith("a = Value(-0.0)\nout = a.relu()\nout.grad = -1.5\n"
                                     "out._backward()\nprint(out.data, a.grad)")
     assert verdict.bugs == []
 
 
-def test_relu_at_zero_cites_the_stubs_own_docstring():
-    stub = (REFERENCE.parent / "exercises" / "micrograd" / "engine.py").read_text()
-    assert ops.RELU_DOCSTRING in " ".join(stub.split())
+@pytest.mark.parametrize("assignment", ["micrograd", "babygrad"])
+def test_a_kink_is_not_gradable_where_the_op_is_wrong_away_from_it(assignment):
+    """A relu that does nothing passes back no gradient, right at 0 by the convention: the
+    same op away from 0 must work first, or the example grades nothing."""
+    graph = relu_at(0.0) if assignment == "micrograd" else KINK
+    grading = session(f"{assignment}.ops.relu", {"op": set_entry("grads", 0, np.zeros_like(
+        graph.leaves[0]))})
+    with pytest.raises(NotGradable) as raised:
+        ops.check_kink(grading, graph, np.asarray(-1.5) if assignment == "micrograd"
+                       else KINK_GRAD + 0.25)
+    assert raised.value.needs == (f"{assignment}.ops.relu (away from 0)",)
+    assert TEST not in grading.failures
+
+
+@pytest.mark.parametrize(("path", "op"), [("micrograd/engine.py", "def relu"),
+                                          ("babygrad/ops.py", "class ReLU"),
+                                          ("babygrad/ops.py", "class Abs")])
+def test_the_kink_convention_is_in_the_stubs_docstrings(path, op):
+    stub = (REFERENCE.parent / "exercises" / path).read_text()
+    docstring = " ".join(stub[stub.index(op):].split('"""')[1].split())
+    assert "0" in docstring and ("exactly at 0" in docstring or "at a == 0" in docstring)
 
 
 # ------------------------------------------------------------------------------ walks
@@ -712,13 +742,13 @@ KINK_GRAD = np.array([[1.0, -0.5], [2.0, 0.0]])
 def test_kink_right_answer_passes(op):
     grading = session(f"babygrad.ops.{op}")
     ops.check_kink(grading, Graph("tensor", KINK.leaves, (Node(op, (0,)),)), KINK_GRAD)
-    assert asked(grading) == ["load", "op"]
+    assert asked(grading) == ["load", "op", "op"]
 
 
 @pytest.mark.parametrize("got", [KINK_GRAD, np.array([[np.inf, -np.inf], [np.inf, np.nan]])],
                          ids=["passes-it", "divides-by-sign"])
 def test_kink_a_gradient_at_zero_fails(got):
-    grading = session("babygrad.ops.relu", {"op": set_entry("grads", 0, got)})
+    grading = session("babygrad.ops.relu", {"op": at_zero(set_entry("grads", 0, got))})
     verdict = wrong(ops.check_kink, grading, KINK, KINK_GRAD)
     assert verdict.reason == "wrong gradient at 0"
     assert verdict.details[0].startswith("backward: gradient for a:\nexpected shape (2, 2)")
@@ -969,7 +999,26 @@ BROADCAST_GRAD = np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
 def test_broadcast_right_answer_passes():
     grading = session("babygrad.broadcasting")
     broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
-    assert asked(grading) == ["load", "broadcast", "broadcast"]
+    assert asked(grading) == ["load", "broadcast", "broadcast", "broadcast"]
+
+
+def test_broadcast_an_op_right_only_on_the_drawn_values_is_not_gradable():
+    """``np.power(a, a)`` for ``a ** b`` is right where a == b, as a shrunk example may be
+    (ones everywhere); on the same op holding ``generic`` values it is wrong: the reduction
+    cannot be judged until the op's own item passes (that one costs babygrad.ops.pow alone)."""
+    ones = Graph("tensor", (np.ones(3), np.ones((2, 3))), (Node("pow", (0, 1)),))
+
+    def power_of_itself(case: dict[str, Any], answer: Answer) -> Answer:
+        wide = np.broadcast_to(probes.graph_from_json(case["graph"]).leaves[0], (2, 3))
+        if case["run"] == "explicit" and np.any(wide != 1.0):
+            answer["value"] = encode(np.power(wide, wide))
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": power_of_itself})
+    with pytest.raises(NotGradable) as raised:
+        broadcasting.check_broadcast(grading, ones, np.ones((2, 3)))
+    assert raised.value.needs == ("babygrad.ops.pow",)
+    assert TEST not in grading.failures
 
 
 def implicit(change: Callable[[Answer], Answer]) -> Tamper:

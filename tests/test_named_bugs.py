@@ -67,7 +67,8 @@ CASES = [
            "grads = op.backward(Tensor([1.0, 1.0], requires_grad=False), out)"), 5),
     Named("transpose-same-axes", "babygrad.ops.transpose:same-axes",
           ("op = ops.Transpose((1, 2, 0))",), 5),
-    Named("summation-shape", "babygrad.ops.summation:axes-lost", ("op = ops.Summation(",), 5),
+    Named("summation-shape", "babygrad.ops.summation:axes-lost", ("op = ops.Summation(",), 5,
+          status="error"),
     Named("matmul-no-transpose", "babygrad.ops.matmul:no-transpose",
           ("a = Tensor([[1.0]], requires_grad=True)", "op = ops.MatMul()"), 6, status="error"),
 ]

@@ -52,17 +52,40 @@ def widened(graph: Graph, shape: tuple[int, ...]) -> Graph:
                  graph.nodes)
 
 
-def _explicit(session: GradingSession, answer: dict | None, shape: tuple[int, ...]
-              ) -> list[np.ndarray | None] | None:
-    """The explicit run's value and gradients, or None where the request failed or the answer
-    is not numbers."""
-    if answer is None:
-        return None
+def generic(graph: Graph) -> Graph:
+    """The same op on operands of the same shapes holding fixed, distinct values inside every
+    elementwise op's domain (bases and divisors positive): an op wrong there is wrong, whatever
+    values the drawn example shrank to (``a ** a`` and ``a ** b`` agree where ``a == b``)."""
+    return Graph(graph.kind, tuple(
+        np.linspace(0.6 + 0.5 * i, 1.7 + 0.4 * i, max(v.size, 1)).reshape(v.shape)
+        for i, v in enumerate(graph.leaves)), graph.nodes)
+
+
+def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray, snippet: str
+                ) -> list[np.ndarray] | bool:
+    """The op on its operands broadcast beforehand (nothing to sum back): its value and
+    gradients if they are the oracles'; False if they are not (the request failed, the answer
+    is not numbers, or the numbers are wrong); True if they are not and the oracles disagree
+    among themselves, so nothing can be said."""
+    shape = out_grad.shape
+    wide = widened(graph, shape)
+    expected = session.oracles.expected(wide, out_grad)
+    answer = session.try_ask("babygrad", "broadcast", {
+        "graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"},
+        lambda: snippet)
     try:
-        return [*session.arrays({"v": [answer.get("value")]}, "v", ["out.data"], [shape]),
-                *session.arrays(answer, "grads", ["gradient 0", "gradient 1"], [shape] * 2)]
+        explicit = None if answer is None else [
+            *session.arrays({"v": [answer.get("value")]}, "v", ["out.data"], [shape]),
+            *session.arrays(answer, "grads", ["gradient 0", "gradient 1"], [shape] * 2)]
     except protocol.InvalidAnswer:
-        return None
+        explicit = None
+    if explicit is None:
+        return False
+    tol = session.oracles.tolerance(session.tolerances["babygrad"])
+    if not any(mismatch("", got, want, tol) for got, want in
+               zip(explicit, [expected.values[-1], *expected.grads], strict=True)):
+        return explicit
+    return not session.oracles.confirmed(wide, out_grad, expected)
 
 
 @recorded
@@ -71,28 +94,25 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     op's own gradient for the operands broadcast beforehand, summed back to the operand's
     shape. Only that reduction is judged; the op's formulas are its own item's.
 
-    The operands broadcast beforehand run first and must give the oracles' value and
-    gradients (their backward goes through the student's reduction too, where nothing needs
-    summing): where they do not (the op raised, hung, crashed, is missing or is wrong), the
-    example is not gradable until the op's item passes (``NotGradable``); a reduction wrong
-    even there leaves nothing to compare with, and earns nothing."""
+    The operands broadcast beforehand run first, as drawn and holding ``generic`` values, and
+    must give the oracles' value and gradients (their backward goes through the student's
+    reduction too, where nothing needs summing): where they do not (the op raised, hung,
+    crashed, is missing or is wrong), the example is not gradable until the op's item passes
+    (``NotGradable``); a reduction wrong even there leaves nothing to compare with, and earns
+    nothing."""
     snippet = broadcast_snippet(graph, out_grad)
-    case = {"graph": graph.to_json(), "out_grad": out_grad.tolist()}
-    shape = out_grad.shape
-    leaves = [v.shape for v in graph.leaves]
-    wide = widened(graph, shape)
-    expected = session.oracles.expected(wide, out_grad)
-    explicit = _explicit(session, session.try_ask(
-        "babygrad", "broadcast", {**case, "run": "explicit"}, lambda: snippet), shape)
-    tol = session.oracles.tolerance(session.tolerances["babygrad"])
-    if explicit is None or any(
-            mismatch("", got, want, tol) for got, want in
-            zip(explicit, [expected.values[-1], *expected.grads], strict=True)):
-        if explicit is not None and not session.oracles.confirmed(wide, out_grad, expected):
-            return  # the oracles disagree on the operands broadcast beforehand: say nothing
+    explicit = _beforehand(session, graph, out_grad, snippet)
+    gate = explicit if isinstance(explicit, bool) else _beforehand(
+        session, generic(graph), out_grad, snippet)
+    if gate is True:
+        return  # the oracles disagree on the operands broadcast beforehand: say nothing
+    if gate is False:
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
         raise NotGradable((f"babygrad.ops.{BROADCAST_OP_ITEMS[graph.nodes[0].op]}",))
+    case = {"graph": graph.to_json(), "out_grad": out_grad.tolist()}
+    shape = out_grad.shape
+    leaves = [v.shape for v in graph.leaves]
     full_value, *full_grads = explicit
     answer = session.ask("babygrad", "broadcast", {**case, "run": "implicit"}, lambda: snippet)
     (value,) = session.decoded({"v": [answer.get("value")]}, "v", ["out.data"], [shape],

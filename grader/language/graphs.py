@@ -172,9 +172,13 @@ def transpose_params(shape: Shape) -> tuple[Any, ...]:
 
 def sum_params(shape: Shape) -> tuple[Any, ...]:
     """Summation over everything, one axis, and a tuple of axes. Axes are numpy's, so an axis
-    may count from the end (``-1`` is the last), in a tuple too."""
+    may count from the end (``-1`` is the last), in a tuple too. A tuple of one axis is drawn
+    on every shape with an axis, so a tuple is drawn about as often as an int (an engine that
+    takes only None and ints is wrong on a good share of the examples, not on a rare one)."""
     ndim = len(shape)
     params: list[Any] = [None, *range(ndim), *range(-ndim, 0)]
+    if ndim >= 1:
+        params += [(0,), (-1,)]
     if ndim >= 2:
         params += [(0, ndim - 1), (0, -1)]
     return tuple(params)

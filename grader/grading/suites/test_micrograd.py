@@ -88,7 +88,7 @@ for _item, _op, _cases in [
 @graded("micrograd.ops.relu")
 @given(scalar_kink_cases("relu"))
 def test_relu_passes_no_gradient_at_zero(grading, case):
-    ops.check_relu_at_zero(grading, *case)
+    ops.check_kink(grading, *case)
 
 
 # One composed operator at a time, on the grader's primitives and walk.
