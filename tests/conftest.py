@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.grading.session import NotGradable
 from grader.layout import DEFAULT_RUBRIC
 from tests import programs
 
@@ -70,6 +71,17 @@ def pytest_configure() -> None:
     undo it, so those tests do not depend on how the run was started."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
+    """A check's ``NotGradable`` is a skip inside a grading run; escaping one of the project's
+    own tests it would skip that test silently, so there it fails the test."""
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(NotGradable):
+        report.outcome = "failed"
+        report.longrepr = f"a check raised NotGradable ({call.excinfo.value}) in a project test"
+    return report
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
