@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 
 from grader.checks import accumulation, broadcasting, bugs, graphs, ops, walks
-from grader.checks.judge import WrongAnswer
 from grader.grading import rubric as rubric_module
 from grader.grading.session import Aborted, GradingSession, NotGradable
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
+from grader.language.verdicts import WrongAnswer
 from grader.layout import DEFAULT_RUBRIC
 from grader.oracles.reference import load_engine
 from grader.worker import probes
@@ -314,7 +314,7 @@ def at_zero(tamper: Tamper) -> Tamper:
     away from the kink)."""
 
     def change(case: dict[str, Any], answer: Answer) -> Answer:
-        leaves = probes.graph_from_json(case["graph"]).leaves
+        leaves = Graph.from_json(case["graph"]).leaves
         return tamper(case, answer) if not np.any(leaves[0]) else answer
 
     return change
@@ -1009,7 +1009,7 @@ def test_broadcast_an_op_right_only_on_the_drawn_values_is_not_gradable():
     ones = Graph("tensor", (np.ones(3), np.ones((2, 3))), (Node("pow", (0, 1)),))
 
     def power_of_itself(case: dict[str, Any], answer: Answer) -> Answer:
-        wide = np.broadcast_to(probes.graph_from_json(case["graph"]).leaves[0], (2, 3))
+        wide = np.broadcast_to(Graph.from_json(case["graph"]).leaves[0], (2, 3))
         if case["run"] == "explicit" and np.any(wide != 1.0):
             answer["value"] = encode(np.power(wide, wide))
         return answer

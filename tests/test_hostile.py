@@ -410,12 +410,12 @@ def test_an_op_that_unblocks_torch_finds_it_empty(tmp_path):
 
 PATCH_THE_JUDGES = """
 import builtins, math, numpy
-import grader.checks.judge, grader.worker.protocol
+import grader.language.verdicts, grader.worker.protocol
 numpy.isclose = numpy.allclose = numpy.array_equal = lambda *a, **k: True
 math.isclose = lambda *a, **k: True
 builtins.abs = lambda x: 0.0
-grader.checks.judge.mismatch = lambda *a, **k: None
-grader.checks.judge.Tolerance.close = lambda *a, **k: True
+grader.language.verdicts.mismatch = lambda *a, **k: None
+grader.language.verdicts.Tolerance.close = lambda *a, **k: True
 """
 
 TAMPERING = {

@@ -1,4 +1,5 @@
-"""The package's shape: stages as folders, a handful of modules on top, no import cycle."""
+"""The package's shape: stages as folders, a handful of modules on top, imports that run down
+the stages in order, no import cycle."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from pathlib import Path
 
 from grader.layout import PACKAGE
 
-STAGES = {"language", "checks", "worker", "oracles", "grading", "report", "workflows"}
+FLOORS = ("language", "worker", "oracles", "checks", "grading", "report", "workflows")
+"""The stages of a grade, bottom first: a module may import its own floor and those below."""
+STAGES = set(FLOORS)
+BELOW_EVERY_FLOOR = {"grader", "grader.atomic", "grader.layout"}
+"""Modules on top of the package that every floor may use (they import no floor)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -34,6 +39,28 @@ def test_the_stages_are_the_folders_and_few_modules_sit_on_top() -> None:
     assert folders == STAGES
     assert {p.name for p in PACKAGE.glob("*.py")} <= {
         "__init__.py", "__main__.py", "atomic.py", "layout.py"}
+
+
+def _floor(module: str) -> int:
+    """A module's floor: -1 for those below every floor, len(FLOORS) for ``__main__``."""
+    if module in BELOW_EVERY_FLOOR:
+        return -1
+    stage = module.split(".")[1]
+    return FLOORS.index(stage) if stage in FLOORS else len(FLOORS)
+
+
+def test_imports_run_down_the_floors() -> None:
+    modules = _modules()
+    upward = sorted(f"{name} imports {target}, a floor above its own"
+                    for name, path in modules.items() for target in _imports(path, modules)
+                    if _floor(target) > _floor(name))
+    assert not upward, upward
+
+
+def test_the_modules_below_every_floor_import_no_floor() -> None:
+    modules = _modules()
+    assert {target for name in BELOW_EVERY_FLOOR for target in _imports(modules[name], modules)
+            } <= BELOW_EVERY_FLOOR
 
 
 def test_no_import_cycle_between_grader_modules() -> None:

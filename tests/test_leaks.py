@@ -25,10 +25,10 @@ import numpy as np
 import pytest
 
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
-from grader.checks.judge import WrongAnswer
 from grader.grading.session import GradingSession
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
+from grader.language.verdicts import WrongAnswer
 from grader.layout import PACKAGE, REPO, TEMPLATES
 from grader.workflows.release import INSTRUCTORS_ONLY, solution_leaks
 from tests.test_checks_fake_worker import (

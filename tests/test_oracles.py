@@ -21,7 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from grader.checks.judge import Tolerance
 from grader.grading import rubric as rubric_module
 from grader.grading.session import GradingSession
 from grader.language.graphs import (
@@ -41,6 +40,7 @@ from grader.language.strategies import (
     single_op_graphs,
     tensor_graphs,
 )
+from grader.language.verdicts import Tolerance
 from grader.layout import DEFAULT_RUBRIC, SUITES
 from grader.oracles import Evaluation, numeric, torch_oracle
 from grader.oracles.chain import Oracles

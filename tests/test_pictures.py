@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from grader.checks.figures import Figure
-from grader.checks.judge import Tolerance, mismatch, show
+from grader.language.verdicts import Tolerance, mismatch, show
 from grader.report import drawing as pictures
 from tests.grading import grade_items, planted
 from tests.programs import needs_dot

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from grader.checks.judge import WrongAnswer
 from grader.grading.plugin import _grade_failure
+from grader.language.verdicts import WrongAnswer
 from tests.planted import REFERENCE
 
 pytest_plugins = ["pytester"]
@@ -57,7 +57,7 @@ SUITE = """
 import pytest
 from hypothesis import strategies as st
 
-from grader.checks.judge import WrongAnswer
+from grader.language.verdicts import WrongAnswer
 from grader.grading.plugin import graded, graded_property
 from grader.grading.session import Abort, NotGradable
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from grader.checks import bugs, records
 from grader.checks.figures import graph_figure
-from grader.checks.judge import WrongAnswer, mismatch, show
 from grader.checks.walks import tensor_backward
 from grader.grading.session import GradingSession, NotGradable, recorded
 from grader.language.dags import Dag
@@ -22,6 +21,7 @@ from grader.language.graphs import (
     names,
 )
 from grader.language.snippets import IMPORTS, RECORDING, tensor_dag_snippet
+from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.recording import SCALAR_PRIMITIVES
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from grader.checks import bugs
-from grader.checks.judge import WrongAnswer, mismatch
 from grader.grading.session import GradingSession, NotGradable, recorded
 from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
@@ -16,6 +15,7 @@ from grader.language.graphs import (
     names,
 )
 from grader.language.snippets import IMPORTS, array_literal
+from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.judge import Tolerance
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, evaluate
+from grader.language.verdicts import Tolerance
 from grader.oracles.numeric import numeric_vjp
 
 

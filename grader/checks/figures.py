@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.judge import Tolerance, show
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, names
+from grader.language.verdicts import Tolerance, show
 
 Figure = dict[str, Any]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from grader.checks import bugs, records
 from grader.checks.figures import graph_figure
-from grader.checks.judge import WrongAnswer, mismatch
 from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
 from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
+from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
 
 NOTES = {

@@ -6,7 +6,6 @@ import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import graph_figure
-from grader.checks.judge import Tolerance, WrongAnswer, mismatch
 from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, NotGradable, recorded
 from grader.language.graphs import (
     Graph,
@@ -17,6 +16,7 @@ from grader.language.graphs import (
     names,
 )
 from grader.language.snippets import IMPORTS, array_literal
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 
 
 def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:

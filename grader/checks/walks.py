@@ -11,7 +11,6 @@ import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import dag_figure
-from grader.checks.judge import WrongAnswer, mismatch, show
 from grader.grading.session import GradingSession, recorded
 from grader.language.dags import Dag, diamonds
 from grader.language.snippets import (
@@ -22,6 +21,7 @@ from grader.language.snippets import (
     dag_snippet,
     tensor_dag_snippet,
 )
+from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
 
 EXPONENTIAL = "visits shared nodes again: exponential time"

@@ -39,7 +39,7 @@ from grader.atomic import write_atomically
 from grader.language.dags import Dag
 from grader.language.graphs import Graph
 from grader.layout import PACKAGE
-from grader.worker.probes import graph_from_json
+from grader.worker.protocol import Request
 
 FORMAT = 2
 """Bumped when the recording format changes: older recordings are then never read."""
@@ -73,7 +73,7 @@ def _decode(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     if "graph" in value:
-        return graph_from_json(value["graph"])
+        return Graph.from_json(value["graph"])
     if "dag" in value:
         data = value["dag"]
         return Dag(data["leaves"], tuple(tuple(tuple(p) for p in pairs)
@@ -139,10 +139,6 @@ def origin(failure: BaseException) -> str:
     """How Hypothesis tells one failure from another (exception type, where it was raised, its
     context): two failures with the same origin lead it to do the same thing next."""
     return str(InterestingOrigin.from_exception(failure))
-
-
-Request = tuple[str, str, dict[str, Any]]
-"""One question a check put to the worker: assignment, probe, case (plain JSON)."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from grader.checks.judge import Tolerance
+from grader.language.verdicts import Tolerance
 
 VISIBILITIES = ("visible", "hidden", "after_due_date")
 

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.checks.judge import Tolerance, WrongAnswer
-from grader.grading.replay import Request
+from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.layout import PACKAGE, SECRET
 from grader.oracles import torch_oracle
 from grader.oracles.chain import Oracles
 from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
+from grader.worker.protocol import Request
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 IMPORT_BUDGET_FACTOR = 2

@@ -379,6 +379,15 @@ class Graph:
                       for n in self.nodes],
         }
 
+    @classmethod
+    def from_json(cls, message: dict[str, Any]) -> Graph:
+        """The graph ``to_json`` wrote (leaves as float64, tuple parameters kept apart)."""
+        leaves = tuple(np.asarray(leaf["data"], dtype=np.float64).reshape(leaf["shape"])
+                       for leaf in message["leaves"])
+        nodes = tuple(Node(n["op"], tuple(n["args"]), param_from_json(n["param"]))
+                      for n in message["nodes"])
+        return cls(message["kind"], leaves, nodes)
+
 
 @dataclass(frozen=True)
 class Node:

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.judge import Tolerance
 from grader.language.graphs import Graph
+from grader.language.verdicts import Tolerance
 from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.judge import Tolerance
 from grader.language.graphs import OPS, Graph, evaluate
+from grader.language.verdicts import Tolerance
 from grader.oracles import Evaluation
 
 EPS = 1e-6

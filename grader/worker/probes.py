@@ -19,12 +19,10 @@ import numpy as np
 
 from grader.language.graphs import (
     Graph,
-    Node,
     build_source,
     expression,
     function_source,
     names,
-    param_from_json,
 )
 from grader.worker.encoding import Encoded, ProbeError, encode
 from grader.worker.recording import (
@@ -44,14 +42,6 @@ def grad_of(node: Any, kind: str, what: str) -> Encoded | None:
             return None
         grad = getattr(grad, "data", grad)
     return encode(grad, what)
-
-
-def graph_from_json(message: dict[str, Any]) -> Graph:
-    leaves = tuple(np.asarray(leaf["data"], dtype=np.float64).reshape(leaf["shape"])
-                   for leaf in message["leaves"])
-    nodes = tuple(Node(n["op"], tuple(n["args"]), param_from_json(n["param"]))
-                  for n in message["nodes"])
-    return Graph(message["kind"], leaves, nodes)
 
 
 def api_namespace(engine: ModuleType, kind: str) -> dict[str, Any]:
@@ -82,7 +72,7 @@ def _own_grads(graph: Graph, nodes: list[Any]) -> list[Encoded | None]:
 
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Build with operators and methods, call ``backward()`` on the output, report everything."""
-    graph = graph_from_json(case["graph"])
+    graph = Graph.from_json(case["graph"])
     nodes = _build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
     nodes[-1].backward()
     return _report(graph, nodes, _own_grads(graph, nodes))
@@ -94,7 +84,7 @@ def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     gradients (``measure_functions``). Reported: every node's value and the record, from
     which the parent computes the gradients: only which ops the operators and methods reach
     is the engine's."""
-    graph = graph_from_json(case["graph"])
+    graph = Graph.from_json(case["graph"])
     record = Record()
     with recording_ops(engine, record):
         nodes = _build(engine, graph, "tensor")
@@ -108,7 +98,7 @@ def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     adds (``measure_closures``). Reported: every node's value and the record, from which the
     parent computes the gradients: only how ``-``, ``/``, negation and the reflected forms
     are composed is the engine's."""
-    graph = graph_from_json(case["graph"])
+    graph = Graph.from_json(case["graph"])
     record = Record()
     with recording_values(engine, record):
         nodes = _build(engine, graph, "micrograd")
@@ -140,7 +130,7 @@ def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]
     operands (``returns_operand``, by identity): such a result is no node of its own (nothing
     new is recorded, so its operand is seeded and never walked into), so the example cannot
     tell ``=`` from ``+=``."""
-    graph = graph_from_json(case["graph"])
+    graph = Graph.from_json(case["graph"])
     out_grad = float(case["out_grad"])
     run = case["run"]
     record = Record()
@@ -181,7 +171,7 @@ def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     operands of different shapes (numpy broadcasts them), or ``explicit``, on the same operands
     broadcast beforehand. Its value and gradients, so the parent can check the explicit run
     against the oracles, then the reduction alone against it."""
-    graph = graph_from_json(case["graph"])
+    graph = Graph.from_json(case["graph"])
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
     arrays = (graph.leaves if case["run"] == "implicit"
               else [np.broadcast_to(v, out_grad.shape).copy() for v in graph.leaves])
@@ -202,7 +192,7 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     ``out._prev`` holds (by index, -1 for any other node); babygrad: call the op's
     ``backward(out_grad, node)``. Nothing else of the student's engine is involved.
     """
-    graph = graph_from_json(case["graph"])
+    graph = Graph.from_json(case["graph"])
     var = names(graph)
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
     if graph.kind == "scalar":

@@ -47,6 +47,11 @@ def decode_array(obj: Any, what: str, shape: tuple[int, ...] | None = None) -> n
     return array
 
 
+Request = tuple[str, str, dict[str, Any]]
+"""One question a check puts to the worker: assignment, probe, case (plain JSON); ``request``
+sends a batch of cases of one probe."""
+
+
 def request(request_id: int, assignment: str, probe: str, cases: list[dict[str, Any]]
             ) -> dict[str, Any]:
     return {"id": request_id, "assignment": assignment, "probe": probe, "cases": cases}
