@@ -6,7 +6,6 @@ a module-scoped fixture is then torn down and built again."""
 
 import importlib
 import signal
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import yaml
 
 from grader.grading.session import NotGradable
 from grader.layout import DEFAULT_RUBRIC
+from grader.worker.engines import isolated
 from tests import programs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -23,29 +23,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def _import_isolated(root, name):
     """Import module ``name`` (e.g. "micrograd.engine") from directory ``root``, leaving no trace.
 
-    reference/ and exercises/ both hold packages called ``micrograd`` and ``babygrad``. This
-    puts ``root`` first on sys.path, hides any already-imported copy of the top-level package,
-    imports, then removes what it imported from sys.modules and restores what it hid. The
-    returned module keeps working: its functions hold their own globals.
+    reference/ and exercises/ both hold packages called ``micrograd`` and ``babygrad``: the
+    import runs ``isolated`` from any copy already imported, as the reference oracle's does.
     """
-    top = name.split(".")[0]
-
-    def owned(key):
-        return key == top or key.startswith(top + ".")
-
-    hidden = {key: mod for key, mod in sys.modules.items() if owned(key)}
-    for key in hidden:
-        del sys.modules[key]
-    path = str(Path(root).resolve())
-    sys.path.insert(0, path)
-    try:
-        importlib.invalidate_caches()
+    with isolated(Path(root).resolve(), name.split(".")[0]):
         return importlib.import_module(name)
-    finally:
-        sys.path.remove(path)
-        for key in [key for key in sys.modules if owned(key)]:
-            del sys.modules[key]
-        sys.modules.update(hidden)
 
 
 @pytest.fixture(scope="session")

@@ -28,8 +28,8 @@ from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer
 from grader.layout import DEFAULT_RUBRIC
-from grader.oracles.reference import load_engine
 from grader.worker import probes
+from grader.worker.engines import load_engine
 from grader.worker.launch import WorkerFailure
 from tests.planted import REFERENCE
 

@@ -44,8 +44,9 @@ from grader.language.verdicts import Tolerance
 from grader.layout import DEFAULT_RUBRIC, SUITES
 from grader.oracles import Evaluation, numeric, torch_oracle
 from grader.oracles.chain import Oracles
-from grader.oracles.reference import ReferenceOracle, load_engine
+from grader.oracles.reference import ReferenceOracle
 from grader.worker import probes
+from grader.worker.engines import load_engine
 from tests.grading import REFERENCE
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)

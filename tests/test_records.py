@@ -20,8 +20,8 @@ import pytest
 
 from grader.checks import records
 from grader.language.graphs import Graph, Node
-from grader.oracles.reference import load_engine
 from grader.worker import probes, protocol
+from grader.worker.engines import load_engine
 from grader.worker.recording import Record, recording_values
 from tests.grading import CORRECT_ENGINES, REFERENCE
 from tests.test_checks_fake_worker import session

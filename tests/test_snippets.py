@@ -18,8 +18,8 @@ from grader.checks.walks import chain_snippet, diamond_snippet, diamond_walk_sni
 from grader.language.dags import Dag, diamonds, shallow
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import dag_snippet, tensor_dag_snippet
-from grader.oracles.reference import load_engine
 from grader.worker import probes, protocol
+from grader.worker.engines import load_engine
 from tests.grading import REFERENCE
 
 DAGS = [diamonds(2), shallow(3, (0.5, -2.0, 1.0)),

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -13,28 +11,9 @@ import numpy as np
 from grader.language.graphs import Graph
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
+from grader.worker.engines import load_engine
 
 name = "reference"
-
-
-def load_engine(root: Path, assignment: str) -> ModuleType | SimpleNamespace:
-    """Import ``micrograd.engine`` or ``babygrad`` from ``root`` without leaving the package
-    names registered, so that several engines (reference, test fixtures) can coexist."""
-    package = "micrograd" if assignment == "micrograd" else "babygrad"
-    saved = {k: v for k, v in sys.modules.items() if k == package or k.startswith(package + ".")}
-    for key in saved:
-        del sys.modules[key]
-    sys.path.insert(0, str(root))
-    try:
-        if assignment == "micrograd":
-            return importlib.import_module("micrograd.engine")
-        module = importlib.import_module("babygrad")
-        return SimpleNamespace(Tensor=module.Tensor, ops=importlib.import_module("babygrad.ops"))
-    finally:
-        sys.path.remove(str(root))
-        for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
-            del sys.modules[key]
-        sys.modules.update(saved)
 
 
 class ReferenceOracle:

@@ -258,23 +258,6 @@ WALK_SLOTS = {"micrograd.topo (build_topo)": ("scalar", slot_topo),
 
 # ---------------------------------------------------------------------------- op slots
 
-def _numeric(f: Callable[..., Any], args: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
-    """``g`` times the Jacobian of ``f`` by central differences."""
-    grads = []
-    for k, x in enumerate(args):
-        grad = np.zeros(x.shape)
-        for index in np.ndindex(*x.shape):
-            eps = 1e-6 * max(1.0, abs(float(x[index])))
-            up = [np.array(a, dtype=np.float64) for a in args]
-            down = [np.array(a, dtype=np.float64) for a in args]
-            up[k][index] += eps
-            down[k][index] -= eps
-            grad[index] = float(np.sum(g * (np.asarray(f(*up)) - np.asarray(f(*down))))) / (
-                2 * eps)
-        grads.append(grad)
-    return grads
-
-
 SCALAR_OPS = {  # name: (forward, operands, how a student writes it)
     "add": (lambda a, b: a + b, (0.75, -1.25), lambda a, b: a + b),
     "mul": (lambda a, b: a * b, (0.75, -1.25), lambda a, b: a * b),
@@ -302,9 +285,11 @@ def slot_scalar_op(name: str, build: Callable[..., Any]) -> bool:
 
 @functools.cache
 def _scalar_wants(name: str) -> list[np.ndarray]:
+    from grader.oracles.numeric import vjp
+
     forward, values, _ = SCALAR_OPS[name]
-    return _numeric(lambda *xs: forward(*(float(x) for x in xs)),
-                    [np.array(v, dtype=np.float64) for v in values], np.float64(0.5))
+    return vjp(lambda *xs: forward(*(float(x) for x in xs)),
+               [np.array(v, dtype=np.float64) for v in values], np.float64(0.5))
 
 
 TENSOR_CASES: dict[str, tuple[str, Any, list[np.ndarray]]] = {}
@@ -315,11 +300,12 @@ TENSOR_CASES: dict[str, tuple[str, Any, list[np.ndarray]]] = {}
 def _tensor_wants(cls_name: str) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """The op's value on its case, a drawn ``out_grad`` and each input's gradient."""
     from grader.language.graphs import OPS
+    from grader.oracles.numeric import numeric_vjp
 
     op, param, arrays = TENSOR_CASES[cls_name]
     value = np.asarray(OPS[op].forward(*arrays, param), np.float64)
     g = np.linspace(-1.0, 1.5, value.size).reshape(value.shape) + 0.125
-    return value, g, _numeric(lambda *xs: OPS[op].forward(*xs, param), arrays, g)
+    return value, g, numeric_vjp(op, param, arrays, g)
 
 
 def _tensor_cases() -> dict[str, tuple[str, Any, list[np.ndarray]]]:
@@ -376,12 +362,11 @@ UNBROADCAST = ((2, 3, 4), (3, 1))
 
 @functools.cache
 def _unbroadcast_wants() -> tuple[np.ndarray, np.ndarray]:
-    from grader.language.graphs import OPS
+    from grader.oracles.numeric import numeric_vjp
 
     big, small = UNBROADCAST
     g = np.linspace(-1.0, 1.5, math.prod(big)).reshape(big) + 0.125
-    forward = OPS["broadcast_to"].forward
-    return g, _numeric(lambda x: forward(x, big), [np.zeros(small)], g)[0]
+    return g, numeric_vjp("broadcast_to", big, [np.zeros(small)], g)[0]
 
 
 def slot_unbroadcast(call: Callable[[np.ndarray, tuple[int, ...]], Any]) -> bool:
