@@ -50,7 +50,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.worker import framing
-from grader.worker.framing import HEADER as _HEADER
 from grader.worker.policy import DEFAULT_LIMITS, WALL_GRACE_S, Limits, Policy
 from grader.worker.sandbox import (
     Confinement,
@@ -273,22 +272,18 @@ _INCOMPLETE = object()
 
 
 def _decode(buf: bytearray, cap: int) -> object:
-    """The reply in ``buf``, ``_INCOMPLETE``, or ``_Trouble("invalid")`` (as ``read_frame``).
+    """The reply in ``buf``, ``_INCOMPLETE``, or ``_Trouble("invalid")`` (decoded by ``framing``).
 
     ``cap`` bounds what the trusted parent parses: JSON costs it ~15x the bytes in memory."""
-    if len(buf) < _HEADER.size:
+    if len(buf) < framing.HEADER.size:
         return _INCOMPLETE
-    (size,) = _HEADER.unpack_from(buf)
-    if size > cap:
-        raise _Trouble("invalid", f"sent a malformed reply (a frame of {size} bytes exceeds "
-                                  f"the {cap} byte cap)")
-    end = _HEADER.size + size
-    if len(buf) < end:
-        return _INCOMPLETE
-    if len(buf) > end:
-        raise _Trouble("invalid", "sent more than one reply to one request")
     try:
-        return framing.decode_body(bytes(buf[_HEADER.size:]))
+        end = framing.HEADER.size + framing.body_size(buf, cap)
+        if len(buf) < end:
+            return _INCOMPLETE
+        if len(buf) > end:
+            raise _Trouble("invalid", "sent more than one reply to one request")
+        return framing.decode_body(bytes(buf[framing.HEADER.size:end]))
     except framing.FrameError as exc:
         raise _Trouble("invalid", f"sent a malformed reply ({exc})") from None
 
