@@ -1,6 +1,6 @@
 """How an untrusted worker is confined: the mode, the child's setup, uids and probing.
 
-This module only *decides*; ``launch.py`` runs the worker, talks to it, times it and kills it.
+This module only *decides*; ``process.py`` runs the worker, talks to it, times it and kills it.
 What confines it is the ``Policy`` of ``policy.py``, from which bubblewrap's command line, the
 rlimits and each report's ``protections`` are derived. Two modes (``confine(..., sandbox=...)``
 picks one, ``"auto"`` probes once and caches):
