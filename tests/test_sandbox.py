@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.worker import launch, policy, sandbox
+from grader.worker import launch, policy, process, sandbox
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.policy import Policy
 from grader.worker.sanitize import sanitize_message, sanitize_output
@@ -355,9 +355,9 @@ def test_file_submission(make):
 
 def test_quick_requests_never_poll_proc(make, monkeypatch):
     calls = []
-    real = launch.tree_cpu_seconds
-    monkeypatch.setattr(launch, "tree_cpu_seconds", lambda pid: calls.append(pid) or real(pid))
-    monkeypatch.setattr(launch, "CPU_POLL_GRACE_S", 3.0)  # far beyond any echo, even under load
+    real = process.tree_cpu_seconds
+    monkeypatch.setattr(process, "tree_cpu_seconds", lambda pid: calls.append(pid) or real(pid))
+    monkeypatch.setattr(process, "CPU_POLL_GRACE_S", 3.0)  # far beyond any echo, even under load
     worker = make("none", script=ECHO)
     worker.start()
     for i in range(100):
@@ -404,7 +404,7 @@ def test_busy_loop_hits_the_cpu_deadline(make, mode):
     failure, elapsed = _fails(worker, {"op": "spin"}, 0.5)
     assert failure.kind == "timeout"
     assert failure.detail == "timed out after 0.5 s of CPU time"
-    assert elapsed < 0.5 * SMALL.wall_factor + launch.WALL_GRACE_S
+    assert elapsed < 0.5 * SMALL.wall_factor + policy.WALL_GRACE_S
     make.assert_none_left()
     _still_serves(worker)
 

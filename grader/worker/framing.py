@@ -1,6 +1,7 @@
 """Length-prefixed JSON frames on dedicated file descriptors.
 
-Both sides use these two functions; the parent never trusts what it reads: a frame that is
+Both sides decode with ``body_size`` and ``decode_body``: the worker through ``read_frame``, the
+parent as the bytes of a reply arrive. The parent never trusts what it reads: a frame that is
 too large, truncated or not JSON raises ``FrameError`` and the worker is treated as broken.
 A worker reads requests on ``REQUEST_FD`` and writes one reply to each on ``REPLY_FD``, so
 whatever student code prints on stdout or stderr cannot be mistaken for a reply.
@@ -28,6 +29,15 @@ def encode(message: object) -> bytes:
     if len(body) > MAX_FRAME_BYTES:
         raise ValueError(f"message of {len(body)} bytes exceeds the {MAX_FRAME_BYTES} byte cap")
     return HEADER.pack(len(body)) + body
+
+
+def body_size(header: bytes | bytearray, cap: int = MAX_FRAME_BYTES) -> int:
+    """The body length a frame's header (the first ``HEADER.size`` bytes of ``header``)
+    announces; ``FrameError`` when it exceeds ``cap``."""
+    (size,) = HEADER.unpack_from(header)
+    if size > cap:
+        raise FrameError(f"a frame of {size} bytes exceeds the {cap} byte cap")
+    return size
 
 
 def decode_body(body: bytes) -> object:
@@ -61,7 +71,5 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 def read_frame(fd: int) -> object:
     """Read one frame; any malformation becomes ``FrameError``, never another exception."""
-    (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))
-    if size > MAX_FRAME_BYTES:
-        raise FrameError(f"frame of {size} bytes exceeds the {MAX_FRAME_BYTES} byte cap")
+    size = body_size(_read_exactly(fd, HEADER.size))
     return decode_body(_read_exactly(fd, size))

@@ -1,6 +1,6 @@
 """How an untrusted worker is confined: the mode, the child's setup, uids and probing.
 
-This module only *decides*; ``launch.py`` runs the worker, talks to it, times it and kills it.
+This module only *decides*; ``process.py`` runs the worker, talks to it, times it and kills it.
 What confines it is the ``Policy`` of ``policy.py``, from which bubblewrap's command line, the
 rlimits and each report's ``protections`` are derived. Two modes (``confine(..., sandbox=...)``
 picks one, ``"auto"`` probes once and caches):
@@ -47,6 +47,7 @@ from grader.worker.policy import (
     is_under,
     protections,
 )
+from grader.worker.sanitize import last_line
 
 MODES = ("auto", "bwrap", "none")
 BASE_UID = 64000
@@ -356,7 +357,7 @@ def _probe(confinement: Confinement, argv0: str) -> tuple[bool, str]:
     reference = _reference(argv0, readable)
     if reference is None:  # not a Python we can ask: settle for "a trivial command runs"
         rc, _, err = _run_probe(confinement, ["/bin/sh", "-c", "exit 0"])
-        result = (rc == 0, "" if rc == 0 else f"a trivial command failed ({_last_line(err)})")
+        result = (rc == 0, "" if rc == 0 else f"a trivial command failed ({last_line(err)})")
     else:
         rc, out, err = _run_probe(confinement, [argv0, "-I", "-c", _PROBE_CODE, *readable])
         result = _compare(reference, rc, out, err, policy.uid)
@@ -368,7 +369,7 @@ def _probe(confinement: Confinement, argv0: str) -> tuple[bool, str]:
 def _compare(reference: dict, rc: int, out: str, err: str,
              uid: int | None) -> tuple[bool, str]:
     if rc != 0:
-        return False, f"the interpreter failed to start ({_last_line(err) or f'status {rc}'})"
+        return False, f"the interpreter failed to start ({last_line(err) or f'status {rc}'})"
     try:
         inside = json.loads(out)
     except ValueError:
@@ -384,11 +385,6 @@ def _compare(reference: dict, rc: int, out: str, err: str,
     if uid is not None and inside.get("uid") != uid:
         return False, f"runs as uid {inside.get('uid')}, not {uid}"
     return True, ""
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
 
 
 _bwrap_status: tuple[bool, str] | None = None
@@ -412,7 +408,7 @@ def bwrap_status() -> tuple[bool, str]:
                                   stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH})
             status = (proc.returncode == 0,
                       "" if proc.returncode == 0 else
-                      f"bwrap failed: {_last_line(proc.stderr.decode(errors='replace'))}")
+                      f"bwrap failed: {last_line(proc.stderr.decode(errors='replace'))}")
         except (OSError, subprocess.SubprocessError) as exc:
             status = (False, f"bwrap failed: {exc}")
         finally:

@@ -3,6 +3,7 @@
 A worker's stdout and stderr are bytes an instructor may read (any language, unbounded);
 text inside a JSON answer goes into a student's feedback (printable ASCII, one short line).
 Both lose terminal escape sequences first, whole, so none can redraw or retitle a terminal.
+A program that failed (a probe, a grading run) is quoted by the one line that says why.
 """
 
 from __future__ import annotations
@@ -34,3 +35,11 @@ def sanitize_message(text: Any, limit: int = MAX_TEXT) -> str:
     """Text from an answer, for a student: escapes stripped, printable ASCII only, bounded."""
     clean = _NOT_ASCII_TEXT.sub("", _ESCAPES.sub("", str(text)))
     return clean if len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+def last_line(text: str, limit: int = 200, prefer: str = "") -> str:
+    """The last non-blank line of ``text``, stripped and cut to ``limit`` characters ("" if
+    none); with ``prefer``, the last line containing it (in any case) if there is one."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    preferred = [line for line in lines if prefer and prefer.lower() in line.lower()]
+    return (preferred or lines or [""])[-1][:limit]

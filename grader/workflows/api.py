@@ -29,6 +29,7 @@ from grader.grading.scoring import ItemResult
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, SUITES
 from grader.report.document import GradeReport
 from grader.worker.launch import Limits
+from grader.worker.sanitize import last_line
 from grader.workflows.submissions import not_submitted, submitted
 
 ASSIGNMENTS = ("micrograd", "babygrad")
@@ -134,9 +135,8 @@ def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: 
 
 
 def _last_error(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line.lower()]
-    return (errors or lines or ["no output"])[-1][:500]
+    """The line of pytest's output that says what went wrong."""
+    return last_line(text, 500, prefer="error") or "no output"
 
 
 def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) -> list[str]:
