@@ -40,6 +40,14 @@ def optional_path(text: str) -> Path | None:
     return Path(text) if text else None
 
 
+def seconds(text: str) -> float:
+    """A positive number of seconds."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 @dataclass(frozen=True)
 class GradeOptions:
     """Everything that determines a grade, besides the submission's files."""
@@ -67,6 +75,11 @@ class GradeOptions:
     replay: Path | str | None = None
     """Where tests' recorded runs are kept and replayed from (``grader.grading.replay``):
     a folder, or ``IN_MEMORY`` in a batch lane; None: every test runs under Hypothesis."""
+    import_budget: float | None = field(default=None, metadata=spelled(
+        "--import-budget", type=seconds, metavar="SECONDS",
+        help="CPU seconds importing the submission may take before it is reported as timed "
+             "out (default: twice the time limit of the item being graded)"))
+    """None: ``grader.grading.session.IMPORT_BUDGET_FACTOR`` request budgets of the item."""
 
 
 def command_line_default(option: Field[Any]) -> Any:

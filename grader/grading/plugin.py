@@ -91,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
         slot=options.slot,
         limits=Limits(memory_mb=options.memory_mb),
         budgets={item.id: item.timeout for item in rubric.items},
+        import_budget=options.import_budget,
     )
     run_seed = rubric.seed if options.seed is None else options.seed
     config.stash[RUN] = GradingRun(
