@@ -22,12 +22,12 @@ from hypothesis.strategies import SearchStrategy
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
-from grader.grading.replay import IN_MEMORY, Diverged, Recordings, follow, recording
+from grader.grading.options import add_pytest_options, from_pytest
+from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
 from grader.grading.session import GradingSession, NotGradable, until
 from grader.language.verdicts import WrongAnswer
 from grader.worker.launch import Limits
-from grader.worker.sandbox import MODES
 
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
 """No example database to reuse, and no "explain" phase: its extra runs of a failing example
@@ -44,7 +44,7 @@ class GradingRun:
     session: GradingSession
     seed: int
     assignments: set[str]
-    only: list[str]
+    only: tuple[str, ...]
     outcomes: list[TestOutcome] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
     recordings: Recordings | None = None
@@ -64,23 +64,8 @@ def _run(config: pytest.Config) -> GradingRun | None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("grader", "autograd grading")
-    group.addoption("--grader-submission", help="folder holding the submission to grade")
-    group.addoption("--grader-rubric", help="rubric.yaml to grade against")
-    group.addoption("--grader-assignment", action="append", default=[],
-                    help="assignment whose items this run grades (repeatable)")
-    group.addoption("--grader-seed", type=int, help="seed overriding the rubric's")
+    add_pytest_options(group)
     group.addoption("--grader-results", help="where the trusted results JSON goes")
-    group.addoption("--grader-reference", help="reference solutions folder (optional)")
-    group.addoption("--grader-no-torch", action="store_true",
-                    help="never use PyTorch as an oracle, even where it is installed")
-    group.addoption("--grader-sandbox", default="auto", choices=MODES)
-    group.addoption("--grader-slot", type=int, default=0, help="worker uid slot")
-    group.addoption("--grader-memory-mb", type=int, default=Limits().memory_mb,
-                    help="the worker's address-space limit")
-    group.addoption("--grader-only", action="append", default=[],
-                    help="grade only items with this id or id prefix (repeatable)")
-    group.addoption("--grader-replay", help="folder of tests' recorded runs to replay, or "
-                                            f"{IN_MEMORY} (a batch lane's memory)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,33 +74,30 @@ def pytest_configure(config: pytest.Config) -> None:
     first probe)."""
     config.addinivalue_line("markers", "rubric(item, weight=1.0, share=1): the rubric item a "
                                        "grading test counts towards")
-    submission = config.getoption("--grader-submission", default=None)
-    if not submission:
+    options = from_pytest(config)
+    if options is None:
         return
     without_local_constants()
     try:
-        rubric = rubric_module.load(Path(config.getoption("--grader-rubric")))
+        rubric = rubric_module.load(options.rubric)
     except rubric_module.RubricError as exc:
         raise pytest.UsageError(str(exc)) from None
-    base_seed = config.getoption("--grader-seed")
-    reference = config.getoption("--grader-reference")
     session = GradingSession(
-        submission=Path(submission),
+        submission=options.submission,
         tolerances=rubric.tolerances,
-        reference_dir=Path(reference) if reference else None,
-        use_torch=not config.getoption("--grader-no-torch"),
-        sandbox=config.getoption("--grader-sandbox"),
-        slot=config.getoption("--grader-slot"),
-        limits=Limits(memory_mb=config.getoption("--grader-memory-mb")),
+        reference_dir=options.reference,
+        use_torch=options.torch,
+        sandbox=options.sandbox,
+        slot=options.slot,
+        limits=Limits(memory_mb=options.memory_mb),
         budgets={item.id: item.timeout for item in rubric.items},
+        import_budget=options.import_budget,
     )
-    run_seed = rubric.seed if base_seed is None else base_seed
-    replay = config.getoption("--grader-replay")
+    run_seed = rubric.seed if options.seed is None else options.seed
     config.stash[RUN] = GradingRun(
-        rubric=rubric, session=session, seed=run_seed,
-        assignments=set(config.getoption("--grader-assignment")),
-        only=config.getoption("--grader-only"),
-        recordings=Recordings.open(replay, rubric.digest, run_seed) if replay else None)
+        rubric=rubric, session=session, seed=run_seed, assignments={options.assignment},
+        only=options.only, recordings=Recordings.open(str(options.replay), rubric.digest,
+                                                      run_seed) if options.replay else None)
 
 
 def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:

@@ -122,6 +122,9 @@ class GradingSession:
     slot: int = 0
     limits: Limits = field(default_factory=Limits)
     budgets: dict[str, float] = field(default_factory=dict)
+    import_budget: float | None = None
+    """CPU seconds importing the submission may take; None: ``IMPORT_BUDGET_FACTOR`` request
+    budgets of the running item."""
     current_item: str = ""
     current_test: str = ""
     aborts: dict[str, Abort] = field(default_factory=dict)
@@ -186,7 +189,7 @@ class GradingSession:
         out of time means (``on_timeout``)."""
         budget = self.budgets.get(self.current_item, 5.0)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
-        self._import(assignment, budget * IMPORT_BUDGET_FACTOR)
+        self._import(assignment, budget)
         self.asked.append((assignment, probe, case))
         result = self._planned_answer(assignment, probe, case, budget)
         if result is None:
@@ -244,7 +247,7 @@ class GradingSession:
             except (WorkerFailure, protocol.InvalidAnswer):
                 self.batching = False
                 self._plan.clear()
-                self._import(assignment, budget * IMPORT_BUDGET_FACTOR)  # the worker restarts
+                self._import(assignment, budget)  # the worker restarts
                 return None
             for planned, result in zip(batch, results, strict=True):
                 planned.result = result
@@ -273,7 +276,8 @@ class GradingSession:
         return result
 
     def _import(self, assignment: str, budget: float) -> None:
-        """Import the submission in a (fresh) worker before probing it, with its own budget.
+        """Import the submission in a (fresh) worker before probing it, with its own budget
+        (``import_budget``; the running item's request ``budget`` sets the default).
 
         A submission that cannot be imported (syntax error, exception, hang or crash at import)
         fails every item of the assignment at once with that reason: no shrinking and no
@@ -286,7 +290,8 @@ class GradingSession:
         if assignment in self._imported:
             return
         try:
-            result = self._request(assignment, "load", {}, budget)
+            result = self._request(assignment, "load", {}, budget * IMPORT_BUDGET_FACTOR
+                                   if self.import_budget is None else self.import_budget)
         except Aborted:
             abort = self.aborts[self.current_test]
             self.import_failures[assignment] = (abort.status, f"while importing: {abort.reason}")

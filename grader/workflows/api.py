@@ -19,20 +19,18 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from grader.grading import rubric as rubric_module
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import ASSIGNMENTS, GradeOptions, pytest_arguments
 from grader.grading.scoring import ItemResult
-from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, SUITES
+from grader.layout import SUITES
 from grader.report.document import GradeReport
-from grader.worker.launch import Limits
 from grader.worker.sanitize import last_line
 from grader.workflows.submissions import not_submitted, submitted
 
-ASSIGNMENTS = ("micrograd", "babygrad")
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
 
 
@@ -44,31 +42,11 @@ class UsageFailure(Exception):
     """The command line or the configuration is wrong (exit code 2)."""
 
 
-@dataclass(frozen=True)
-class GradeOptions:
-    """Everything that determines a grade, besides the submission's files."""
-
-    submission: Path
-    assignment: str = "all"
-    seed: int | None = None
-    only: tuple[str, ...] = ()
-    rubric: Path = DEFAULT_RUBRIC
-    reference: Path | None = DEFAULT_REFERENCE
-    torch: bool = True
-    """PyTorch may be an oracle where installed (``--no-torch``: grade as the student release
-    does without it)."""
-    sandbox: str = "auto"
-    slot: int = 0
-    memory_mb: int = Limits().memory_mb
-    """The worker's address-space limit (Gradescope's container has 768 MB in all)."""
-    replay: Path | str | None = None
-    """Where tests' recorded runs are kept and replayed from (``grader.grading.replay``):
-    a folder, or ``IN_MEMORY`` in a batch lane; None: every test runs under Hypothesis."""
-
-
 def pytest_command(assignment: str, options: GradeOptions, results: Path,
                    slot: int) -> list[str]:
-    command = [
+    """The grading process for one assignment: pytest with our plugin and settings, and the
+    options as the plugin reads them back (``grader.grading.options``)."""
+    return [
         sys.executable, "-I", "-m", "pytest", str(SUITES / f"test_{assignment}.py"),
         "-p", "grader.grading.plugin", "-p", "hypothesis.extra.pytestplugin",
         "-p", "no:cacheprovider", "-c", str(SUITES / "grading.ini"),
@@ -76,25 +54,16 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path,
         "--assert=plain",  # the checks raise their own verdicts: rewriting asserts is waste
         "--tb=native",  # nobody reads a failing test's pytest traceback: the cheapest one
         "-p", "no:unraisableexception",  # its garbage collections at exit cost 0.1 s a run
-        "-o", "console_output_style=classic",
-        "--grader-submission", str(Path(options.submission).resolve()),
-        "--grader-rubric", str(Path(options.rubric).resolve()),
-        "--grader-assignment", assignment, "--grader-results", str(results),
-        "--grader-sandbox", options.sandbox, "--grader-slot", str(slot),
-        "--grader-memory-mb", str(options.memory_mb),
+        "-o", "console_output_style=classic", "--grader-results", str(results),
+        *pytest_arguments(replace(options, assignment=assignment, slot=slot,
+                                  reference=_given_reference(options.reference))),
     ]
-    if options.seed is not None:
-        command += ["--grader-seed", str(options.seed)]
-    if not options.torch:
-        command.append("--grader-no-torch")
-    if options.reference is not None and options.reference.is_dir():
-        command += ["--grader-reference", str(Path(options.reference).resolve())]
-    if options.replay is not None:
-        command += ["--grader-replay", options.replay if options.replay == IN_MEMORY
-                    else str(Path(options.replay).resolve())]
-    for only in options.only:
-        command += ["--grader-only", only]
-    return command
+
+
+def _given_reference(reference: Path | None) -> Path | None:
+    """The reference a grade is given: none unless it is a folder (a student release has none),
+    so it never starts an oracle that cannot load."""
+    return reference if reference is not None and reference.is_dir() else None
 
 
 Runner = Callable[[list[str], Path], tuple[int, str]]
