@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -220,16 +221,29 @@ def test_a_killed_rerun_resumes_with_nothing_lost(first_run, tmp_path):
     assert {s: r["total"] for s, r in rows(again.out).items()} == {**TOTALS, "alice": "18"}
 
 
-def test_the_key_covers_the_grader_the_oracles_and_the_libraries(tmp_path, monkeypatch):
+def key_digests(root: Path) -> Callable[..., str]:
+    """Alice's ledger key digest for ``GRADING`` with ``changes``."""
     rubric = load(GRADING.rubric)
-    write(tmp_path / "alice" / MICRO, ENGINE)
-    upload = Upload("alice", tmp_path / "alice", "folder")
+    write(root / "alice" / MICRO, ENGINE)
+    upload = Upload("alice", root / "alice", "folder")
 
     def digest(**changes: object) -> str:
         grading = dataclasses.replace(GRADING, **changes)
-        options = BatchOptions(tmp_path, tmp_path / "out", grading)
+        options = BatchOptions(root, root / "out", grading)
         return batch.keys(options, [upload], rubric)["alice"].digest
 
+    return digest
+
+
+def test_the_key_covers_the_limits(tmp_path):
+    digest = key_digests(tmp_path)
+    assert len({digest(), digest(import_budget=30.0), digest(memory_mb=512)}) == 3
+
+
+def test_the_key_covers_the_grader_the_oracles_and_the_libraries(tmp_path, monkeypatch):
+    rubric = load(GRADING.rubric)
+    upload = Upload("alice", tmp_path / "alice", "folder")
+    digest = key_digests(tmp_path)
     reference = tmp_path / "reference"
     shutil.copytree(REFERENCE, reference, ignore=shutil.ignore_patterns("__pycache__"))
     write(reference / MICRO, ENGINE + "# edited\n")
@@ -258,7 +272,7 @@ def test_a_result_from_another_grader_is_a_failure(tmp_path):
     """A Dask worker still running an older grader (or other libraries) grades for another
     key: its result is not stored."""
     key = Key(content="c", rubric="r", seed=None, assignment="all", only=(), grader="mine",
-              reference=None, oracles=(), libraries=("hypothesis 1",))
+              reference=None, oracles=(), libraries=("hypothesis 1",), limits=(None, 2048))
     job = batch.Job(Upload("alice", tmp_path, "folder"), key, BatchOptions(tmp_path, tmp_path))
     entry = {"grader": "mine", "libraries": ["hypothesis 1"], "report": {}}
     assert batch._outcome(job, Finished(entry)) == entry

@@ -201,7 +201,7 @@ def keys(options: BatchOptions, uploads: Iterable[Upload], rubric: rubric_module
     shared = {"rubric": rubric.digest, "seed": grading.seed, "assignment": grading.assignment,
               "only": tuple(sorted(grading.only)), "grader": grader_digest(),
               "reference": reference, "oracles": oracles(grading, reference),
-              "libraries": libraries()}
+              "libraries": libraries(), "limits": (grading.import_budget, grading.memory_mb)}
     return {u.student: Key(content=content_hash(u), **shared) for u in uploads}
 
 

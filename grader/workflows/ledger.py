@@ -43,6 +43,9 @@ class Key:
     "pytorch 2.4.1")``: PyTorch confirms verdicts where it is allowed and installed."""
     libraries: tuple[str, ...]
     """Hypothesis, numpy and Python versions: what Hypothesis draws for a seed depends on them."""
+    limits: tuple[float | None, int]
+    """The import budget and the worker's memory: a tighter limit can time out or exhaust an
+    engine that passed under the old one."""
 
     @property
     def digest(self) -> str:
