@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from grader.grading.rubric import Item, Rubric
 
@@ -32,8 +32,30 @@ class TestOutcome:
     """The counterexample graph's picture data (``grader.checks.figures``), where there is one."""
 
 
+class Failure(TypedDict):
+    """One failing test's verdict, as fields every report renders without parsing. A typed
+    dict: it is its own JSON form, and callers compare it with plain dicts."""
+
+    test: str
+    reason: str
+    details: list[str]
+    snippet: str
+    bugs: list[str]
+
+
+class Waiting(TypedDict):
+    """A test that could not be graded yet (``NOT_GRADABLE``), and why: which items must
+    pass first."""
+
+    test: str
+    reason: str
+
+
 @dataclass
 class ItemResult:
+    """One rubric item's result. It crosses processes as JSON (``to_json``: the grading process
+    writes it, the ledger keeps it) and is read back as an object (``from_json``)."""
+
     id: str
     assignment: str
     title: str
@@ -46,16 +68,20 @@ class ItemResult:
     feedback: str
     reason: str = ""
     figure: dict[str, Any] | None = None
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    """Each failing test: ``test``, ``reason``, ``details``, ``snippet``, ``bugs``."""
+    failures: list[Failure] = field(default_factory=list)
     fix_first: list[str] = field(default_factory=list)
     """Items this one depends on that fail too."""
     hint: str = ""
-    not_gradable: list[dict[str, Any]] = field(default_factory=list)
-    """Each test that could not be graded yet: ``test``, ``reason`` (which items must pass)."""
+    not_gradable: list[Waiting] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemResult:
+        """The inverse of ``to_json``: a field this version lacks or a required one missing is
+        a ``TypeError``, never a silently wrong item."""
+        return cls(**data)
 
 
 def _status(item: Item, outcomes: list[TestOutcome]) -> str:
@@ -75,18 +101,18 @@ def _status(item: Item, outcomes: list[TestOutcome]) -> str:
     return next(s for s in FAILING if s in failing)
 
 
-def _failures(outcomes: list[TestOutcome]) -> list[dict[str, Any]]:
+def _failures(outcomes: list[TestOutcome]) -> list[Failure]:
     """Each failing test's verdict as fields, so every report renders it without parsing."""
     return [{"test": o.name, "reason": o.reason, "details": list(o.details),
              "snippet": o.snippet, "bugs": list(o.bugs)} for o in outcomes
             if not o.passed and o.status != NOT_GRADABLE]
 
 
-def _not_gradable(outcomes: list[TestOutcome]) -> list[dict[str, Any]]:
+def _not_gradable(outcomes: list[TestOutcome]) -> list[Waiting]:
     return [{"test": o.name, "reason": o.reason} for o in outcomes if o.status == NOT_GRADABLE]
 
 
-def not_gradable_note(not_gradable: list[dict[str, Any]], graded: bool) -> list[str]:
+def not_gradable_note(not_gradable: Sequence[Waiting], graded: bool) -> list[str]:
     """What the feedback says of the tests that could not be graded (none: nothing)."""
     if not not_gradable:
         return []
@@ -96,7 +122,7 @@ def not_gradable_note(not_gradable: list[dict[str, Any]], graded: bool) -> list[
             "(No test of this item could be graded yet: it scores 0 until then.)"]
 
 
-def feedback_text(fix_first: list[str], failures: list[dict[str, Any]], hint: str,
+def feedback_text(fix_first: list[str], failures: Sequence[Failure], hint: str,
                   not_gradable: Sequence[str] = ()) -> str:
     """The feedback as plain text (terminal, Markdown, JSON, Gradescope); ``not_gradable``:
     ``not_gradable_note``'s lines."""

@@ -10,6 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from grader.grading.scoring import ItemResult
+from grader.report.view import AssignmentView, item_points, points
+
 STATUS_STYLE = {"passed": "green", "partial": "yellow", "failed": "red", "error": "red",
                 "timeout": "magenta", "missing": "dim", "not_gradable": "dim"}
 
@@ -21,6 +24,8 @@ class GradeReport:
     assignment: str
     seed: int | str
     items: list[dict[str, Any]]
+    """Each item's JSON form (``ItemResult.to_json``), as the grading processes, the ledger
+    and a Dask worker hand it over; the reports read it as objects (``results``, ``views``)."""
     oracles: list[str]
     protections: list[str]
     duration_s: float
@@ -32,12 +37,26 @@ class GradeReport:
     ``items`` (0 points, ``missing``) for the gradebooks; the reports say it in one line."""
 
     @property
+    def results(self) -> list[ItemResult]:
+        """The items as objects, in report order."""
+        return [ItemResult.from_json(item) for item in self.items]
+
+    @property
     def assignments(self) -> list[str]:
         """The assignments graded, in report order."""
-        return sorted({i["assignment"] for i in self.items})
+        return sorted({result.assignment for result in self.results})
 
-    def items_of(self, assignment: str) -> list[dict[str, Any]]:
-        return [i for i in self.items if i["assignment"] == assignment]
+    @property
+    def views(self) -> list[AssignmentView]:
+        """One view per assignment graded, in report order."""
+        results = self.results
+        return [AssignmentView(assignment, tuple(r for r in results if r.assignment == assignment))
+                for assignment in sorted({r.assignment for r in results})]
+
+    @property
+    def total(self) -> AssignmentView:
+        """Every item together: the report's score and maximum."""
+        return AssignmentView(self.assignment, tuple(self.results))
 
     def absent(self, assignment: str) -> str | None:
         """The one line for an assignment that was not submitted, else None."""
@@ -45,18 +64,18 @@ class GradeReport:
         return f"{assignment}: {why}" if why else None
 
     @property
-    def failures(self) -> list[dict[str, Any]]:
+    def failures(self) -> list[ItemResult]:
         """The items whose feedback the reports show (not those of an absent assignment)."""
-        return [i for i in self.items if i["status"] != "passed" and i["feedback"]
-                and i["assignment"] not in self.not_submitted]
+        return [r for r in self.results if r.status != "passed" and r.feedback
+                and r.assignment not in self.not_submitted]
 
     @property
     def score(self) -> float:
-        return round(sum(i["score"] for i in self.items), 4)
+        return self.total.score
 
     @property
     def max_score(self) -> float:
-        return round(sum(i["max_score"] for i in self.items if not i["extra_credit"]), 4)
+        return self.total.maximum
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,10 +94,6 @@ class GradeReport:
         }
 
 
-def _points(value: float) -> str:
-    return f"{value:g}"
-
-
 def render(report: GradeReport, titles: dict[str, str], console: Console,
            notes: Sequence[str] = ()) -> None:
     """The report in the terminal; ``notes``: where the engines were found in the upload."""
@@ -88,30 +103,27 @@ def render(report: GradeReport, titles: dict[str, str], console: Console,
         console.print(f"[yellow]note:[/yellow] {escape(notice)}")
     if report.oracles:
         console.print(f"Checked against: {', '.join(report.oracles)}")
-    for assignment in report.assignments:
-        absent = report.absent(assignment)
+    for view in report.views:
+        absent = report.absent(view.assignment)
         if absent:
             console.print(f"[bold]{escape(absent)}[/bold]")
             continue
-        mine = report.items_of(assignment)
-        table = Table(title=escape(titles.get(assignment, assignment)), title_justify="left")
+        table = Table(title=escape(titles.get(view.assignment, view.assignment)),
+                      title_justify="left")
         table.add_column("item")
         table.add_column("points", justify="right")
         table.add_column("status")
         table.add_column("reason", overflow="fold")
-        for item in mine:
-            extra = " (extra)" if item["extra_credit"] else ""
-            style = STATUS_STYLE.get(item["status"], "")
-            table.add_row(item["id"], f"{_points(item['score'])}/{_points(item['max_score'])}"
-                          f"{extra}", f"[{style}]{item['status']}[/{style}]",
-                          escape(item.get("reason", "")))
+        for item in view.items:
+            style = STATUS_STYLE.get(item.status, "")
+            table.add_row(item.id, item_points(item), f"[{style}]{item.status}[/{style}]",
+                          escape(item.reason))
         console.print(table)
-        score = sum(i["score"] for i in mine)
-        maximum = sum(i["max_score"] for i in mine if not i["extra_credit"])
-        console.print(f"[bold]{assignment}: {_points(round(score, 4))}/{_points(maximum)}[/bold]")
+        console.print(f"[bold]{view.assignment}: {points(view.score)}/"
+                      f"{points(view.unrounded_maximum)}[/bold]")
     for item in report.failures:
-        console.rule(f"{item['id']} ({item['status']})")
-        console.print(escape(item["feedback"]), highlight=False)
+        console.rule(f"{item.id} ({item.status})")
+        console.print(escape(item.feedback), highlight=False)
     console.rule()
-    console.print(f"[bold]Total: {_points(report.score)}/{_points(report.max_score)}[/bold]"
+    console.print(f"[bold]Total: {points(report.score)}/{points(report.max_score)}[/bold]"
                   f"  ({report.duration_s:.1f} s)")

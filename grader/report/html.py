@@ -11,12 +11,12 @@ import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from grader.atomic import write_atomically
-from grader.grading.scoring import NOT_GRADABLE, not_gradable_note
+from grader.grading.scoring import NOT_GRADABLE, ItemResult, not_gradable_note
 from grader.report.document import GradeReport
 from grader.report.drawing import WRONG_FILL, WRONG_LINE, Picture, draw
+from grader.report.view import AssignmentView, item_points, points
 
 STATUS_COLOUR = {"passed": "#2e7d32", "partial": "#b26a00", "failed": "#c62828",
                  "error": "#c62828", "timeout": "#8e24aa", "missing": "#757575",
@@ -57,10 +57,6 @@ p.depends {{ font-weight: bold; }}
 """
 
 
-def _points(value: float) -> str:
-    return f"{value:g}"
-
-
 def anchor(item_id: str) -> str:
     """An HTML id (and SVG id prefix) for an item: ids are dotted, SVG ids must be names."""
     return "item-" + re.sub(r"[^A-Za-z0-9_-]", "-", item_id)
@@ -70,31 +66,28 @@ def _badge(status: str) -> str:
     return f'<span class="status {escape(status)}">{escape(status)}</span>'
 
 
-def _table(items: list[dict[str, Any]], title: str) -> str:
-    score = round(sum(i["score"] for i in items), 4)
-    maximum = round(sum(i["max_score"] for i in items if not i["extra_credit"]), 4)
+def _table(view: AssignmentView, title: str) -> str:
     rows = []
-    for item in items:
-        name = escape(item["id"])
-        if item["status"] != "passed" and item["feedback"]:
-            name = f'<a href="#{anchor(item["id"])}">{name}</a>'
-        extra = " (extra)" if item["extra_credit"] else ""
+    for item in view.items:
+        name = escape(item.id)
+        if item.status != "passed" and item.feedback:
+            name = f'<a href="#{anchor(item.id)}">{name}</a>'
         rows.append(
-            f'<tr><td>{name}</td><td class="title">{escape(item["title"])}</td>'
-            f'<td class="points">{_points(item["score"])}/{_points(item["max_score"])}{extra}'
-            f"</td><td>{_badge(item['status'])}</td><td>{escape(item.get('reason', ''))}</td>"
-            "</tr>")
-    return (f'<h2>{escape(title)} <span class="score">{_points(score)}/{_points(maximum)}'
-            '</span></h2><table class="scores"><thead><tr><th>item</th><th>what</th><th>points</th>'
-            f'<th>status</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            f'<tr><td>{name}</td><td class="title">{escape(item.title)}</td>'
+            f'<td class="points">{item_points(item)}</td><td>{_badge(item.status)}</td>'
+            f"<td>{escape(item.reason)}</td></tr>")
+    return (f'<h2>{escape(title)} <span class="score">{points(view.score)}/'
+            f'{points(view.maximum)}</span></h2><table class="scores"><thead><tr><th>item</th>'
+            '<th>what</th><th>points</th><th>status</th><th>reason</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _feedback(item: dict[str, Any], picture: str) -> str:
+def _feedback(item: ItemResult, picture: str) -> str:
     """The item's verdicts as HTML, from their fields: the picture goes after the first
     expected vs. got, before its snippet."""
-    parts = [f'<p class="depends">Fix {escape(", ".join(item["fix_first"]))} first: this item '
-             "uses it.</p>"] if item["fix_first"] else []
-    for failure in item["failures"]:
+    parts = [f'<p class="depends">Fix {escape(", ".join(item.fix_first))} first: this item '
+             "uses it.</p>"] if item.fix_first else []
+    for failure in item.failures:
         parts.append(f'<p class="detail">{escape(failure["test"])}: '
                      f'{escape(failure["reason"])}</p>')
         parts += [f'<p class="detail">{escape(line)}</p>' for line in failure["details"]]
@@ -104,10 +97,10 @@ def _feedback(item: dict[str, Any], picture: str) -> str:
             parts.append('<p class="caption">Smallest example (runnable):</p>'
                          f'<pre><code>{escape(failure["snippet"])}</code></pre>')
         parts += [f'<p class="bug">Recognised bug: {escape(bug)}</p>' for bug in failure["bugs"]]
-    if item["hint"]:
-        parts.append(f'<p class="hint">Hint: {escape(item["hint"])}</p>')
+    if item.hint:
+        parts.append(f'<p class="hint">Hint: {escape(item.hint)}</p>')
     parts += [f'<p class="detail">{escape(line)}</p>' for line in not_gradable_note(
-        item.get("not_gradable", []), item["status"] != NOT_GRADABLE)]
+        item.not_gradable, item.status != NOT_GRADABLE)]
     return "".join(parts) + picture
 
 
@@ -123,11 +116,10 @@ def _picture(picture: Picture) -> str:
     return f"<figure>{body}<figcaption>{caption}</figcaption></figure>"
 
 
-def _failure(item: dict[str, Any]) -> str:
-    figure = item.get("figure")
-    picture = _picture(draw(figure, anchor(item["id"]))) if figure else ""
-    return (f'<article class="failure" id="{anchor(item["id"])}"><h3>{escape(item["id"])} '
-            f'{_badge(item["status"])}</h3><p class="title">{escape(item["title"])}</p>'
+def _failure(item: ItemResult) -> str:
+    picture = _picture(draw(item.figure, anchor(item.id))) if item.figure else ""
+    return (f'<article class="failure" id="{anchor(item.id)}"><h3>{escape(item.id)} '
+            f'{_badge(item.status)}</h3><p class="title">{escape(item.title)}</p>'
             f"{_feedback(item, picture)}</article>")
 
 
@@ -135,10 +127,12 @@ def render_html(report: GradeReport, titles: dict[str, str], notes: Sequence[str
     """The whole page: totals, one score table per assignment (one line for an assignment not
     submitted), then every failure. ``notes``: where the engines were found in the upload."""
     tables = "".join(f'<h2 class="absent">{escape(absent)}</h2>'
-                     if (absent := report.absent(a)) else
-                     _table(report.items_of(a), titles.get(a, a)) for a in report.assignments)
-    details = ("<h2>What went wrong</h2>" + "".join(_failure(i) for i in report.failures)
-               if report.failures else "")
+                     if (absent := report.absent(view.assignment)) else
+                     _table(view, titles.get(view.assignment, view.assignment))
+                     for view in report.views)
+    failures = report.failures
+    details = ("<h2>What went wrong</h2>" + "".join(_failure(i) for i in failures)
+               if failures else "")
     notices = "".join(f'<p class="meta">upload: {escape(n)}</p>' for n in notes) + "".join(
         f'<p class="notice">{escape(n)}</p>' for n in report.notices)
     checked = (f"Checked against: {escape(', '.join(report.oracles))} · " if report.oracles
@@ -146,10 +140,10 @@ def render_html(report: GradeReport, titles: dict[str, str], notes: Sequence[str
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>Grade report: {_points(report.score)}/{_points(report.max_score)}</title>"
+        f"<title>Grade report: {points(report.score)}/{points(report.max_score)}</title>"
         f"<style>{STYLE}</style></head><body>"
-        f'<h1>Grade report <span class="score">{_points(report.score)}/'
-        f"{_points(report.max_score)}</span></h1>"
+        f'<h1>Grade report <span class="score">{points(report.score)}/'
+        f"{points(report.max_score)}</span></h1>"
         f'<p class="meta">{checked}graded in {report.duration_s:.1f} s</p>'
         f"{notices}{tables}{details}</body></html>\n")
 

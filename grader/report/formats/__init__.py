@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from grader.grading.scoring import ItemResult
 from grader.report.document import GradeReport
 
 GRADER_SIDE = ("no grading test ran", "internal grader error (not your fault)")
@@ -20,14 +20,14 @@ IMPORT_REASON = re.compile(r"while importing: |[A-Za-z_]\w*: ")
 importing, or the exception the import raised (``SyntaxError: ...``)."""
 
 
-def import_failure(items: Sequence[dict[str, Any]]) -> str | None:
+def import_failure(items: Sequence[ItemResult]) -> str | None:
     """The status (``error`` or ``timeout``) the items of one assignment failed with because
     its import failed, else None. A failed import fails every test of the assignment at once
     with the import's reason and no counterexample, whereas a probe's own exception always
     comes with a runnable snippet, and a crash or hang in a probe costs only its item."""
-    failures = [f for i in items for f in i.get("failures", [])]
+    failures = [f for i in items for f in i.failures]
     if not items or not failures or any(
-            i["status"] not in ("error", "timeout") or not i.get("failures") for i in items):
+            i.status not in ("error", "timeout") or not i.failures for i in items):
         return None
     reasons = {f["reason"] for f in failures}
     if len(reasons) != 1 or any(f["snippet"] or f["details"] for f in failures):
@@ -35,7 +35,7 @@ def import_failure(items: Sequence[dict[str, Any]]) -> str | None:
     (reason,) = reasons
     if not IMPORT_REASON.match(reason):
         return None
-    return "timeout" if all(i["status"] == "timeout" for i in items) else "error"
+    return "timeout" if all(i.status == "timeout" for i in items) else "error"
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,14 @@ class StudentResult:
         if self.refused:
             return "refused upload"
         report = self.report
-        submitted = [a for a in report.assignments if a not in report.not_submitted]
+        submitted = [v for v in report.views if v.assignment not in report.not_submitted]
         if not submitted:
             return "nothing to grade"
-        broken = {a: why for a in submitted if (why := import_failure(report.items_of(a)))}
+        broken = {v.assignment: why for v in submitted if (why := import_failure(v.items))}
         if broken:
             word = "timed out" if set(broken.values()) == {"timeout"} else "import failed"
             return word if len(broken) == len(submitted) else f"{word}: {', '.join(broken)}"
-        never = [i["id"] for i in report.items if i.get("reason") in GRADER_SIDE]
+        never = [r.id for r in report.results if r.reason in GRADER_SIDE]
         if never:
             return f"partly graded: {len(never)} item(s) not graded by the grader " \
                    f"({', '.join(never)})"

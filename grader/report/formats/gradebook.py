@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from grader.grading.rubric import Item
 from grader.report.formats import Change, StudentResult
+from grader.report.view import points
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NOT_SCORES = frozenset({"student", "total", "max", "status", "notes"})
@@ -27,20 +28,16 @@ def escape_cell(value: str) -> str:
     return "'" + value if value.startswith(FORMULA_START) else value
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
 def _row(result: StudentResult, items: Sequence[Item]) -> list[str]:
     """One student's cells, escaped."""
     report = result.report
-    scores = {i["id"]: i["score"] for i in report.items} if report else {}
+    scores = {r.id: r.score for r in report.results} if report else {}
     notes = "; ".join([*result.notes, *([f"grader error: {result.error}"]
                                          if result.error else [])])
     row = [result.student,
-           _number(report.score) if report else "",
-           _number(report.max_score) if report else "",
-           *(_number(scores[i.id]) if i.id in scores else "" for i in items),
+           points(report.score) if report else "",
+           points(report.max_score) if report else "",
+           *(points(scores[i.id]) if i.id in scores else "" for i in items),
            result.status, notes]
     return [escape_cell(cell) for cell in row]
 

@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 
 from grader.grading.rubric import Item
+from grader.grading.scoring import ItemResult
 from grader.report.document import GradeReport
 from grader.report.formats.markdown import fenced
 
@@ -49,15 +50,15 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _test(number: int, item: Item, graded: dict[str, Any] | None, fallback: str
+def _test(number: int, item: Item, graded: ItemResult | None, fallback: str
           ) -> dict[str, Any]:
     if graded is None:
         score, status, output = 0.0, "failed", f"Not graded: {fallback}"
     else:
-        score, status = graded["score"], "passed" if graded["status"] == "passed" else "failed"
+        score, status = graded.score, "passed" if graded.status == "passed" else "failed"
         output = "" if status == "passed" else "\n\n".join(part for part in (
-            f"**{graded['status']}**: {graded.get('reason', '')}",
-            fenced(graded["feedback"]) if graded["feedback"] else "") if part)
+            f"**{graded.status}**: {graded.reason}",
+            fenced(graded.feedback) if graded.feedback else "") if part)
     return {
         "name": f"{item.id}: {item.title}",
         "number": str(number),
@@ -74,7 +75,7 @@ def _test(number: int, item: Item, graded: dict[str, Any] | None, fallback: str
 def results(items: Sequence[Item], report: GradeReport | None, execution_time: float,
             notes: Sequence[str] = (), failure: str = "") -> dict[str, Any]:
     """The document for ``report`` (None when grading failed: ``failure`` says why)."""
-    graded = {i["id"]: i for i in report.items} if report else {}
+    graded = {r.id: r for r in report.results} if report else {}
     fallback = failure or "this item was not part of the grading run"
     tests = [_test(n, item, graded.get(item.id), fallback)
              for n, item in enumerate(items, start=1)]

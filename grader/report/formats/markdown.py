@@ -12,7 +12,9 @@ import html
 import re
 from collections.abc import Sequence
 
+from grader.grading.scoring import ItemResult
 from grader.report.document import GradeReport
+from grader.report.view import item_points, points
 
 BACKTICKS = re.compile(r"`+")
 
@@ -29,18 +31,11 @@ def fenced(text: str, language: str = "text") -> str:
     return f"{fence}{language}\n{text}\n{fence}"
 
 
-def points(value: float) -> str:
-    return f"{value:g}"
-
-
-def item_table(items: Sequence[dict]) -> list[str]:
+def item_table(items: Sequence[ItemResult]) -> list[str]:
     """The score table of ``items`` as Markdown lines."""
     lines = ["| item | points | status | reason |", "| --- | ---: | --- | --- |"]
-    for item in items:
-        extra = " (extra)" if item["extra_credit"] else ""
-        lines.append(f"| {cell(item['id'])} | {points(item['score'])}/"
-                     f"{points(item['max_score'])}{extra} | {cell(item['status'])} | "
-                     f"{cell(item.get('reason', ''))} |")
+    lines += [f"| {cell(item.id)} | {item_points(item)} | {cell(item.status)} | "
+              f"{cell(item.reason)} |" for item in items]
     return lines
 
 
@@ -51,19 +46,16 @@ def feedback(report: GradeReport, titles: dict[str, str], notes: Sequence[str] =
     lines += [f"- {cell(note)}" for note in notes] + ([""] if notes else [])
     lines += [f"- note: {cell(n)}" for n in report.notices]
     lines += [f"Checked against: {', '.join(report.oracles)}", ""] if report.oracles else []
-    for assignment in report.assignments:
-        absent = report.absent(assignment)
+    for view in report.views:
+        absent = report.absent(view.assignment)
         if absent:
             lines += [f"## {cell(absent)}", ""]
             continue
-        mine = report.items_of(assignment)
-        score = round(sum(i["score"] for i in mine), 4)
-        maximum = round(sum(i["max_score"] for i in mine if not i["extra_credit"]), 4)
-        lines += [f"## {cell(titles.get(assignment, assignment))}: {points(score)}/"
-                  f"{points(maximum)}", "", *item_table(mine), ""]
-    if report.failures:
+        lines += [f"## {cell(titles.get(view.assignment, view.assignment))}: "
+                  f"{points(view.score)}/{points(view.maximum)}", "", *item_table(view.items), ""]
+    failures = report.failures
+    if failures:
         lines += ["## Feedback", ""]
-    for item in report.failures:
-        lines += [f"### {cell(item['id'])} ({cell(item['status'])})", "",
-                  fenced(item["feedback"]), ""]
+    for item in failures:
+        lines += [f"### {cell(item.id)} ({cell(item.status)})", "", fenced(item.feedback), ""]
     return "\n".join(lines)

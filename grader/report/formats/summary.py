@@ -34,13 +34,14 @@ def percentages(results: Sequence[StudentResult]) -> list[float]:
 
 
 def _item_rows(results: Sequence[StudentResult], items: Sequence[Item]) -> list[str]:
+    everyone = [i for r in results if r.report for i in r.report.results]
     rows = []
     for item in items:
-        graded = [i for r in results if r.report for i in r.report.items if i["id"] == item.id]
+        graded = [i for i in everyone if i.id == item.id]
         if not graded:
             continue
-        mean = statistics.fmean(i["score"] for i in graded)
-        passed = sum(i["status"] == "passed" for i in graded) / len(graded)
+        mean = statistics.fmean(i.score for i in graded)
+        passed = sum(i.status == "passed" for i in graded) / len(graded)
         rows.append(f"<tr><td>{escape(item.id)}</td><td>{escape(item.title)}</td>"
                     f"<td class=n>{item.points:g}</td><td class=n>{mean:.2f}</td>"
                     f"<td class=n>{_percent(100 * passed)}</td></tr>")
@@ -64,10 +65,10 @@ def _bug_rows(results: Sequence[StudentResult]) -> list[str]:
     seen: Counter[str] = Counter()
     where: dict[str, set[str]] = {}
     for result in results:
-        for item in result.report.items if result.report else []:
-            for bug in item["bugs"]:
+        for item in result.report.results if result.report else []:
+            for bug in item.bugs:
                 seen[bug] += 1
-                where.setdefault(bug, set()).add(item["id"])
+                where.setdefault(bug, set()).add(item.id)
     return [f"<tr><td>{escape(bug)}</td><td class=n>{count}</td>"
             f"<td>{escape(', '.join(sorted(where[bug])))}</td></tr>"
             for bug, count in seen.most_common(TOP_BUGS)]
