@@ -28,9 +28,10 @@ from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer
 from grader.layout import DEFAULT_RUBRIC
-from grader.worker import probes
+from grader.worker import encoding, probes
 from grader.worker.engines import load_engine
 from grader.worker.launch import WorkerFailure
+from grader.worker.probes import stand_ins
 from tests.planted import REFERENCE
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
@@ -49,7 +50,7 @@ def engine(assignment: str) -> Any:
 
 def encode(value: Any) -> dict[str, Any]:
     """A number or array as the worker sends it."""
-    return probes.encode(np.asarray(value, dtype=np.float64), "value")
+    return encoding.encode(np.asarray(value, dtype=np.float64), "value")
 
 
 def decode(answer: dict[str, Any]) -> np.ndarray:
@@ -725,7 +726,7 @@ def test_the_grader_ops_return_a_bare_tensor_for_one_input_and_check_their_node(
     each one's backward must be given its own output."""
     babygrad = engine("babygrad")
     case = {"dag": Dag(1, (((0, 2.0),), ((0, 1.0), (1, 1.0)))).to_json(), "shape": [2]}
-    nodes, calls, _ = probes._given_tensor(babygrad, case)
+    nodes, calls, _ = stand_ins.given_tensor(babygrad, case)
     grad = babygrad.Tensor(np.ones(2), requires_grad=False)
     assert isinstance(nodes[1]._op.backward(grad, nodes[1]), babygrad.Tensor)
     assert len(nodes[2]._op.backward(grad, nodes[2])) == 2

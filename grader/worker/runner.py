@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
 from grader.worker import engines, framing, probes
+from grader.worker.encoding import ProbeError
 
 BLOCKED_MODULES = ("torch", "reference", "grader.grading.suites", "grader.oracles", "hypothesis")
 MAX_MESSAGE = 300
@@ -59,7 +60,7 @@ def describe(exc: BaseException, root: Path) -> dict[str, Any]:
         status, message = "missing", f"not implemented: {exc}"[:MAX_MESSAGE]
     elif isinstance(exc, AttributeError) and not frames and getattr(exc, "name", None):
         status, message = "missing", f"not implemented: {exc.name}"
-    elif isinstance(exc, probes.ProbeError):
+    elif isinstance(exc, ProbeError):
         status = "invalid"
     else:
         status = "error"
@@ -107,7 +108,7 @@ def answer(submission: Submission, request: dict[str, Any]) -> dict[str, Any]:
     for case in request["cases"]:
         try:
             if probe is None:
-                raise probes.ProbeError(f"unknown probe {request['probe']!r}")
+                raise ProbeError(f"unknown probe {request['probe']!r}")
             results.append({"ok": probe(engine, case)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, all of it
             results.append({"error": describe(exc, submission.root)})

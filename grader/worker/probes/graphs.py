@@ -1,0 +1,53 @@
+"""The probes of ``grader.checks.graphs``: whole graphs built with operators and methods, on
+the engine's own ops (``graph``) or on the grader's recording ops (``routing``, ``sugar``)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from grader.language.graphs import Graph
+from grader.worker.probes.build import build, own_grads, recorded, report
+from grader.worker.recording import (
+    Record,
+    measure_closures,
+    measure_functions,
+    recording_ops,
+    recording_values,
+)
+
+
+def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Build with operators and methods, call ``backward()`` on the output, report everything."""
+    graph = Graph.from_json(case["graph"])
+    nodes = build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
+    nodes[-1].backward()
+    return report(graph, nodes, own_grads(graph, nodes))
+
+
+def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Build with operators and methods on the grader's forwards, recording which op made
+    which tensor (``recording_ops``); a ``Function`` of the student's own is asked its
+    gradients (``measure_functions``). Reported: every node's value and the record, from
+    which the parent computes the gradients: only which ops the operators and methods reach
+    is the engine's."""
+    graph = Graph.from_json(case["graph"])
+    record = Record()
+    with recording_ops(engine, record):
+        nodes = build(engine, graph, "tensor")
+        measure_functions(engine, record)
+    return recorded(graph, nodes, record)
+
+
+def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Build with micrograd's operators on the grader's primitive ops, recording which op made
+    which node (``recording_values``); a node of the engine's own is asked what its closure
+    adds (``measure_closures``). Reported: every node's value and the record, from which the
+    parent computes the gradients: only how ``-``, ``/``, negation and the reflected forms
+    are composed is the engine's."""
+    graph = Graph.from_json(case["graph"])
+    record = Record()
+    with recording_values(engine, record):
+        nodes = build(engine, graph, "micrograd")
+        measure_closures(record)
+    return recorded(graph, nodes, record)

@@ -1,0 +1,112 @@
+"""The grader's own parts that stand in for the student's around the part a walk probe
+grades: graphs whose ``_backward`` closures or ``Function``s are the grader's (known local
+gradients, counted calls), and node inputs that count how often a walk reads them. They do
+none of the student's work: a closure adds a given weight, an op sums with given weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+
+def given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
+    """A micrograd graph whose ``_backward`` closures are the grader's: each adds a known
+    weight times ``out.grad`` into its operands and counts its calls."""
+    nodes = [engine.Value(1.0 + i) for i in range(dag["leaves"])]
+    calls = [0] * (dag["leaves"] + len(dag["nodes"]))
+
+    def closure(out: Any, pairs: list[tuple[Any, float]], index: int) -> Callable[[], None]:
+        def _backward() -> None:
+            calls[index] += 1
+            for operand, weight in pairs:
+                operand.grad += weight * out.grad
+        return _backward
+
+    for pairs in dag["nodes"]:
+        operands = [(nodes[i], float(w)) for i, w in pairs]
+        out = engine.Value(0.0, tuple(o for o, _ in operands), "given")
+        out._backward = closure(out, operands, len(nodes))
+        nodes.append(out)
+    return nodes, calls
+
+
+class CountedInputs(tuple):
+    """A node's ``_inputs`` that count each time a walk reads them (iterates, measures or
+    indexes them): a walk that goes into a shared tensor again from every path to it reads
+    that tensor's inputs once per path, a correct walk a few times at most."""
+
+    reads: list[int]
+    index: int
+
+    def _read(self) -> None:
+        self.reads[self.index] += 1
+
+    def __iter__(self) -> Iterator[Any]:
+        self._read()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._read()
+        return super().__len__()
+
+    def __getitem__(self, key: Any) -> Any:
+        self._read()
+        return super().__getitem__(key)
+
+
+NOT_THE_OUTPUT = "backward was called with a tensor that is not this op's output"
+"""The grader's ops need ``backward(out_grad, node)``'s ``node`` to be their own output, as
+the course's ops do (they read its inputs and its value)."""
+
+
+def given_tensor(engine: ModuleType, case: dict[str, Any]
+                 ) -> tuple[list[Any], list[int], list[int]]:
+    """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
+    ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
+    which the ops' docstring allows, the others a tuple; each op's backward checks that it is
+    given its own output (``NOT_THE_OUTPUT``). With ``case["wrap_leaves"]`` each leaf is the
+    grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
+    calls. Also the node indices whose op's backward ran, in call order, and (with
+    ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
+    the student's walk runs."""
+    calls: list[int] = []
+
+    class GivenSum(engine.ops.Function):
+        def __init__(self, weights: list[float], index: int) -> None:
+            self.weights = weights
+            self.index = index
+
+        def forward(self, *arrays: np.ndarray) -> np.ndarray:
+            return sum(w * np.asarray(a, np.float64)
+                       for w, a in zip(self.weights, arrays, strict=True))
+
+        def backward(self, out_grad: Any, node: Any) -> Any:
+            if node._op is not self:
+                raise ValueError(NOT_THE_OUTPUT)
+            calls.append(self.index)
+            grad = np.asarray(getattr(out_grad, "data", out_grad), np.float64)
+            parts = [engine.Tensor(w * grad, requires_grad=False) for w in self.weights]
+            return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
+
+    dag = case["dag"]
+    shape = tuple(case["shape"])
+    frozen = set(case.get("frozen", ()))
+    nodes = [engine.Tensor(np.full(shape, 1.0 + i), requires_grad=i not in frozen)
+             for i in range(dag["leaves"])]
+    if case.get("wrap_leaves"):
+        nodes = [GivenSum([1.0], i)(leaf) for i, leaf in enumerate(nodes)]
+    for pairs in dag["nodes"]:
+        op = GivenSum([float(w) for _, w in pairs], len(nodes))
+        nodes.append(op(*(nodes[i] for i, _ in pairs)))
+    reads = [0] * len(nodes)
+    if case.get("count_reads"):
+        for index, node in enumerate(nodes):
+            if node._op is not None:
+                counted = CountedInputs(node._inputs)
+                counted.reads, counted.index = reads, index
+                node._inputs = counted
+    return nodes, calls, reads

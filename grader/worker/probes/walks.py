@@ -1,0 +1,105 @@
+"""The probes of ``grader.checks.walks``: the student's ``build_topo``, ``backward()``,
+``zero_grad`` and ``Tensor.backward`` over graphs of the grader's stand-in parts
+(``grader.worker.probes.stand_ins``), so only the walk is the student's."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from grader.worker.encoding import Encoded
+from grader.worker.probes.build import grad_of
+from grader.worker.probes.stand_ins import CountedInputs, given_scalar, given_tensor
+
+
+def _scalar_grads(nodes: list[Any]) -> list[Encoded | None]:
+    return [grad_of(n, "scalar", f"node {i} grad") for i, n in enumerate(nodes)]
+
+
+def _topo_indices(engine: ModuleType, nodes: list[Any]) -> dict[str, Any]:
+    """The student's ``build_topo`` from the last node, as indices (-1: not one of ours)."""
+    index = {id(n): i for i, n in enumerate(nodes)}
+    order = engine.build_topo(nodes[-1])
+    return {"order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]]}
+
+
+def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``build_topo`` on a grader-made graph, reported as node indices."""
+    return _topo_indices(engine, given_scalar(engine, case["dag"])[0])
+
+
+def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``backward()`` over grader closures, with ``build_topo`` substituted by
+    one that returns ``case["order"]`` (node numbers: the parent drew the graph, so it knows
+    a topological order of the nodes the root reaches), so only the walk itself (seed, order
+    reversed, each closure once) is observed."""
+    nodes, calls = given_scalar(engine, case["dag"])
+    order = [nodes[i] for i in case["order"]]
+    original = getattr(engine, "build_topo", None)
+    engine.build_topo = lambda root: list(order)
+    try:
+        passes = []
+        for _ in range(case.get("passes", 1)):
+            nodes[-1].backward()
+            passes.append({"grads": _scalar_grads(nodes), "calls": list(calls)})
+    finally:
+        engine.build_topo = original
+    return {"passes": passes}
+
+
+def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """Every node's grad made non-zero, then the student's ``zero_grad(root)``, with
+    ``build_topo`` substituted by one that returns ``case["order"]`` (node numbers, a correct
+    order the parent knows: a ``zero_grad`` may walk with it, and whether the student's is
+    right, or fast, is ``micrograd.topo``'s question). With ``case["count_reads"]``, also
+    how often each node's ``_prev`` was read (``reads``, as ``CountedInputs`` counts)."""
+    nodes, _ = given_scalar(engine, case["dag"])
+    for i, node in enumerate(nodes):
+        node.grad = 0.5 + i
+    reads = [0] * len(nodes)
+    if case.get("count_reads"):
+        for index, node in enumerate(nodes):
+            counted = CountedInputs(node._prev)
+            counted.reads, counted.index = reads, index
+            node._prev = counted
+    original = getattr(engine, "build_topo", None)
+    order = [nodes[i] for i in case["order"]]
+    engine.build_topo = lambda root: list(order)
+    try:
+        engine.zero_grad(nodes[-1])
+    finally:
+        engine.build_topo = original
+    answer: dict[str, Any] = {"grads": _scalar_grads(nodes)}
+    if case.get("count_reads"):
+        answer["reads"] = list(reads)
+    return answer
+
+
+def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``build_topo`` over a long chain of nodes. They need no ``_backward``:
+    ``build_topo`` never calls one, and making 100,000 closures would cost more than the walk."""
+    nodes = [engine.Value(1.0)]
+    for _ in range(case["length"]):
+        nodes.append(engine.Value(0.0, (nodes[-1],), "given"))
+    return _topo_indices(engine, nodes)
+
+
+def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``Tensor.backward`` over grader-made ops: the walk and the ledger. Called
+    as ``backward()``, or with ``case["grad"]`` as ``backward(Tensor(grad))``. Reported: every
+    node's gradient, which op nodes' backward ran in which order (``calls``), and with
+    ``case["count_reads"]`` how often each node's inputs were read (``reads``)."""
+    nodes, calls, reads = given_tensor(engine, case)
+    if case.get("grad") is None:
+        nodes[-1].backward()
+    else:
+        grad = np.asarray(case["grad"], dtype=np.float64).reshape(tuple(case["shape"]))
+        nodes[-1].backward(engine.Tensor(grad, requires_grad=False))
+    answer: dict[str, Any] = {
+        "grads": [grad_of(n, "tensor", f"node {i} grad") for i, n in enumerate(nodes)],
+        "calls": list(calls)}
+    if case.get("count_reads"):
+        answer["reads"] = list(reads)
+    return answer
