@@ -99,13 +99,15 @@ class FakeWorker:
 
 
 def session(item: str, tamper: dict[str, Tamper] | None = None,
-            timeout: tuple[str, ...] = ()) -> GradingSession:
+            timeout: tuple[str, ...] = (), worker: type[FakeWorker] = FakeWorker
+            ) -> GradingSession:
     """A grading session on the reference (oracles: the reference, confirmed by finite
-    differences) whose worker is a ``FakeWorker``, running a test of ``item``."""
+    differences) whose worker is a ``FakeWorker`` (or ``worker``), running a test of
+    ``item``."""
     grading = GradingSession(submission=REFERENCE, tolerances=RUBRIC.tolerances,
                              reference_dir=REFERENCE, use_torch=False,
+                             launch=lambda _: worker(tamper, timeout),  # type: ignore[return-value]
                              budgets={i.id: i.timeout for i in RUBRIC.items})
-    grading._worker = FakeWorker(tamper, timeout)  # type: ignore[assignment]
     grading.current_item, grading.current_test = item, TEST
     return grading
 

@@ -263,8 +263,7 @@ def test_a_request_the_plan_did_not_expect_drops_the_rest_of_it():
 def test_a_batch_that_goes_wrong_ends_batching_and_each_request_is_asked_alone():
     recorded = fake.session("babygrad.ops.mul")
     _checked(recorded, range(20))
-    replayed = fake.session("babygrad.ops.mul")
-    replayed._worker = BatchesTimeOut()
+    replayed = fake.session("babygrad.ops.mul", worker=BatchesTimeOut)
     replayed.plan(list(recorded.asked))
     assert _checked(replayed, range(3)) == ["load", "batch", "op", "op", "op"]
     assert not replayed.batching and not replayed.aborts

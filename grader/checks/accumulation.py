@@ -11,7 +11,8 @@ import numpy as np
 from grader.checks import bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.walks import tensor_backward
-from grader.grading.session import GradingSession, NotGradable, recorded
+from grader.grading import answers
+from grader.grading.session import GradingSession, NotGradable, remembers_verdict
 from grader.language.dags import Dag
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
@@ -70,13 +71,12 @@ def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[
     expected = session.oracles.expected(split)
     var = names(split)
     try:
-        values = session.arrays(answer, "values", var, [v.shape for v in expected.values])
+        values = answers.arrays(answer, "values", var)
         if "record" in answer:
             grads = records.named_gradients(session, split.kind, answer, split.size,
                                             out_grad)[: len(split.leaves)]
         else:
-            grads = session.arrays(answer, "grads", var[: len(split.leaves)],
-                                   [g.shape for g in expected.grads])
+            grads = answers.arrays(answer, "grads", var[: len(split.leaves)])
     except protocol.InvalidAnswer:
         return False
     tol = session.oracles.tolerance(session.tolerances["micrograd"])
@@ -89,7 +89,7 @@ def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[
 
 
 def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
-           case: dict[str, Any], snippet: str) -> tuple[str, ...]:
+           case: dict[str, Any]) -> tuple[str, ...]:
     """The items that must pass before this example can grade ``=`` vs ``+=``.
 
     One primitive op: its item. Otherwise the uses apart run again on the grader's own
@@ -105,7 +105,7 @@ def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
     def works(own: list[str]) -> dict[str, Any] | None:
         """The composition run's answer where it is right, else None."""
         answer = session.try_ask("micrograd", "accumulate",
-                                 {**case, "run": "composition", "own": own}, lambda: snippet)
+                                 {**case, "run": "composition", "own": own})
         if answer is None or _right(session, split, out_grad, answer) is False:
             return None
         return answer
@@ -120,7 +120,7 @@ def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
     return tuple(f"micrograd.ops.{op}" for op in broken)
 
 
-@recorded
+@remembers_verdict
 def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
                      preload: list[float]) -> None:
     """Every ``_backward`` adds into its operands' gradients: with each leaf's gradient
@@ -136,19 +136,17 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
     snippet = accumulate_snippet(graph, out_grad, preload)
     case = {"graph": graph.to_json(), "out_grad": out_grad, "preload": preload}
     split, owners = graph.split_leaves()
-    answer = session.try_ask("micrograd", "accumulate", {**case, "run": "separate"},
-                             lambda: snippet)
+    answer = session.try_ask("micrograd", "accumulate", {**case, "run": "separate"})
     copies = False if answer is None else _right(session, split, out_grad, answer)
     if copies is True:
         return  # the oracles disagree on the uses apart: this example says nothing
     if copies is False:
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
-        raise NotGradable(_needs(session, graph, split, out_grad, case, snippet))
-    answer = session.ask("micrograd", "accumulate", {**case, "run": "preloaded"},
-                         lambda: snippet)
+        raise NotGradable(_needs(session, graph, split, out_grad, case))
+    answer = session.ask("micrograd", "accumulate", {**case, "run": "preloaded"}, snippet)
     var = names(graph)[: len(graph.leaves)]
-    preloaded = session.decoded(answer, "preloaded", var, [()] * len(var), snippet)
+    preloaded = answers.decoded(answer, "preloaded", var, snippet)
     uses = [[float(c) for c, owner in zip(copies, owners, strict=True) if owner == leaf]
             for leaf in range(len(graph.leaves))]
     tol = session.tolerances["micrograd"]
@@ -165,7 +163,7 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
                            lambda: graph_figure(graph, values, values, want, preloaded, tol))
 
 
-@recorded
+@remembers_verdict
 def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> None:
     """``Tensor.backward``'s ledger sums: on grader-made ops, each node's gradient on a DAG
     must be the sum of its copies' gradients on the same DAG unrolled into a tree, both from

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.checks import bugs
-from grader.grading.session import GradingSession, NotGradable, recorded
+from grader.grading import answers
+from grader.grading.session import GradingSession, NotGradable, remembers_verdict
 from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
     Graph,
@@ -61,7 +62,7 @@ def generic(graph: Graph) -> Graph:
         for i, v in enumerate(graph.leaves)), graph.nodes)
 
 
-def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray, snippet: str
+def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray
                 ) -> list[np.ndarray] | bool:
     """The op on its operands broadcast beforehand (nothing to sum back): its value and
     gradients if they are the oracles'; False if they are not (the request failed, the answer
@@ -71,12 +72,11 @@ def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray, sni
     wide = widened(graph, shape)
     expected = session.oracles.expected(wide, out_grad)
     answer = session.try_ask("babygrad", "broadcast", {
-        "graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"},
-        lambda: snippet)
+        "graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"})
     try:
         explicit = None if answer is None else [
-            *session.arrays({"v": [answer.get("value")]}, "v", ["out.data"], [shape]),
-            *session.arrays(answer, "grads", ["gradient 0", "gradient 1"], [shape] * 2)]
+            *answers.arrays({"v": [answer.get("value")]}, "v", ["out.data"]),
+            *answers.arrays(answer, "grads", ["gradient 0", "gradient 1"])]
     except protocol.InvalidAnswer:
         explicit = None
     if explicit is None:
@@ -88,7 +88,7 @@ def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray, sni
     return not session.oracles.confirmed(wide, out_grad, expected)
 
 
-@recorded
+@remembers_verdict
 def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
     """An elementwise op on operands numpy broadcasts implicitly: each gradient must be the
     op's own gradient for the operands broadcast beforehand, summed back to the operand's
@@ -101,9 +101,9 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     (``NotGradable``); a reduction wrong even there leaves nothing to compare with, and earns
     nothing."""
     snippet = broadcast_snippet(graph, out_grad)
-    explicit = _beforehand(session, graph, out_grad, snippet)
+    explicit = _beforehand(session, graph, out_grad)
     gate = explicit if isinstance(explicit, bool) else _beforehand(
-        session, generic(graph), out_grad, snippet)
+        session, generic(graph), out_grad)
     if gate is True:
         return  # the oracles disagree on the operands broadcast beforehand: say nothing
     if gate is False:
@@ -114,11 +114,9 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     shape = out_grad.shape
     leaves = [v.shape for v in graph.leaves]
     full_value, *full_grads = explicit
-    answer = session.ask("babygrad", "broadcast", {**case, "run": "implicit"}, lambda: snippet)
-    (value,) = session.decoded({"v": [answer.get("value")]}, "v", ["out.data"], [shape],
-                               snippet)
-    grads = session.decoded(answer, "grads", [f"gradient {i}" for i in range(2)], leaves,
-                            snippet)
+    answer = session.ask("babygrad", "broadcast", {**case, "run": "implicit"}, snippet)
+    (value,) = answers.decoded({"v": [answer.get("value")]}, "v", ["out.data"], snippet)
+    grads = answers.decoded(answer, "grads", [f"gradient {i}" for i in range(2)], snippet)
     tol = session.tolerances["babygrad"]
     var = names(graph)[: len(leaves)]
     wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from grader.checks import bugs, records
 from grader.checks.figures import graph_figure
-from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, recorded
+from grader.grading import answers
+from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, remembers_verdict
 from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
@@ -22,7 +23,7 @@ NOTES = {
 """What each way of building a graph leaves to the student, said on failure."""
 
 
-@recorded
+@remembers_verdict
 def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> None:
     """A graph built with operators and methods, its gradients compared with the oracles.
 
@@ -34,13 +35,11 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
     expected = session.oracles.expected(graph)
     assignment = ASSIGNMENT_OF_KIND[graph.kind]
     snippet = graph_snippet(graph)
-    answer = session.ask(assignment, probe, {"graph": graph.to_json()}, lambda: snippet)
+    answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
-    values = session.decoded(answer, "values", [f"value of {v}" for v in var],
-                           [v.shape for v in expected.values], snippet)
+    values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
     if probe == "graph":
-        grads = session.decoded(answer, "grads", [f"{v}.grad" for v in var],
-                                [v.shape for v in expected.values], snippet)
+        grads = answers.decoded(answer, "grads", [f"{v}.grad" for v in var], snippet)
     else:
         try:
             grads = records.named_gradients(session, graph.kind, answer, len(var))

@@ -6,7 +6,13 @@ import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import graph_figure
-from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, NotGradable, recorded
+from grader.grading import answers
+from grader.grading.session import (
+    ASSIGNMENT_OF_KIND,
+    GradingSession,
+    NotGradable,
+    remembers_verdict,
+)
 from grader.language.graphs import (
     Graph,
     evaluate,
@@ -39,7 +45,7 @@ def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
     return "\n".join([IMPORTS[graph.kind], *leaves, *body])
 
 
-@recorded
+@remembers_verdict
 def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
     """One op alone: its forward value, then its own backward for ``out_grad``."""
     judge_op(session, graph, out_grad)
@@ -53,16 +59,14 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     snippet = op_snippet(graph, out_grad)
     try:
         answer = session.ask(assignment, "op", {"graph": graph.to_json(),
-                                             "out_grad": out_grad.tolist()}, lambda: snippet)
+                                             "out_grad": out_grad.tolist()}, snippet)
     except WrongAnswer as failure:  # their code raised: a classic bug may raise just so
         failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason,
                                               failure.details)
         raise
     var = names(graph)[: len(graph.leaves)]
-    (value,) = session.decoded(answer, "values", ["out.data"], [expected.values[-1].shape],
-                             snippet)
-    grads = session.decoded(answer, "grads", [f"gradient for {v}" for v in var],
-                          [g.shape for g in expected.grads], snippet)
+    (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
+    grads = answers.decoded(answer, "grads", [f"gradient for {v}" for v in var], snippet)
     tol = session.oracles.tolerance(session.tolerances[assignment])
     wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
     wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=True)
@@ -99,7 +103,7 @@ def away_from_kink(graph: Graph) -> Graph:
     return Graph(graph.kind, (np.where(x == 0, sides, x),), graph.nodes)
 
 
-@recorded
+@remembers_verdict
 def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
     """An op with a kink at 0 (micrograd's relu, babygrad's relu and abs) on an operand that
     is exactly 0 (or -0.0), which ``op_cases`` never draws: its forward value (the grader's own
@@ -118,10 +122,10 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     assignment = ASSIGNMENT_OF_KIND[graph.kind]
     snippet = op_snippet(graph, out_grad)
     answer = session.ask(assignment, "op", {"graph": graph.to_json(),
-                                            "out_grad": out_grad.tolist()}, lambda: snippet)
+                                            "out_grad": out_grad.tolist()}, snippet)
     (x,) = graph.leaves
-    (value,) = session.decoded(answer, "values", ["out.data"], [x.shape], snippet)
-    (grad,) = session.decoded(answer, "grads", ["gradient for a"], [x.shape], snippet)
+    (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
+    (grad,) = answers.decoded(answer, "grads", ["gradient for a"], snippet)
     if wrong := mismatch("forward: out.data", value, evaluate(graph)[-1],
                          session.tolerances[assignment]):
         raise WrongAnswer("failed", "wrong forward value at 0", [wrong], snippet)

@@ -11,7 +11,8 @@ import numpy as np
 
 from grader.checks import bugs
 from grader.checks.figures import dag_figure
-from grader.grading.session import GradingSession, recorded
+from grader.grading import answers
+from grader.grading.session import GradingSession, remembers_verdict
 from grader.language.dags import Dag, diamonds
 from grader.language.snippets import (
     DAG_HELPER,
@@ -56,11 +57,10 @@ def diamond_snippet(assignment: str) -> str:
                       'print(depth, "levels:", round(time.process_time() - start, 3), "s")'])
 
 
-@recorded
+@remembers_verdict
 def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None) -> None:
     snippet = dag_snippet(dag, "print(build_topo({root}))")
-    answer = session.ask("micrograd", "topo", {"dag": dag.to_json()}, lambda: snippet,
-                      on_timeout)
+    answer = session.ask("micrograd", "topo", {"dag": dag.to_json()}, snippet, on_timeout)
     order = protocol.field(answer, "order", list)
     if not all(type(i) is int for i in order):
         raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [],
@@ -72,7 +72,7 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
                            [f"order (as node numbers): {order}", *problems], snippet, found)
 
 
-@recorded
+@remembers_verdict
 def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
     """``backward()`` over grader closures, with ``build_topo`` returning a correct order
     (the nodes the root reaches, by number: their numbering is topological)."""
@@ -85,8 +85,7 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
         *["{root}.backward()"] * passes,
         f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])"]))
     answer = session.ask("micrograd", "backward",
-                         {"dag": dag.to_json(), "passes": passes, "order": order},
-                         lambda: snippet)
+                         {"dag": dag.to_json(), "passes": passes, "order": order}, snippet)
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
         raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
@@ -94,8 +93,8 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
     tol = session.tolerances["micrograd"]
     for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
         label = f"after backward() call {number}: " if passes > 1 else ""
-        grads = session.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                              [()] * dag.size, snippet)
+        grads = answers.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)],
+                                snippet)
         calls_made = protocol.field(result, "calls", list)
         twice = [i for i, c in enumerate(calls_made)
                  if i in live and i >= dag.leaves and c != number]
@@ -112,7 +111,7 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
                                snippet, found, partial(dag_figure, dag, want, grads, tol))
 
 
-@recorded
+@remembers_verdict
 def check_zero_grad(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None,
                     snippet: str | None = None) -> None:
     """``zero_grad`` resets every node the root reaches (``snippet``: the example to show,
@@ -123,9 +122,8 @@ def check_zero_grad(session: GradingSession, dag: Dag, on_timeout: WrongAnswer |
         f"for n in {reached}:  # every node the root reaches", "    n.grad = 1.0",
         "zero_grad({root})", f"print([n.grad for n in {reached}])"]))
     answer = session.ask("micrograd", "zero_grad", {"dag": dag.to_json(), "order": order},
-                         lambda: snippet, on_timeout)
-    grads = session.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                          [()] * dag.size, snippet)
+                         snippet, on_timeout)
+    grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     live = dag.reachable()
     left = [f"n{i}.grad is {float(g)}" for i, g in enumerate(grads)
             if i in live and (g is None or float(g) != 0.0)]
@@ -133,12 +131,12 @@ def check_zero_grad(session: GradingSession, dag: Dag, on_timeout: WrongAnswer |
         raise WrongAnswer("failed", "zero_grad left gradients behind", left[:4], snippet)
 
 
-@recorded
+@remembers_verdict
 def check_deep(session: GradingSession, length: int) -> None:
     """``build_topo`` over a chain of ``length`` grader nodes returns each node once (in
     any order: whether the order is valid is ``micrograd.topo``'s question)."""
     snippet = chain_snippet(length)
-    answer = session.ask("micrograd", "deep", {"length": length}, lambda: snippet)
+    answer = session.ask("micrograd", "deep", {"length": length}, snippet)
     order = protocol.field(answer, "order", list)
     if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
         raise WrongAnswer("failed", "build_topo lost nodes of a long chain",
@@ -146,7 +144,7 @@ def check_deep(session: GradingSession, length: int) -> None:
                             "nodes of the chain"], snippet)
 
 
-@recorded
+@remembers_verdict
 def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> None:
     """The walk of ``assignment`` over a chain of ``depth`` diamonds finishes within the
     item's CPU budget, which a walk that revisits shared nodes (2**depth visits) does not.
@@ -184,7 +182,7 @@ def zero_grad_diamond_snippet(depth: int) -> str:
         'print("not reset:", [f"n{i}" for i, n in enumerate(nodes) if n.grad != 0.0])'])
 
 
-@recorded
+@remembers_verdict
 def check_zero_grad_cost(session: GradingSession, depth: int) -> None:
     """``zero_grad`` over a chain of ``depth`` diamonds finishes within the item's CPU
     budget, which a walk that goes into a shared node again from every path to it (2**depth
@@ -219,7 +217,7 @@ def _zero_grad_revisits(session: GradingSession) -> list[str]:
     dag = diamonds(REVISIT_DEPTH)
     answer = session.try_ask("micrograd", "zero_grad",
                              {"dag": dag.to_json(), "order": sorted(dag.reachable()),
-                              "count_reads": True}, lambda: "")
+                              "count_reads": True})
     reads = None if answer is None else answer.get("reads")
     if not isinstance(reads, list) or not all(type(r) is int for r in reads):
         return []
@@ -271,9 +269,8 @@ def tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...], s
         case["grad"] = np.asarray(grad, dtype=np.float64).tolist()
     if wrap_leaves:
         case["wrap_leaves"] = True
-    answer = session.ask("babygrad", "tensor_backward", case, lambda: snippet, on_timeout)
-    grads = session.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                            [shape] * dag.size, snippet)
+    answer = session.ask("babygrad", "tensor_backward", case, snippet, on_timeout)
+    grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     calls = protocol.field(answer, "calls", list)
     first = 0 if wrap_leaves else dag.leaves
     if not all(type(i) is int and first <= i < dag.size for i in calls):
@@ -287,8 +284,7 @@ def _revisits(session: GradingSession) -> list[str]:
     goes wrong on this run (it raises or hangs as well) names nothing and costs nothing."""
     dag = diamonds(REVISIT_DEPTH)
     answer = session.try_ask("babygrad", "tensor_backward",
-                             {"dag": dag.to_json(), "shape": [1], "count_reads": True},
-                             lambda: "")
+                             {"dag": dag.to_json(), "shape": [1], "count_reads": True})
     reads = None if answer is None else answer.get("reads")
     if not isinstance(reads, list) or not all(type(r) is int for r in reads):
         return []
@@ -343,7 +339,7 @@ def tensor_walk_cost(session: GradingSession, dag: Dag, failure: WrongAnswer) ->
     judge_walk(dag, run, [True] * dag.size, snippet)
 
 
-@recorded
+@remembers_verdict
 def check_walk_order(session: GradingSession, dag: Dag) -> None:
     """``Tensor.backward`` on a grader-made DAG with shared tensors, each leaf the grader's op
     of a tensor (so the calls show when the walk reaches the leaves too): the walk alone
@@ -354,7 +350,7 @@ def check_walk_order(session: GradingSession, dag: Dag) -> None:
     judge_walk(dag, run, [True] * dag.size, snippet, wrapped=True)
 
 
-@recorded
+@remembers_verdict
 def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...],
                           frozen: tuple[int, ...] = (), grad: np.ndarray | None = None) -> None:
     """``Tensor.backward`` over grader-made weighted-sum ops (trees: nothing to sum), called

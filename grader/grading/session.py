@@ -1,34 +1,34 @@
 """A grading session: one submission, one worker, the oracles; the bookkeeping of a run.
 
 The checks (``grader.checks``) ask the worker through the session. When the worker times out,
-crashes, or a function is missing, the session records that on the running test and raises
-``Aborted``, a skip exception that Hypothesis re-raises at once without shrinking:
-re-running a hang on every shrink step would be ruinous, and a missing function needs no
-smaller example. The plugin turns the record into the test's failure.
+crashes, or a function is missing, the session records that on the running test
+(``AbortRecord``) and raises ``Aborted``, a skip exception that Hypothesis re-raises at once
+without shrinking: re-running a hang on every shrink step would be ruinous, and a missing
+function needs no smaller example. The plugin turns the record into the test's failure.
+
+What the asking rests on has types of its own: the worker comes from a factory (``launch``;
+a real grade's is ``grader.grading.launcher``), a replay's requests are answered in batches by
+``grader.grading.plan``, each test's time is kept by ``grader.grading.stopwatch``, and the
+checks decode answers with ``grader.grading.answers``.
 """
 
 from __future__ import annotations
 
-import collections
 import functools
-import itertools
-import json
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
+from grader.grading.launcher import sandboxed_worker
+from grader.grading.plan import ReplayPlan
+from grader.grading.stopwatch import Stopwatch
 from grader.language.verdicts import Tolerance, WrongAnswer
-from grader.layout import PACKAGE, SECRET
-from grader.oracles import torch_oracle
 from grader.oracles.chain import Oracles
 from grader.worker import protocol
-from grader.worker.launch import Limits, Worker, WorkerFailure, worker_in_free_slot
+from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.protocol import Request
 
 ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
@@ -38,14 +38,10 @@ training loop at module level)."""
 TEST_BUDGET_FACTOR = 6
 """A grading test may use this many request budgets of CPU time in all: slow examples cannot
 make Hypothesis search, and above all shrink, for minutes."""
-TEST_WALL_FACTOR = 4
-"""...and this many times that of wall-clock time, a backstop for a starved machine."""
-BATCH_CASES = 16
-"""A replay asks the worker for this many of its planned requests' answers at once (``plan``):
-one round trip instead of sixteen, and at most fifteen answers wasted where an engine leaves
-the recorded run."""
+
+
 class Aborted(pytest.skip.Exception):
-    """Stops the running property at once; the plugin reports the recorded ``Abort``."""
+    """Stops the running property at once; the plugin reports the test's ``AbortRecord``."""
 
 
 def until(needs: tuple[str, ...]) -> str:
@@ -68,7 +64,7 @@ class NotGradable(pytest.skip.Exception):
 
 
 @dataclass
-class Abort:
+class AbortRecord:
     """Why a test stopped asking the worker: it scores as this status with this reason."""
 
     status: str
@@ -80,33 +76,25 @@ class Abort:
     as opposed to importing it or the test's own time running out (``try_ask``)."""
 
 
-def recorded(check: Callable[..., None]) -> Callable[..., None]:
+def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
     """Remember a check's latest verdict on the running test (during shrinking, the smallest
-    example so far), for the test to report if its time runs out."""
+    example so far), for the test to report if its time runs out. (Writing a whole run down
+    for replay is ``replay.recording``'s job, not this.)"""
 
     @functools.wraps(check)
-    def recording(self: GradingSession, *args: Any, **kwargs: Any) -> None:
+    def remembering(self: GradingSession, *args: Any, **kwargs: Any) -> None:
         try:
             check(self, *args, **kwargs)
         except WrongAnswer as failure:
             self.failures[self.current_test] = failure
             raise
 
-    return recording
+    return remembering
 
 
-@dataclass
-class Planned:
-    """A request a replay expects the checks to make, and the worker's answer once asked."""
-
-    request: Request
-    text: str
-    """The request as JSON: what a check's request must equal to be answered from here."""
-    result: dict[str, Any] | None = None
-
-
-def _request_text(assignment: str, probe: str, case: dict[str, Any]) -> str:
-    return json.dumps([assignment, probe, case], separators=(",", ":"))
+WorkerFactory = Callable[["GradingSession"], Worker]
+"""Starts the worker a session asks, at its first request; given the session for its launch
+settings (``submission``, ``sandbox``, ``slot``, ``limits``, ``reference_dir``)."""
 
 
 @dataclass
@@ -121,13 +109,16 @@ class GradingSession:
     sandbox: str = "auto"
     slot: int = 0
     limits: Limits = field(default_factory=Limits)
+    launch: WorkerFactory = sandboxed_worker
+    """The worker's factory: a real grade's runs the submission sandboxed (``sandbox``, from
+    ``slot``, within ``limits``); a test's may answer in this process."""
     budgets: dict[str, float] = field(default_factory=dict)
     import_budget: float | None = None
     """CPU seconds importing the submission may take; None: ``IMPORT_BUDGET_FACTOR`` request
     budgets of the running item."""
     current_item: str = ""
     current_test: str = ""
-    aborts: dict[str, Abort] = field(default_factory=dict)
+    aborts: dict[str, AbortRecord] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.oracles = Oracles(self.reference_dir, self.use_torch)
@@ -137,27 +128,15 @@ class GradingSession:
         self.failures: dict[str, WrongAnswer] = {}
         self.import_failures: dict[str, tuple[str, str]] = {}
         self._imported: set[str] = set()
-        self._test_started: dict[str, tuple[float, float, float]] = {}
+        self._stopwatches: dict[str, Stopwatch] = {}
         self.asked: list[Request] = []
         """Every request the checks made, in order (a recording keeps each call's)."""
-        self._plan: collections.deque[Planned] = collections.deque()
-        self.batching = True
-        """Off once a batch of planned requests went wrong: then each is asked alone."""
+        self._replay = ReplayPlan()
 
     @property
-    def worker(self) -> Worker:
-        if self._worker is None:
-            hidden = list(SECRET)
-            torch_dir = torch_oracle.location()
-            if torch_dir is not None:
-                hidden.append(torch_dir)
-            if self.reference_dir is not None:
-                hidden.append(self.reference_dir.resolve())
-            self._worker = worker_in_free_slot(
-                [sys.executable, "-I", "-m", "grader.worker.runner"], first_slot=self.slot,
-                submission=self.submission, readable=[Path(sys.prefix), PACKAGE],
-                hidden=hidden, limits=self.limits, sandbox=self.sandbox)
-        return self._worker
+    def batching(self) -> bool:
+        """Off once a batch of planned requests went wrong: then each is asked alone."""
+        return self._replay.batching
 
     @property
     def protections(self) -> list[str]:
@@ -175,23 +154,28 @@ class GradingSession:
         """Forget what the running test did since ``mark``: it starts again, budget and all."""
         self.plan([])
         self.checks, self.oracles.disagreements = mark
-        for record in (self.failures, self.aborts, self._test_started):
+        for record in (self.failures, self.aborts, self._stopwatches):
             record.pop(self.current_test, None)
+
+    def plan(self, requests: list[Request]) -> None:
+        """The requests a replay expects the checks to make next, in this order: ``ask``
+        answers them from batches the worker answered at once (``ReplayPlan``)."""
+        self._replay.expect(requests)
 
     # -- talking to the worker ------------------------------------------------------------
 
-    def ask(self, assignment: str, probe: str, case: dict[str, Any],
-            snippet: Callable[[], str], on_timeout: WrongAnswer | None = None
-            ) -> dict[str, Any]:
+    def ask(self, assignment: str, probe: str, case: dict[str, Any], snippet: str,
+            on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
         """One probe on the student's engine: the validated ok-result. A Python exception from
-        the student's code is a ``WrongAnswer``; a hang, a crash or a missing function is
-        recorded and raises ``Aborted``, except a timeout where the check says what running
-        out of time means (``on_timeout``)."""
+        the student's code is a ``WrongAnswer`` shown with ``snippet``; a hang, a crash or a
+        missing function is recorded and raises ``Aborted``, except a timeout where the check
+        says what running out of time means (``on_timeout``)."""
         budget = self.budgets.get(self.current_item, 5.0)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
         self._import(assignment, budget)
-        self.asked.append((assignment, probe, case))
-        result = self._planned_answer(assignment, probe, case, budget)
+        request = (assignment, probe, case)
+        self.asked.append(request)
+        result = self._planned_answer(request, budget)
         if result is None:
             result = self._request(assignment, probe, case, budget, on_timeout)
         self.checks += 1
@@ -201,16 +185,16 @@ class GradingSession:
         if error["status"] == "missing":
             self._abort("missing", error["message"], request=True)
         raise WrongAnswer("error", error["message"], [f"  at {f}" for f in error["frames"]],
-                           snippet())
+                           snippet)
 
-    def try_ask(self, assignment: str, probe: str, case: dict[str, Any],
-                snippet: Callable[[], str]) -> dict[str, Any] | None:
+    def try_ask(self, assignment: str, probe: str, case: dict[str, Any]
+                ) -> dict[str, Any] | None:
         """``ask``, where the student's code failing on this very request (an exception, a
         missing function, a hang, a crash, an invalid reply) is None instead of a verdict,
-        and charges the running test nothing. A submission that cannot be imported and a test
-        out of time still abort."""
+        and charges the running test nothing (so no snippet: no verdict shows one). A
+        submission that cannot be imported and a test out of time still abort."""
         try:
-            return self.ask(assignment, probe, case, snippet)
+            return self.ask(assignment, probe, case, "")
         except WrongAnswer:
             return None
         except Aborted:
@@ -220,38 +204,22 @@ class GradingSession:
             del self.aborts[self.current_test]
             return None
 
-    def plan(self, requests: list[Request]) -> None:
-        """The requests a replay expects the checks to make next, in this order: ``ask``
-        answers each from a batch of up to ``BATCH_CASES`` the worker answered at once, as
-        long as the checks ask exactly what was planned. The worker runs the cases of a batch
-        one after the other, as it would one request at a time; at the first request that
-        differs, the rest of the plan is dropped."""
-        self._plan = collections.deque(Planned(request, _request_text(*request))
-                                       for request in requests)
+    def _started_worker(self) -> Worker:
+        """The worker, launched at the first request: a run that asks nothing starts none."""
+        if self._worker is None:
+            self._worker = self.launch(self)
+        return self._worker
 
-    def _planned_answer(self, assignment: str, probe: str, case: dict[str, Any], budget: float
-                        ) -> dict[str, Any] | None:
-        """The planned answer to this request, or None: no plan, not the plan's next request,
-        or the batch went wrong (then batching stops for this grade: a batch is given one
-        request's time budget, which a slow but correct engine may not meet)."""
-        if (not self._plan or not self.batching
-                or self._plan[0].text != _request_text(assignment, probe, case)):
-            self._plan.clear()
+    def _planned_answer(self, request: Request, budget: float) -> dict[str, Any] | None:
+        """The replay plan's answer to ``request``, or None. A batch the worker failed
+        restarted it: the submission is imported again before ``request`` is asked alone."""
+        assignment, probe, _ = request
+        try:
+            return self._replay.answer(
+                request, lambda cases: self._exchange(assignment, probe, cases, budget))
+        except (WorkerFailure, protocol.InvalidAnswer):
+            self._import(assignment, budget)
             return None
-        if self._plan[0].result is None:
-            batch = list(itertools.takewhile(lambda planned: planned.request[:2] == (
-                assignment, probe), itertools.islice(self._plan, BATCH_CASES)))
-            try:
-                results = self._exchange(assignment, probe,
-                                         [planned.request[2] for planned in batch], budget)
-            except (WorkerFailure, protocol.InvalidAnswer):
-                self.batching = False
-                self._plan.clear()
-                self._import(assignment, budget)  # the worker restarts
-                return None
-            for planned, result in zip(batch, results, strict=True):
-                planned.result = result
-        return self._plan.popleft().result
 
     def _exchange(self, assignment: str, probe: str, cases: list[dict[str, Any]],
                   budget: float) -> list[dict[str, Any]]:
@@ -259,7 +227,7 @@ class GradingSession:
         ``protocol.InvalidAnswer``."""
         self._next_id += 1
         message = protocol.request(self._next_id, assignment, probe, cases)
-        return protocol.results(self.worker.request(message, budget), message)
+        return protocol.results(self._started_worker().request(message, budget), message)
 
     def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
                  on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
@@ -285,7 +253,7 @@ class GradingSession:
         the first probe."""
         if assignment in self.import_failures:
             self._abort(*self.import_failures[assignment])
-        if not self.worker.running:
+        if not self._started_worker().running:
             self._imported.clear()
         if assignment in self._imported:
             return
@@ -295,7 +263,7 @@ class GradingSession:
         except Aborted:
             abort = self.aborts[self.current_test]
             self.import_failures[assignment] = (abort.status, f"while importing: {abort.reason}")
-            self.aborts[self.current_test] = Abort(*self.import_failures[assignment])
+            self.aborts[self.current_test] = AbortRecord(*self.import_failures[assignment])
             raise
         if "error" in result:
             error = result["error"]
@@ -308,23 +276,16 @@ class GradingSession:
 
     def _abort(self, status: str, reason: str, failure: WrongAnswer | None = None, *,
                request: bool = False) -> None:
-        self.aborts[self.current_test] = Abort(status, reason, failure, request)
+        self.aborts[self.current_test] = AbortRecord(status, reason, failure, request)
         raise Aborted(reason)
 
     def _check_test_time(self, limit: float) -> None:
-        """Stop the running test once it has used ``limit`` seconds of CPU time (the grader's
-        and the worker's), or ``TEST_WALL_FACTOR`` times that of wall time: with its latest
-        failure (the search for a smaller example ends there), else as a timeout. CPU time is
-        read only once the wall clock passes the limit, and machine load does not move it."""
-        now = time.monotonic()
-        if self.current_test not in self._test_started:
-            self._test_started[self.current_test] = (now, time.process_time(),
-                                                     self.worker.cpu_seconds())
-        wall, cpu, worker_cpu = self._test_started[self.current_test]
-        if now - wall <= limit:
-            return
-        used = time.process_time() - cpu + max(0.0, self.worker.cpu_seconds() - worker_cpu)
-        if used <= limit and now - wall <= limit * TEST_WALL_FACTOR:
+        """Stop the running test once it has used ``limit`` seconds (``Stopwatch.over``): with
+        its latest failure (the search for a smaller example ends there), else as a timeout."""
+        worker_cpu = self._started_worker().cpu_seconds
+        if self.current_test not in self._stopwatches:
+            self._stopwatches[self.current_test] = Stopwatch.start(worker_cpu)
+        if not self._stopwatches[self.current_test].over(limit, worker_cpu):
             return
         failure = self.failures.get(self.current_test)
         if failure is not None:
@@ -333,19 +294,3 @@ class GradingSession:
             self._abort(failure.status, failure.reason, failure)
         self._abort("timeout", f"its examples took more than {limit:g} s in all (each request "
                                "was within its own time limit)")
-
-    def arrays(self, answer: dict[str, Any], key: str, labels: list[str],
-               shapes: list[tuple[int, ...]]) -> list[np.ndarray | None]:
-        """Decode a list of arrays from an answer; a missing gradient decodes to None."""
-        items = protocol.field(answer, key, list)
-        if len(items) != len(labels):
-            raise protocol.InvalidAnswer(f"{len(items)} {key} for {len(labels)} nodes")
-        return [None if item is None else protocol.decode_array(item, label)
-                for item, label, _ in zip(items, labels, shapes, strict=True)]
-
-    def decoded(self, answer: dict[str, Any], key: str, labels: list[str],
-                 shapes: list[tuple[int, ...]], snippet: str) -> list[np.ndarray | None]:
-        try:
-            return self.arrays(answer, key, labels, shapes)
-        except protocol.InvalidAnswer as exc:
-            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None

@@ -1,0 +1,31 @@
+"""The worker a real grade asks: the sandboxed runner, on the first free slot from the
+session's, with nothing of the grader's it could copy in sight (``GradingSession.launch``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.layout import PACKAGE, SECRET
+from grader.oracles import torch_oracle
+from grader.worker.launch import Worker, worker_in_free_slot
+
+if TYPE_CHECKING:
+    from grader.grading.session import GradingSession
+
+
+def sandboxed_worker(session: GradingSession) -> Worker:
+    """The worker for ``session``'s submission, sandbox, slot and limits. Hidden from it:
+    ``SECRET`` (the grading tests, the oracles, the reference solutions), PyTorch, and the
+    reference this grade was given."""
+    hidden = list(SECRET)
+    torch_dir = torch_oracle.location()
+    if torch_dir is not None:
+        hidden.append(torch_dir)
+    if session.reference_dir is not None:
+        hidden.append(session.reference_dir.resolve())
+    return worker_in_free_slot(
+        [sys.executable, "-I", "-m", "grader.worker.runner"], first_slot=session.slot,
+        submission=session.submission, readable=[Path(sys.prefix), PACKAGE], hidden=hidden,
+        limits=session.limits, sandbox=session.sandbox)
