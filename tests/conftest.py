@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.grading.session import NotGradable
+from grader.checks.session import NotGradable
 from grader.layout import DEFAULT_RUBRIC
 from grader.worker.engines import isolated
 from tests import programs

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from grader.checks import accumulation, broadcasting, bugs, graphs, ops, walks
+from grader.checks.session import Aborted, GradingSession, NotGradable
 from grader.grading import rubric as rubric_module
-from grader.grading.session import Aborted, GradingSession, NotGradable
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
-from grader.grading.session import GradingSession
+from grader.checks.session import GradingSession
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer

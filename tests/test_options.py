@@ -16,7 +16,7 @@ from grader.workflows.api import GradeOptions, pytest_command
 from grader.workflows.arguments import grade_options
 from grader.workflows.cli import parser
 from tests.planted import REFERENCE
-from tests.test_checks_fake_worker import session
+from tests.test_checks_fake_worker import FakeWorker, session
 
 pytest_plugins = ["pytester"]
 
@@ -69,15 +69,14 @@ def test_the_import_budget_limits_importing_the_submission(import_budget: float 
                                                            limit: float) -> None:
     """Importing gets the option's seconds, by default twice the item's request budget
     (``micrograd.topo``: 1 s); the requests after it keep the item's."""
-    grading = session("micrograd.topo")
-    grading.import_budget = import_budget
-    worker: Any = grading._worker
     budgets: list[float] = []
 
-    def request(message: dict[str, Any], budget: float) -> dict[str, Any]:
-        budgets.append(budget)
-        return type(worker).request(worker, message, budget)
+    class Measured(FakeWorker):
+        def request(self, message: dict[str, Any], budget: float) -> dict[str, Any]:
+            budgets.append(budget)
+            return super().request(message, budget)
 
-    worker.request = request
-    grading.ask("micrograd", "load", {}, lambda: "")
+    grading = session("micrograd.topo", worker=Measured)
+    grading.import_budget = import_budget
+    grading.ask("micrograd", "load", {}, "")
     assert budgets == [limit, 1.0]

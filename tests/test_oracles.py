@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from grader.checks.session import GradingSession
 from grader.grading import rubric as rubric_module
-from grader.grading.session import GradingSession
 from grader.language.graphs import (
     BABYGRAD_GRAPH_OPS,
     BABYGRAD_OP_ITEMS,

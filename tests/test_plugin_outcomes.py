@@ -59,7 +59,7 @@ from hypothesis import strategies as st
 
 from grader.language.verdicts import WrongAnswer
 from grader.grading.plugin import graded, graded_property
-from grader.grading.session import AbortRecord, NotGradable
+from grader.checks.session import AbortRecord, NotGradable
 
 
 def verdict():

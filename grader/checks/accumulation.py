@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import bugs, records
+from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
+from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import tensor_backward
-from grader.grading import answers
-from grader.grading.session import GradingSession, NotGradable, remembers_verdict
 from grader.language.dags import Dag
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,

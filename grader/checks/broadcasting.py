@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks import bugs
-from grader.grading import answers
-from grader.grading.session import GradingSession, NotGradable, remembers_verdict
+from grader.checks import answers, bugs
+from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
     Graph,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from grader.checks import bugs, records
+from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
-from grader.grading import answers
-from grader.grading.session import ASSIGNMENT_OF_KIND, GradingSession, remembers_verdict
+from grader.checks.session import ASSIGNMENT_OF_KIND, GradingSession, remembers_verdict
 from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch

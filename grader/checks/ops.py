@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks import bugs
+from grader.checks import answers, bugs
 from grader.checks.figures import graph_figure
-from grader.grading import answers
-from grader.grading.session import (
+from grader.checks.session import (
     ASSIGNMENT_OF_KIND,
     GradingSession,
     NotGradable,

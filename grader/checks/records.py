@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.grading.session import GradingSession
+from grader.checks.session import GradingSession
 from grader.language.graphs import (
     MICROGRAD_PRIMITIVES,
     OPS,

@@ -9,10 +9,9 @@ from functools import partial
 
 import numpy as np
 
-from grader.checks import bugs
+from grader.checks import answers, bugs
 from grader.checks.figures import dag_figure
-from grader.grading import answers
-from grader.grading.session import GradingSession, remembers_verdict
+from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.dags import Dag, diamonds
 from grader.language.snippets import (
     DAG_HELPER,

@@ -79,7 +79,7 @@ class GradeOptions:
         "--import-budget", type=seconds, metavar="SECONDS",
         help="CPU seconds importing the submission may take before it is reported as timed "
              "out (default: twice the time limit of the item being graded)"))
-    """None: ``grader.grading.session.IMPORT_BUDGET_FACTOR`` request budgets of the item."""
+    """None: ``grader.checks.session.IMPORT_BUDGET_FACTOR`` request budgets of the item."""
 
 
 def command_line_default(option: Field[Any]) -> Any:

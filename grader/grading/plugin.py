@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.strategies import SearchStrategy
 
 from grader.atomic import write_atomically
+from grader.checks.session import GradingSession, NotGradable, until
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
-from grader.grading.session import GradingSession, NotGradable, until
 from grader.language.verdicts import WrongAnswer
 from grader.worker.launch import Limits
 

@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from grader.layout import PACKAGE, SECRET
 from grader.oracles import torch_oracle
-from grader.worker.launch import Worker, worker_in_free_slot
-
-if TYPE_CHECKING:
-    from grader.grading.session import GradingSession
+from grader.worker.launch import Limits, Worker, worker_in_free_slot
 
 
-def sandboxed_worker(session: GradingSession) -> Worker:
+class LaunchSettings(Protocol):
+    """What a launch reads of the session it starts a worker for."""
+
+    submission: Path
+    reference_dir: Path | None
+    slot: int
+    limits: Limits
+    sandbox: str
+
+
+def sandboxed_worker(session: LaunchSettings) -> Worker:
     """The worker for ``session``'s submission, sandbox, slot and limits. Hidden from it:
     ``SECRET`` (the grading tests, the oracles, the reference solutions), PyTorch, and the
     reference this grade was given."""

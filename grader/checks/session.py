@@ -7,9 +7,9 @@ without shrinking: re-running a hang on every shrink step would be ruinous, and 
 function needs no smaller example. The plugin turns the record into the test's failure.
 
 What the asking rests on has types of its own: the worker comes from a factory (``launch``;
-a real grade's is ``grader.grading.launcher``), a replay's requests are answered in batches by
-``grader.grading.plan``, each test's time is kept by ``grader.grading.stopwatch``, and the
-checks decode answers with ``grader.grading.answers``.
+a real grade's is ``grader.checks.launcher``), a replay's requests are answered in batches by
+``grader.checks.plan``, each test's time is kept by ``grader.checks.stopwatch``, and the
+checks decode answers with ``grader.checks.answers``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from grader.grading.launcher import sandboxed_worker
-from grader.grading.plan import ReplayPlan
-from grader.grading.stopwatch import Stopwatch
+from grader.checks.launcher import sandboxed_worker
+from grader.checks.plan import ReplayPlan
+from grader.checks.stopwatch import Stopwatch
 from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.oracles.chain import Oracles
 from grader.worker import protocol
