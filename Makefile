@@ -32,6 +32,7 @@ test: $(STAMP)
 # The quick half: every test not marked slow, in about a minute.
 check: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest -n auto --dist loadgroup -m "not slow" $(ARGS)
 
 bench: $(STAMP)
@@ -52,6 +53,7 @@ gradescope: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 clean:
 	rm -rf $(VENV) dist build *.egg-info

@@ -19,7 +19,8 @@ EXERCISES = REPO / "exercises"
 SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE)
 """Masked in every worker (bwrap) or blocked from import (fallback): the grading tests, the
 oracles and the reference solutions. A grade adds the reference it was given and PyTorch."""
-REPLAY_CACHE = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-                / "autograd-grader" / "replay")
+REPLAY_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-grader" / "replay"
+)
 """Tests' recorded runs, replayed by the next grade (``grader.grading.replay``): outside
 the submission, so nothing a student commits is read as a recording."""

@@ -75,10 +75,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter):
     wanting: Counter[tuple[str, str]] = Counter()
     for report in terminalreporter.stats.get("skipped", []):
         found = isinstance(report.longrepr, tuple) and programs.REASON.search(
-            report.longrepr[2])  # a skip's longrepr: (file, line, reason)
+            report.longrepr[2]
+        )  # a skip's longrepr: (file, line, reason)
         if found:
             wanting[(found[1], found[2])] += 1
     if wanting:
-        terminalreporter.write_line("skipped for want of a program: " + ", ".join(
-            f"{n} {'test needs' if n == 1 else 'tests need'} {program} (apt-get install {package})"
-            for (program, package), n in sorted(wanting.items())))
+        terminalreporter.write_line(
+            "skipped for want of a program: "
+            + ", ".join(
+                f"{n} {'test needs' if n == 1 else 'tests need'} {program} "
+                f"(apt-get install {package})"
+                for (program, package), n in sorted(wanting.items())
+            )
+        )

@@ -32,8 +32,10 @@ MAY_LOSE = {"notes_style": {"micrograd.deep"}}
 def planted(tmp_path: Path, replacements: dict[str, list[tuple[str, str]]]) -> Path:
     """``tests.planted.plant`` with the edits given as ``{file: [(old, new), ...]}`` (file
     relative to reference/); each ``old`` must occur exactly once."""
-    return plant(tmp_path, *(Edit(file, old, new) for file, pairs in replacements.items()
-                             for old, new in pairs))
+    return plant(
+        tmp_path,
+        *(Edit(file, old, new) for file, pairs in replacements.items() for old, new in pairs),
+    )
 
 
 @functools.cache
@@ -45,19 +47,37 @@ def lanes() -> Lanes:
     return pool
 
 
-def grade_report(submission: Path, *, assignment: str = "all", only: list[str] | None = None,
-                 seed: int | None = None, reference: Path | None = DEFAULT_REFERENCE,
-                 torch: bool = True, sandbox: str = "auto",
-                 replay: Path | str | None = IN_MEMORY, rubric: Path = DEFAULT_RUBRIC
-                 ) -> GradeReport:
+def grade_report(
+    submission: Path,
+    *,
+    assignment: str = "all",
+    only: list[str] | None = None,
+    seed: int | None = None,
+    reference: Path | None = DEFAULT_REFERENCE,
+    torch: bool = True,
+    sandbox: str = "auto",
+    replay: Path | str | None = IN_MEMORY,
+    rubric: Path = DEFAULT_RUBRIC,
+) -> GradeReport:
     """Grade ``submission`` as a batch does (in a warm lane, replaying from its memory; the
     tests of replay and of lanes prove that is the grade of a fresh process without replay).
     ``reference=None`` and ``torch=False`` choose the oracle configuration (both: finite
     differences alone, as the student release without torch); ``replay``: also a recordings
     folder, or None: every test runs under Hypothesis."""
-    return grade(GradeOptions(submission=submission, assignment=assignment, seed=seed,
-                              only=tuple(only or ()), reference=reference, torch=torch,
-                              sandbox=sandbox, replay=replay, rubric=rubric), lanes())
+    return grade(
+        GradeOptions(
+            submission=submission,
+            assignment=assignment,
+            seed=seed,
+            only=tuple(only or ()),
+            reference=reference,
+            torch=torch,
+            sandbox=sandbox,
+            replay=replay,
+            rubric=rubric,
+        ),
+        lanes(),
+    )
 
 
 def comparable(report: GradeReport) -> dict[str, Any]:

@@ -67,8 +67,9 @@ def apply(root: Path, edit: Edit) -> None:
     text = path.read_text()
     count = text.count(edit.old)
     if count != 1:
-        raise PlantError(f"planted bug: {edit.old!r} occurs {count} times in {edit.file}, "
-                         "not exactly once")
+        raise PlantError(
+            f"planted bug: {edit.old!r} occurs {count} times in {edit.file}, not exactly once"
+        )
     path.write_text(text.replace(edit.old, edit.new))
 
 
@@ -191,224 +192,642 @@ RELU_RETURN = "        return out\n        # END SOLUTION\n\n    # ----"
 """``Value.relu``'s return: the last primitive's, just before the composed operations."""
 
 MICROGRAD_BUGS = [
-    bug("micrograd.topo", "no-visited-check", MICRO, (
-        ("            if id(child) not in visited:\n", "            if True:\n"),)),
-    bug("micrograd.topo", "root-first", MICRO, (
-        ("    return order\n", "    return order[-1:] + order[:-1]\n"),)),
-    bug("micrograd.topo", "reversed", MICRO, (
-        ("    return order\n", "    return order[::-1]\n"),)),
+    bug(
+        "micrograd.topo",
+        "no-visited-check",
+        MICRO,
+        (("            if id(child) not in visited:\n", "            if True:\n"),),
+    ),
+    bug(
+        "micrograd.topo",
+        "root-first",
+        MICRO,
+        (("    return order\n", "    return order[-1:] + order[:-1]\n"),),
+    ),
+    bug("micrograd.topo", "reversed", MICRO, (("    return order\n", "    return order[::-1]\n"),)),
     bug("micrograd.topo", "revisits-shared-nodes", MICRO, ((ITERATIVE_TOPO, REVISITING_TOPO),)),
     bug("micrograd.backward", "no-seed", MICRO, (("        self.grad = 1.0\n", ""),)),
-    bug("micrograd.backward", "walks-forwards", MICRO, (
-        ("for node in reversed(order):", "for node in order:"),)),
-    bug("micrograd.backward", "resets-gradients", MICRO, (
-        ("        self.grad = 1.0\n", "        zero_grad(self)\n        self.grad = 1.0\n"),)),
-    bug("micrograd.backward", "root-closure-only", MICRO, (
-        ("        for node in reversed(order):\n            node._backward()\n",
-         "        self._backward()\n"),)),
-    bug("micrograd.accumulate", "overwrite", MICRO, (
-        ("self.grad += out.grad\n", "self.grad = out.grad\n"),
-        ("other.grad += out.grad", "other.grad = out.grad"),
-        ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
-        ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"))),
-    bug("micrograd.accumulate", "overwrite-in-mul", MICRO, (
-        ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
-        ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"))),
-    bug("micrograd.accumulate", "overwrite-in-pow", MICRO, (
-        ("self.grad += k * self.data ** (k - 1) * out.grad",
-         "self.grad = k * self.data ** (k - 1) * out.grad"),)),
-    bug("micrograd.accumulate", "overwrite-in-tanh", MICRO, (
-        ("self.grad += (1.0 - t * t) * out.grad", "self.grad = (1.0 - t * t) * out.grad"),)),
-    bug("micrograd.accumulate", "overwrite-in-exp", MICRO, (
-        ("self.grad += out.data * out.grad", "self.grad = out.data * out.grad"),)),
-    bug("micrograd.accumulate", "overwrite-in-relu", MICRO, (
-        ("self.grad += (1.0 if self.data > 0 else 0.0) * out.grad",
-         "self.grad = (1.0 if self.data > 0 else 0.0) * out.grad"),)),
-    bug("micrograd.zero_grad", "root-only", MICRO, (
-        ("    seen = {id(root)}\n    stack = [root]\n",
-         "    root.grad = 0.0\n    seen = {id(root)}\n    stack = []\n"),)),
-    bug("micrograd.zero_grad", "skips-leaves", MICRO, (
-        ("        node.grad = 0.0\n", "        if node._prev:\n            node.grad = 0.0\n"),)),
-    bug("micrograd.zero_grad", "revisits-shared-nodes", MICRO, (  # right, in exponential time
-        ("                seen.add(id(child))\n", ""),)),
-    bug("micrograd.zero_grad", "no-visited-check", MICRO, (
-        ("            if id(child) not in seen:\n", "            if True:\n"),)),
-    bug("micrograd.ops.add", "no-chain-rule", MICRO, (
-        ("self.grad += out.grad\n            other.grad += out.grad",
-         "self.grad += 1.0\n            other.grad += 1.0"),)),
-    bug("micrograd.ops.add", "number-not-wrapped", MICRO, (
-        ("one contribution per operand slot.\n        \"\"\"\n"
-         "        other = other if isinstance(other, Value) else Value(other)\n",
-         "one contribution per operand slot.\n        \"\"\"\n"),)),
-    bug("micrograd.ops.mul", "own-data", MICRO, (
-        ("self.grad += other.data * out.grad", "self.grad += self.data * out.grad"),)),
-    bug("micrograd.ops.mul", "number-not-wrapped", MICRO, (
-        ("the *other* operand's value.\n        \"\"\"\n"
-         "        other = other if isinstance(other, Value) else Value(other)\n",
-         "the *other* operand's value.\n        \"\"\"\n"),)),
-    bug("micrograd.ops.mul", "no-operands", MICRO, (
-        ('out = Value(self.data * other.data, (self, other), "*")',
-         'out = Value(self.data * other.data, (), "*")'),)),
-    bug("micrograd.ops.mul", "closure-on-self", MICRO, (
-        ("            other.grad += self.data * out.grad\n\n        out._backward = _backward",
-         "            other.grad += self.data * out.grad\n\n        self._backward = _backward"),)),
-    bug("micrograd.ops.pow", "exponent-not-lowered", MICRO, (
-        ("k * self.data ** (k - 1) * out.grad", "k * self.data**k * out.grad"),)),
-    bug("micrograd.ops.pow", "precedence", MICRO, (
-        ("k * self.data ** (k - 1) * out.grad", "k * self.data ** k - 1 * out.grad"),)),
-    bug("micrograd.ops.pow", "no-closure", MICRO, (  # the result keeps Value's do-nothing one
-        ("            self.grad += k * self.data ** (k - 1) * out.grad\n\n"
-         "        out._backward = _backward\n",
-         "            self.grad += k * self.data ** (k - 1) * out.grad\n\n"),)),
+    bug(
+        "micrograd.backward",
+        "walks-forwards",
+        MICRO,
+        (("for node in reversed(order):", "for node in order:"),),
+    ),
+    bug(
+        "micrograd.backward",
+        "resets-gradients",
+        MICRO,
+        (("        self.grad = 1.0\n", "        zero_grad(self)\n        self.grad = 1.0\n"),),
+    ),
+    bug(
+        "micrograd.backward",
+        "root-closure-only",
+        MICRO,
+        (
+            (
+                "        for node in reversed(order):\n            node._backward()\n",
+                "        self._backward()\n",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.accumulate",
+        "overwrite",
+        MICRO,
+        (
+            ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+            ("other.grad += out.grad", "other.grad = out.grad"),
+            ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+            ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"),
+        ),
+    ),
+    bug(
+        "micrograd.accumulate",
+        "overwrite-in-mul",
+        MICRO,
+        (
+            ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+            ("other.grad += self.data * out.grad", "other.grad = self.data * out.grad"),
+        ),
+    ),
+    bug(
+        "micrograd.accumulate",
+        "overwrite-in-pow",
+        MICRO,
+        (
+            (
+                "self.grad += k * self.data ** (k - 1) * out.grad",
+                "self.grad = k * self.data ** (k - 1) * out.grad",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.accumulate",
+        "overwrite-in-tanh",
+        MICRO,
+        (("self.grad += (1.0 - t * t) * out.grad", "self.grad = (1.0 - t * t) * out.grad"),),
+    ),
+    bug(
+        "micrograd.accumulate",
+        "overwrite-in-exp",
+        MICRO,
+        (("self.grad += out.data * out.grad", "self.grad = out.data * out.grad"),),
+    ),
+    bug(
+        "micrograd.accumulate",
+        "overwrite-in-relu",
+        MICRO,
+        (
+            (
+                "self.grad += (1.0 if self.data > 0 else 0.0) * out.grad",
+                "self.grad = (1.0 if self.data > 0 else 0.0) * out.grad",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.zero_grad",
+        "root-only",
+        MICRO,
+        (
+            (
+                "    seen = {id(root)}\n    stack = [root]\n",
+                "    root.grad = 0.0\n    seen = {id(root)}\n    stack = []\n",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.zero_grad",
+        "skips-leaves",
+        MICRO,
+        (("        node.grad = 0.0\n", "        if node._prev:\n            node.grad = 0.0\n"),),
+    ),
+    bug(
+        "micrograd.zero_grad",
+        "revisits-shared-nodes",
+        MICRO,
+        (  # right, in exponential time
+            ("                seen.add(id(child))\n", ""),
+        ),
+    ),
+    bug(
+        "micrograd.zero_grad",
+        "no-visited-check",
+        MICRO,
+        (("            if id(child) not in seen:\n", "            if True:\n"),),
+    ),
+    bug(
+        "micrograd.ops.add",
+        "no-chain-rule",
+        MICRO,
+        (
+            (
+                "self.grad += out.grad\n            other.grad += out.grad",
+                "self.grad += 1.0\n            other.grad += 1.0",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.add",
+        "number-not-wrapped",
+        MICRO,
+        (
+            (
+                'one contribution per operand slot.\n        """\n'
+                "        other = other if isinstance(other, Value) else Value(other)\n",
+                'one contribution per operand slot.\n        """\n',
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.mul",
+        "own-data",
+        MICRO,
+        (("self.grad += other.data * out.grad", "self.grad += self.data * out.grad"),),
+    ),
+    bug(
+        "micrograd.ops.mul",
+        "number-not-wrapped",
+        MICRO,
+        (
+            (
+                'the *other* operand\'s value.\n        """\n'
+                "        other = other if isinstance(other, Value) else Value(other)\n",
+                'the *other* operand\'s value.\n        """\n',
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.mul",
+        "no-operands",
+        MICRO,
+        (
+            (
+                'out = Value(self.data * other.data, (self, other), "*")',
+                'out = Value(self.data * other.data, (), "*")',
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.mul",
+        "closure-on-self",
+        MICRO,
+        (
+            (
+                "            other.grad += self.data * out.grad\n\n"
+                "        out._backward = _backward",
+                "            other.grad += self.data * out.grad\n\n"
+                "        self._backward = _backward",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.pow",
+        "exponent-not-lowered",
+        MICRO,
+        (("k * self.data ** (k - 1) * out.grad", "k * self.data**k * out.grad"),),
+    ),
+    bug(
+        "micrograd.ops.pow",
+        "precedence",
+        MICRO,
+        (("k * self.data ** (k - 1) * out.grad", "k * self.data ** k - 1 * out.grad"),),
+    ),
+    bug(
+        "micrograd.ops.pow",
+        "no-closure",
+        MICRO,
+        (  # the result keeps Value's do-nothing one
+            (
+                "            self.grad += k * self.data ** (k - 1) * out.grad\n\n"
+                "        out._backward = _backward\n",
+                "            self.grad += k * self.data ** (k - 1) * out.grad\n\n",
+            ),
+        ),
+    ),
     Bug("micrograd.ops.tanh", "one-minus-t", (TANH_DERIVATIVE,)),
-    bug("micrograd.ops.tanh", "missing", MICRO, (  # as Karpathy's micrograd, which has none
-        ("        t = math.tanh(self.data)\n",
-         "        raise NotImplementedError(\"tanh\")\n        t = math.tanh(self.data)\n"),)),
-    bug("micrograd.ops.exp", "input-not-output", MICRO, (
-        ("self.grad += out.data * out.grad", "self.grad += self.data * out.grad"),)),
-    bug("micrograd.ops.exp", "exp-of-output", MICRO, (
-        ("self.grad += out.data * out.grad", "self.grad += math.exp(out.data) * out.grad"),)),
-    bug("micrograd.ops.exp", "raises", MICRO, (  # TypeError: must be real number, not Value
-        ("self.grad += out.data * out.grad", "self.grad += math.exp(out) * out.grad"),)),
-    bug("micrograd.ops.relu", "passes-everything", MICRO, (
-        ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),)),
-    bug("micrograd.ops.relu", "passes-at-zero", MICRO, (  # the draws keep relu away from 0
-        ("(1.0 if self.data > 0 else 0.0) * out.grad",
-         "(1.0 if self.data >= 0 else 0.0) * out.grad"),)),
-    bug("micrograd.ops.relu", "returns-operand", MICRO, (  # right where x > 0, but no node
-        (RELU_RETURN, RELU_RETURN.replace("return out", "return self")),)),
+    bug(
+        "micrograd.ops.tanh",
+        "missing",
+        MICRO,
+        (  # as Karpathy's micrograd, which has none
+            (
+                "        t = math.tanh(self.data)\n",
+                '        raise NotImplementedError("tanh")\n        t = math.tanh(self.data)\n',
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.exp",
+        "input-not-output",
+        MICRO,
+        (("self.grad += out.data * out.grad", "self.grad += self.data * out.grad"),),
+    ),
+    bug(
+        "micrograd.ops.exp",
+        "exp-of-output",
+        MICRO,
+        (("self.grad += out.data * out.grad", "self.grad += math.exp(out.data) * out.grad"),),
+    ),
+    bug(
+        "micrograd.ops.exp",
+        "raises",
+        MICRO,
+        (  # TypeError: must be real number, not Value
+            ("self.grad += out.data * out.grad", "self.grad += math.exp(out) * out.grad"),
+        ),
+    ),
+    bug(
+        "micrograd.ops.relu",
+        "passes-everything",
+        MICRO,
+        (("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),),
+    ),
+    bug(
+        "micrograd.ops.relu",
+        "passes-at-zero",
+        MICRO,
+        (  # the draws keep relu away from 0
+            (
+                "(1.0 if self.data > 0 else 0.0) * out.grad",
+                "(1.0 if self.data >= 0 else 0.0) * out.grad",
+            ),
+        ),
+    ),
+    bug(
+        "micrograd.ops.relu",
+        "returns-operand",
+        MICRO,
+        (  # right where x > 0, but no node
+            (RELU_RETURN, RELU_RETURN.replace("return out", "return self")),
+        ),
+    ),
     bug("micrograd.ops.relu", "does-nothing", MICRO, ((RELU_BODY, "        return self\n"),)),
-    bug("micrograd.sugar", "rsub-reversed", MICRO, (
-        ("return other + (-self)", "return self + (-other)"),)),
-    bug("micrograd.sugar", "rtruediv-reversed", MICRO, (
-        ("return other * self**-1", "return self * other**-1"),)),
-    bug("micrograd.sugar", "neg-detached", MICRO, (
-        ("return self * -1", "return Value(-self.data)"),)),
+    bug(
+        "micrograd.sugar",
+        "rsub-reversed",
+        MICRO,
+        (("return other + (-self)", "return self + (-other)"),),
+    ),
+    bug(
+        "micrograd.sugar",
+        "rtruediv-reversed",
+        MICRO,
+        (("return other * self**-1", "return self * other**-1"),),
+    ),
+    bug(
+        "micrograd.sugar",
+        "neg-detached",
+        MICRO,
+        (("return self * -1", "return Value(-self.data)"),),
+    ),
     bug("micrograd.deep", "recursive-topo", MICRO, ((ITERATIVE_TOPO, RECURSIVE_TOPO),)),
 ]
 
 BABYGRAD_BUGS = [
-    bug("babygrad.ops.add", "negates-b", OPS, (
-        ("return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)",
-         "return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)"),)),
+    bug(
+        "babygrad.ops.add",
+        "negates-b",
+        OPS,
+        (
+            (
+                "return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)",
+                "return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)",
+            ),
+        ),
+    ),
     bug("babygrad.ops.mul", "own-data", OPS, (("g * b.data, a.shape", "g * a.data, a.shape"),)),
-    bug("babygrad.ops.sub", "no-minus", OPS, (
-        ("_grad(unbroadcast(-g, b.shape), b)", "_grad(unbroadcast(g, b.shape), b)"),)),
-    bug("babygrad.ops.div", "b-not-squared", OPS, (
-        ("-g * a.data / (b.data * b.data)", "-g * a.data / b.data"),)),
-    bug("babygrad.ops.div", "sign-of-b", OPS, (
-        ("-g * a.data / (b.data * b.data)", "g * a.data / (b.data * b.data)"),)),
-    bug("babygrad.ops.pow", "exponent-dropped", OPS, (
-        ("np.where(y == 0, 0.0, y * np.power(x, y - 1))", "np.power(x, y - 1)"),)),
-    bug("babygrad.ops.negate", "no-minus", OPS, (
-        ("_grad(-out_grad.data, node._inputs[0])", "_grad(out_grad.data, node._inputs[0])"),)),
-    bug("babygrad.ops.log", "no-chain-rule", OPS, (
-        ("_grad(out_grad.data / a.data, a)", "_grad(1 / a.data, a)"),)),
-    bug("babygrad.ops.exp", "input-not-output", OPS, (
-        ("out_grad.data * node.data, node._inputs[0]",
-         "out_grad.data * node._inputs[0].data, node._inputs[0]"),)),
-    bug("babygrad.ops.sqrt", "precedence", OPS, (
-        ("out_grad.data / (2 * node.data)", "out_grad.data / 2 * node.data"),)),
-    bug("babygrad.ops.abs", "no-sign", OPS, (
-        ("out_grad.data * np.sign(a.data)", "out_grad.data"),)),
-    bug("babygrad.ops.relu", "no-chain-rule", OPS, (
-        ("out_grad.data * (a.data > 0)", "1.0 * (a.data > 0)"),)),
-    bug("babygrad.ops.sigmoid", "forward-negatives", OPS, (
-        ("np.where(a >= 0, 1 / (1 + e), e / (1 + e))", "np.where(a >= 0, 1 / (1 + e), 1 / e)"),)),
+    bug(
+        "babygrad.ops.sub",
+        "no-minus",
+        OPS,
+        (("_grad(unbroadcast(-g, b.shape), b)", "_grad(unbroadcast(g, b.shape), b)"),),
+    ),
+    bug(
+        "babygrad.ops.div",
+        "b-not-squared",
+        OPS,
+        (("-g * a.data / (b.data * b.data)", "-g * a.data / b.data"),),
+    ),
+    bug(
+        "babygrad.ops.div",
+        "sign-of-b",
+        OPS,
+        (("-g * a.data / (b.data * b.data)", "g * a.data / (b.data * b.data)"),),
+    ),
+    bug(
+        "babygrad.ops.pow",
+        "exponent-dropped",
+        OPS,
+        (("np.where(y == 0, 0.0, y * np.power(x, y - 1))", "np.power(x, y - 1)"),),
+    ),
+    bug(
+        "babygrad.ops.negate",
+        "no-minus",
+        OPS,
+        (("_grad(-out_grad.data, node._inputs[0])", "_grad(out_grad.data, node._inputs[0])"),),
+    ),
+    bug(
+        "babygrad.ops.log",
+        "no-chain-rule",
+        OPS,
+        (("_grad(out_grad.data / a.data, a)", "_grad(1 / a.data, a)"),),
+    ),
+    bug(
+        "babygrad.ops.exp",
+        "input-not-output",
+        OPS,
+        (
+            (
+                "out_grad.data * node.data, node._inputs[0]",
+                "out_grad.data * node._inputs[0].data, node._inputs[0]",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.sqrt",
+        "precedence",
+        OPS,
+        (("out_grad.data / (2 * node.data)", "out_grad.data / 2 * node.data"),),
+    ),
+    bug(
+        "babygrad.ops.abs", "no-sign", OPS, (("out_grad.data * np.sign(a.data)", "out_grad.data"),)
+    ),
+    bug(
+        "babygrad.ops.relu",
+        "no-chain-rule",
+        OPS,
+        (("out_grad.data * (a.data > 0)", "1.0 * (a.data > 0)"),),
+    ),
+    bug(
+        "babygrad.ops.sigmoid",
+        "forward-negatives",
+        OPS,
+        (("np.where(a >= 0, 1 / (1 + e), e / (1 + e))", "np.where(a >= 0, 1 / (1 + e), 1 / e)"),),
+    ),
     bug("babygrad.ops.tanh", "one-minus-t", OPS, (("(1 - t * t)", "(1 - t)"),)),
-    bug("babygrad.ops.reshape", "shape-not-restored", OPS, (
-        ("np.reshape(out_grad.data, a.shape)", "out_grad.data"),)),
-    bug("babygrad.ops.transpose", "same-axes", OPS, (
-        ("np.transpose(out_grad.data, np.argsort(self.axes))",
-         "np.transpose(out_grad.data, self.axes)"),)),
-    bug("babygrad.ops.summation", "axes-lost", OPS, (
-        ("np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
-         "np.broadcast_to(out_grad.data, a.shape)"),)),
-    bug("babygrad.ops.broadcast_to", "no-sum", OPS, (
-        ("_grad(unbroadcast(out_grad.data, a.shape), a)", "_grad(out_grad.data, a)"),)),
-    bug("babygrad.ops.matmul", "no-transpose", OPS, (
-        ("np.matmul(g, np.swapaxes(y, -1, -2))", "np.matmul(g, y)"),
-        ("np.matmul(np.swapaxes(x, -1, -2), g)", "np.matmul(x, g)"))),
-    bug("babygrad.ops.add_scalar", "adds-scalar-to-grad", OPS, (
-        ("return _grad(out_grad.data, node._inputs[0])",
-         "return _grad(out_grad.data + self.scalar, node._inputs[0])"),)),
-    bug("babygrad.ops.mul_scalar", "no-scalar", OPS, (
-        ("_grad(out_grad.data * self.scalar, node._inputs[0])",
-         "_grad(out_grad.data, node._inputs[0])"),)),
-    bug("babygrad.ops.divide_scalar", "multiplies", OPS, (
-        ("_grad(out_grad.data / self.scalar, node._inputs[0])",
-         "_grad(out_grad.data * self.scalar, node._inputs[0])"),)),
-    bug("babygrad.ops.power_scalar", "exponent-not-lowered", OPS, (
-        ("np.power(a.data, self.scalar - 1)", "np.power(a.data, self.scalar)"),)),
-    bug("babygrad.tensor_ops", "sub-routed-to-add", TENSOR, (
-        ("return ops.sub(self, self._wrap(other))", "return ops.add(self, self._wrap(other))"),)),
-    bug("babygrad.tensor_ops", "rtruediv-as-truediv", TENSOR, (
-        ("return ops.mul_scalar(ops.power_scalar(self, -1), other)",
-         "return ops.divide_scalar(self, other)"),)),
-    bug("babygrad.tensor_ops", "radd-multiplies", TENSOR, (
-        ("    def __radd__(self, other):\n        if isinstance(other, _SCALAR_TYPES):\n"
-         "            return ops.add_scalar(self, other)",
-         "    def __radd__(self, other):\n        if isinstance(other, _SCALAR_TYPES):\n"
-         "            return ops.mul_scalar(self, other)"),)),
-    bug("babygrad.tensor_ops", "rsub-reversed", TENSOR, (
-        ("return ops.add_scalar(ops.negate(self), other)",
-         "return ops.add_scalar(self, -other)"),)),
-    bug("babygrad.broadcasting", "notes-style-equal-shapes-only", OPS, (
-        ("return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)",
-         "return _grad(g, a), _grad(g, b)"),
-        ("_grad(unbroadcast(g * b.data, a.shape), a),\n"
-         "            _grad(unbroadcast(g * a.data, b.shape), b),",
-         "_grad(g * b.data, a),\n            _grad(g * a.data, b),"),
-        ("return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)",
-         "return _grad(g, a), _grad(-g, b)"),
-        ("_grad(unbroadcast(g / b.data, a.shape), a),\n"
-         "            _grad(unbroadcast(-g * a.data / (b.data * b.data), b.shape), b),",
-         "_grad(g / b.data, a),\n            _grad(-g * a.data / (b.data * b.data), b),"))),
-    bug("babygrad.backward", "walks-forwards", TENSOR, (
-        ("for node in reversed(order):", "for node in order:"),)),
-    bug("babygrad.backward", "revisits-shared-tensors", TENSOR, (
-        (TENSOR_WALK, REVISITING_TENSOR_WALK),)),
-    bug("babygrad.backward", "grad-on-leaves-only", TENSOR, (
-        ("            if node.requires_grad:\n", "            if node._op is None:\n"),)),
-    bug("babygrad.backward", "ignores-grad-argument", TENSOR, (
-        ("        if grad is None:\n", "        if True:  # always ones, whatever grad is\n"),)),
-    bug("babygrad.backward", "grads-tensors-not-requiring-grad", TENSOR, (
-        ("            if node.requires_grad:\n"
-         "                node.grad = Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n",
-         "            node.grad = Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n"),
-        ("                if not parent.requires_grad:\n                    continue\n", ""))),
+    bug(
+        "babygrad.ops.reshape",
+        "shape-not-restored",
+        OPS,
+        (("np.reshape(out_grad.data, a.shape)", "out_grad.data"),),
+    ),
+    bug(
+        "babygrad.ops.transpose",
+        "same-axes",
+        OPS,
+        (
+            (
+                "np.transpose(out_grad.data, np.argsort(self.axes))",
+                "np.transpose(out_grad.data, self.axes)",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.summation",
+        "axes-lost",
+        OPS,
+        (
+            (
+                "np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
+                "np.broadcast_to(out_grad.data, a.shape)",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.broadcast_to",
+        "no-sum",
+        OPS,
+        (("_grad(unbroadcast(out_grad.data, a.shape), a)", "_grad(out_grad.data, a)"),),
+    ),
+    bug(
+        "babygrad.ops.matmul",
+        "no-transpose",
+        OPS,
+        (
+            ("np.matmul(g, np.swapaxes(y, -1, -2))", "np.matmul(g, y)"),
+            ("np.matmul(np.swapaxes(x, -1, -2), g)", "np.matmul(x, g)"),
+        ),
+    ),
+    bug(
+        "babygrad.ops.add_scalar",
+        "adds-scalar-to-grad",
+        OPS,
+        (
+            (
+                "return _grad(out_grad.data, node._inputs[0])",
+                "return _grad(out_grad.data + self.scalar, node._inputs[0])",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.mul_scalar",
+        "no-scalar",
+        OPS,
+        (
+            (
+                "_grad(out_grad.data * self.scalar, node._inputs[0])",
+                "_grad(out_grad.data, node._inputs[0])",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.divide_scalar",
+        "multiplies",
+        OPS,
+        (
+            (
+                "_grad(out_grad.data / self.scalar, node._inputs[0])",
+                "_grad(out_grad.data * self.scalar, node._inputs[0])",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.power_scalar",
+        "exponent-not-lowered",
+        OPS,
+        (("np.power(a.data, self.scalar - 1)", "np.power(a.data, self.scalar)"),),
+    ),
+    bug(
+        "babygrad.tensor_ops",
+        "sub-routed-to-add",
+        TENSOR,
+        (("return ops.sub(self, self._wrap(other))", "return ops.add(self, self._wrap(other))"),),
+    ),
+    bug(
+        "babygrad.tensor_ops",
+        "rtruediv-as-truediv",
+        TENSOR,
+        (
+            (
+                "return ops.mul_scalar(ops.power_scalar(self, -1), other)",
+                "return ops.divide_scalar(self, other)",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.tensor_ops",
+        "radd-multiplies",
+        TENSOR,
+        (
+            (
+                "    def __radd__(self, other):\n        if isinstance(other, _SCALAR_TYPES):\n"
+                "            return ops.add_scalar(self, other)",
+                "    def __radd__(self, other):\n        if isinstance(other, _SCALAR_TYPES):\n"
+                "            return ops.mul_scalar(self, other)",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.tensor_ops",
+        "rsub-reversed",
+        TENSOR,
+        (
+            (
+                "return ops.add_scalar(ops.negate(self), other)",
+                "return ops.add_scalar(self, -other)",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.broadcasting",
+        "notes-style-equal-shapes-only",
+        OPS,
+        (
+            (
+                "return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(g, b.shape), b)",
+                "return _grad(g, a), _grad(g, b)",
+            ),
+            (
+                "_grad(unbroadcast(g * b.data, a.shape), a),\n"
+                "            _grad(unbroadcast(g * a.data, b.shape), b),",
+                "_grad(g * b.data, a),\n            _grad(g * a.data, b),",
+            ),
+            (
+                "return _grad(unbroadcast(g, a.shape), a), _grad(unbroadcast(-g, b.shape), b)",
+                "return _grad(g, a), _grad(-g, b)",
+            ),
+            (
+                "_grad(unbroadcast(g / b.data, a.shape), a),\n"
+                "            _grad(unbroadcast(-g * a.data / (b.data * b.data), b.shape), b),",
+                "_grad(g / b.data, a),\n            _grad(-g * a.data / (b.data * b.data), b),",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.backward",
+        "walks-forwards",
+        TENSOR,
+        (("for node in reversed(order):", "for node in order:"),),
+    ),
+    bug(
+        "babygrad.backward",
+        "revisits-shared-tensors",
+        TENSOR,
+        ((TENSOR_WALK, REVISITING_TENSOR_WALK),),
+    ),
+    bug(
+        "babygrad.backward",
+        "grad-on-leaves-only",
+        TENSOR,
+        (("            if node.requires_grad:\n", "            if node._op is None:\n"),),
+    ),
+    bug(
+        "babygrad.backward",
+        "ignores-grad-argument",
+        TENSOR,
+        (("        if grad is None:\n", "        if True:  # always ones, whatever grad is\n"),),
+    ),
+    bug(
+        "babygrad.backward",
+        "grads-tensors-not-requiring-grad",
+        TENSOR,
+        (
+            (
+                "            if node.requires_grad:\n"
+                "                node.grad = "
+                "Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n",
+                "            node.grad = Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n",
+            ),
+            ("                if not parent.requires_grad:\n                    continue\n", ""),
+        ),
+    ),
     bug("babygrad.backward", "preorder-walk", TENSOR, ((TENSOR_WALK, PREORDER_TENSOR_WALK),)),
-    bug("babygrad.accumulate", "ledger-overwrites", TENSOR, (
-        ("ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
-         "ledger[key] = part.data"),)),
-    bug("babygrad.broadcasting", "pow-not-summed-back", OPS, (
-        ("return _grad(unbroadcast(g * da, a.shape), a), _grad(unbroadcast(g * db, b.shape), b)",
-         "return _grad(g * da, a), _grad(g * db, b)"),)),
-    bug("babygrad.broadcasting", "pow-summed-to-the-other-shape", OPS, (
-        ("_grad(unbroadcast(g * db, b.shape), b)", "_grad(unbroadcast(g * db, a.shape), b)"),)),
-    bug("babygrad.backward", "grads-an-output-not-requiring-grad", TENSOR, (
-        ("            if node.requires_grad:\n", "            if True:\n"),)),
-    bug("babygrad.backward", "nothing-to-do-for-a-leaf", TENSOR, (
-        ("        if grad is None:\n            grad = Tensor(np.ones_like",
-         "        if self._op is None:\n            return  # a leaf: nothing to propagate\n"
-         "        if grad is None:\n            grad = Tensor(np.ones_like"),)),
-    bug("babygrad.ops.summation", "negative-axes-not-normalized", OPS, (
-        ("        summed = {axis % a.ndim for axis in summed}\n", ""),)),
-    bug("babygrad.ops.relu", "passes-gradient-at-zero", OPS, (
-        ("out_grad.data * (a.data > 0)", "out_grad.data * (a.data >= 0)"),)),
-    bug("babygrad.ops.abs", "divides-by-sign", OPS, (
-        ("out_grad.data * np.sign(a.data)", "out_grad.data / np.sign(a.data)"),)),
+    bug(
+        "babygrad.accumulate",
+        "ledger-overwrites",
+        TENSOR,
+        (
+            (
+                "ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
+                "ledger[key] = part.data",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.broadcasting",
+        "pow-not-summed-back",
+        OPS,
+        (
+            (
+                "return _grad(unbroadcast(g * da, a.shape), a), "
+                "_grad(unbroadcast(g * db, b.shape), b)",
+                "return _grad(g * da, a), _grad(g * db, b)",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.broadcasting",
+        "pow-summed-to-the-other-shape",
+        OPS,
+        (("_grad(unbroadcast(g * db, b.shape), b)", "_grad(unbroadcast(g * db, a.shape), b)"),),
+    ),
+    bug(
+        "babygrad.backward",
+        "grads-an-output-not-requiring-grad",
+        TENSOR,
+        (("            if node.requires_grad:\n", "            if True:\n"),),
+    ),
+    bug(
+        "babygrad.backward",
+        "nothing-to-do-for-a-leaf",
+        TENSOR,
+        (
+            (
+                "        if grad is None:\n            grad = Tensor(np.ones_like",
+                "        if self._op is None:\n            return  # a leaf: nothing to propagate\n"
+                "        if grad is None:\n            grad = Tensor(np.ones_like",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.ops.summation",
+        "negative-axes-not-normalized",
+        OPS,
+        (("        summed = {axis % a.ndim for axis in summed}\n", ""),),
+    ),
+    bug(
+        "babygrad.ops.relu",
+        "passes-gradient-at-zero",
+        OPS,
+        (("out_grad.data * (a.data > 0)", "out_grad.data * (a.data >= 0)"),),
+    ),
+    bug(
+        "babygrad.ops.abs",
+        "divides-by-sign",
+        OPS,
+        (("out_grad.data * np.sign(a.data)", "out_grad.data / np.sign(a.data)"),),
+    ),
 ]
+
 
 def _reference_text(file: str, start: str, end: str) -> str:
     """The reference's text of ``file`` from ``start`` through ``end``."""
     text = (REFERENCE / file).read_text()
     first = text.index(start)
-    return text[first: text.index(end, first) + len(end)]
+    return text[first : text.index(end, first) + len(end)]
 
 
-TENSOR_BACKWARD = _reference_text(TENSOR, "        if grad is None:\n",
-                                  "ledger[key] + part.data\n")
+TENSOR_BACKWARD = _reference_text(TENSOR, "        if grad is None:\n", "ledger[key] + part.data\n")
 """The reference's whole ``Tensor.backward`` body (its solution region)."""
 
 WALK_WITHOUT_OPS = """        order, visited, stack = [], set(), [self]
@@ -425,44 +844,79 @@ WALK_WITHOUT_OPS = """        order, visited, stack = [], set(), [self]
 
 DO_NOTHING_BACKWARDS = [
     bug("babygrad.backward", "pass", TENSOR, ((TENSOR_BACKWARD, "        pass\n"),)),
-    bug("babygrad.backward", "seeds-and-returns", TENSOR, (
-        (TENSOR_BACKWARD, "        self.grad = Tensor(np.ones_like(self.data), "
-                          "requires_grad=False)\n        return\n"),)),
-    bug("babygrad.backward", "walks-without-op-backward", TENSOR, (
-        (TENSOR_BACKWARD, WALK_WITHOUT_OPS),)),
+    bug(
+        "babygrad.backward",
+        "seeds-and-returns",
+        TENSOR,
+        (
+            (
+                TENSOR_BACKWARD,
+                "        self.grad = Tensor(np.ones_like(self.data), "
+                "requires_grad=False)\n        return\n",
+            ),
+        ),
+    ),
+    bug(
+        "babygrad.backward",
+        "walks-without-op-backward",
+        TENSOR,
+        ((TENSOR_BACKWARD, WALK_WITHOUT_OPS),),
+    ),
 ]
 """``Tensor.backward`` bodies that do nothing, or nothing that propagates: they serve both
 ``babygrad.backward`` and ``babygrad.accumulate`` (one region), so each costs both items, all
 their points, and is graded by its own test rather than in the catalogue of one-item bugs."""
 
 CALLS_OP_BACKWARD_WRONG = [
-    bug("babygrad.backward", "single-gradient-not-wrapped", TENSOR, (
-        ("            if isinstance(parts, Tensor):\n                parts = (parts,)\n", ""),)),
-    bug("babygrad.backward", "backward-given-the-root", TENSOR, (
-        ("node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), node)",
-         "node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), self)"),)),
+    bug(
+        "babygrad.backward",
+        "single-gradient-not-wrapped",
+        TENSOR,
+        (("            if isinstance(parts, Tensor):\n                parts = (parts,)\n", ""),),
+    ),
+    bug(
+        "babygrad.backward",
+        "backward-given-the-root",
+        TENSOR,
+        (
+            (
+                "node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), node)",
+                "node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), self)",
+            ),
+        ),
+    ),
 ]
 """``Tensor.backward`` calling the ops' backward wrong: a one-input op's bare Tensor taken for
 a tuple, or another tensor than the op's output given as ``node``. They serve both
 ``babygrad.backward`` and ``babygrad.accumulate`` (one region) and cost both, nothing else."""
 
-UNBROADCAST_BODY = _reference_text(OPS, "    shape = tuple(shape)\n",
-                                   "return grad.reshape(shape)\n")
+UNBROADCAST_BODY = _reference_text(
+    OPS, "    shape = tuple(shape)\n", "return grad.reshape(shape)\n"
+)
 """The reference's whole ``unbroadcast`` body (its solution region)."""
 
 UNBROADCAST_BUGS = [
-    bug("babygrad.broadcasting", "unbroadcast-returns-zeros", OPS, (
-        (UNBROADCAST_BODY, "    return np.zeros(shape, dtype=grad.dtype)\n"),)),
-    bug("babygrad.broadcasting", "unbroadcast-returns-its-input", OPS, (
-        (UNBROADCAST_BODY, "    return grad\n"),)),
+    bug(
+        "babygrad.broadcasting",
+        "unbroadcast-returns-zeros",
+        OPS,
+        ((UNBROADCAST_BODY, "    return np.zeros(shape, dtype=grad.dtype)\n"),),
+    ),
+    bug(
+        "babygrad.broadcasting",
+        "unbroadcast-returns-its-input",
+        OPS,
+        ((UNBROADCAST_BODY, "    return grad\n"),),
+    ),
 ]
 """``unbroadcast`` gone wrong: its region serves ``babygrad.broadcasting`` and also every op
 whose backward calls it (those items may lose too). Returning zeros sums nothing: the
 operands broadcast beforehand are wrong as well, so ``babygrad.broadcasting`` is not gradable
 and scores 0; returning its input is right where nothing needs summing and fails it."""
 
-UNBROADCAST_CALLERS = {f"babygrad.ops.{op}" for op in
-                       ("add", "mul", "sub", "div", "pow", "broadcast_to", "matmul")}
+UNBROADCAST_CALLERS = {
+    f"babygrad.ops.{op}" for op in ("add", "mul", "sub", "div", "pow", "broadcast_to", "matmul")
+}
 """The items whose op's backward calls ``unbroadcast`` in the reference."""
 
 CATALOGUE = {b.label: b for b in MICROGRAD_BUGS + BABYGRAD_BUGS}

@@ -33,7 +33,8 @@ CHROMIUM = shutil.which("chromium")
 
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=reason("bwrap", BWRAP_WHY))
 needs_dot = pytest.mark.skipif(DOT is None, reason=reason("dot", "Graphviz is not installed"))
-needs_chromium = pytest.mark.skipif(CHROMIUM is None,
-                                    reason=reason("chromium", "Chromium is not installed"))
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason=reason("chromium", "Chromium is not installed")
+)
 SANDBOX_MODES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
 """A test of confinement runs with bubblewrap where it works, and always with the fallback."""

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.slow
 
 ITEMS = ("micrograd.ops.square", "babygrad.ops.square")
 
-ROW = '''        _op("square", 1, lambda a, p: a * a, lambda a, p: a * a,
+ROW = """        _op("square", 1, lambda a, p: a * a, lambda a, p: a * a,
             micrograd="{0}.square()", function=Function("Square")),
-'''
+"""
 
 VALUE_SQUARE = '''    def square(self):
         """Return self * self; d(a * a)/da = 2 * a."""
@@ -55,23 +55,25 @@ SQUARE_FUNCTION = '''class Square(Function):
 
 '''
 
-RUBRIC_ITEMS = '''
+RUBRIC_ITEMS = """
   - {id: micrograd.ops.square, title: "square, forward and backward", points: 4, examples: 15,
      hint: "d(a * a)/da = 2 * a.data."}
   - {id: babygrad.ops.square, title: "Square: forward and backward", points: 3, examples: 15,
      hint: "grad = out_grad * 2 * a."}
-'''
+"""
 
-GRADING_TEST = '''
+GRADING_TEST = """
 
 @graded("{item}")
 @given(op_cases("{kind}", "square"))
 def test_square_forward_and_backward(grading, case):
     ops.check_op(grading, *case)
-'''
+"""
 
-WRONG_DERIVATIVE = (Edit("micrograd/engine.py", "2 * self.data * out.grad", "self.data * out.grad"),
-                    Edit("babygrad/ops.py", "out_grad.data * 2 * node", "out_grad.data * node"))
+WRONG_DERIVATIVE = (
+    Edit("micrograd/engine.py", "2 * self.data * out.grad", "self.data * out.grad"),
+    Edit("babygrad/ops.py", "out_grad.data * 2 * node", "out_grad.data * node"),
+)
 
 
 def insert(root: Path, file: str, anchor: str, text: str) -> None:
@@ -101,9 +103,14 @@ def grade(python: Path, project: Path, submission: Path) -> dict:
     """The copy's own grader (the copy's ``grader`` comes first in ``python``'s venv, in the
     parent and in every worker), as ``python -m grader grade`` run in the copy; its items."""
     out = submission.parent / f"{submission.name}.json"
-    done = subprocess.run([str(python), "-m", "grader", "grade", "--submission", str(submission),
-                           "--json", str(out)], cwd=project, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=600)
+    done = subprocess.run(
+        [str(python), "-m", "grader", "grade", "--submission", str(submission), "--json", str(out)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return {item["id"]: item for item in json.loads(out.read_text())["items"]}
 
@@ -113,8 +120,10 @@ def test_an_op_added_as_one_row_is_graded(tmp_path):
     python = overlay_venv(tmp_path / "venv", project)
     correct = grade(python, project, project / "reference")
     assert all(item["status"] == "passed" for item in correct.values()), correct
-    assert {i: correct[i]["score"] for i in ITEMS} == {"micrograd.ops.square": 4,
-                                                      "babygrad.ops.square": 3}
+    assert {i: correct[i]["score"] for i in ITEMS} == {
+        "micrograd.ops.square": 4,
+        "babygrad.ops.square": 3,
+    }
 
     buggy = tmp_path / "buggy"
     shutil.copytree(project / "reference", buggy)
@@ -122,5 +131,6 @@ def test_an_op_added_as_one_row_is_graded(tmp_path):
         apply(buggy, wrong)
     graded = grade(python, project, buggy)
     assert {i: (graded[i]["status"], graded[i]["score"]) for i in ITEMS} == {
-        i: ("failed", 0) for i in ITEMS}
+        i: ("failed", 0) for i in ITEMS
+    }
     assert all(graded[i]["status"] == "passed" for i in graded.keys() - set(ITEMS))

@@ -30,14 +30,26 @@ from grader.workflows import audit
 from grader.workflows.api import GradeOptions
 from grader.workflows.mutants import Mutant, Region
 
-REGION = Region(file="micrograd/engine.py", start=10, end=20,
-                serves=("micrograd.ops.mul",), also=("micrograd.accumulate",),
-                function="Value.__mul__")
+REGION = Region(
+    file="micrograd/engine.py",
+    start=10,
+    end=20,
+    serves=("micrograd.ops.mul",),
+    also=("micrograd.accumulate",),
+    function="Value.__mul__",
+)
 
 
 def mutant(operator: str = "binary-operator", kind: str = "mutant") -> Mutant:
-    return Mutant(id=f"m-{operator}", kind=kind, region=REGION, operator=operator, line=12,
-                  description="engine.py:12 Value.__mul__: a change", files={})
+    return Mutant(
+        id=f"m-{operator}",
+        kind=kind,
+        region=REGION,
+        operator=operator,
+        line=12,
+        description="engine.py:12 Value.__mul__: a change",
+        files={},
+    )
 
 
 def report(**lost: float) -> GradeReport:
@@ -45,8 +57,9 @@ def report(**lost: float) -> GradeReport:
     bugs named on them: ``report(**{"micrograd.ops.mul": 0})``."""
     ids = ["micrograd.ops.mul", "micrograd.accumulate", "micrograd.sugar", "micrograd.graphs"]
     items = [{"id": i, "score": lost.get(i, 6.0), "max_score": 6.0, "bugs": []} for i in ids]
-    return GradeReport(assignment="micrograd", seed=1, items=items, oracles=[], protections=[],
-                       duration_s=0.0)
+    return GradeReport(
+        assignment="micrograd", seed=1, items=items, oracles=[], protections=[], duration_s=0.0
+    )
 
 
 def named(grade: GradeReport, bug: str) -> GradeReport:
@@ -60,22 +73,23 @@ BASELINE = report()
 
 
 def test_a_mutant_killed_on_its_own_items_and_graphs_is_killed():
-    verdict = audit.judge(mutant(), report(**{"micrograd.accumulate": 3.0,
-                                              "micrograd.graphs": 0.0}), BASELINE)
+    verdict = audit.judge(
+        mutant(), report(**{"micrograd.accumulate": 3.0, "micrograd.graphs": 0.0}), BASELINE
+    )
     assert verdict.verdict == KILLED
     assert verdict.lost == ("micrograd.accumulate", "micrograd.graphs")
     assert verdict.leaked == ()
 
 
 def test_a_mutant_that_also_costs_another_item_leaks():
-    verdict = audit.judge(mutant(), report(**{"micrograd.ops.mul": 0.0,
-                                              "micrograd.sugar": 4.0}), BASELINE)
+    verdict = audit.judge(
+        mutant(), report(**{"micrograd.ops.mul": 0.0, "micrograd.sugar": 4.0}), BASELINE
+    )
     assert (verdict.verdict, verdict.leaked) == (LEAK, ("micrograd.sugar",))
 
 
 def test_a_mutant_killed_only_by_other_items_is_killed_elsewhere():
-    assert audit.judge(mutant(), report(**{"micrograd.graphs": 0.0}),
-                       BASELINE).verdict == ELSEWHERE
+    assert audit.judge(mutant(), report(**{"micrograd.graphs": 0.0}), BASELINE).verdict == ELSEWHERE
 
 
 def test_a_survivor_waits_for_the_differential_run():
@@ -84,8 +98,9 @@ def test_a_survivor_waits_for_the_differential_run():
 
 def test_do_nothing_must_earn_nothing_on_the_items_its_region_serves():
     idle = mutant("do-nothing-pass", kind="do-nothing")
-    assert audit.judge(idle, report(**{"micrograd.ops.mul": 0.0}),
-                       BASELINE).verdict == NOTHING_EARNED
+    assert (
+        audit.judge(idle, report(**{"micrograd.ops.mul": 0.0}), BASELINE).verdict == NOTHING_EARNED
+    )
     earns = audit.judge(idle, report(**{"micrograd.ops.mul": 2.0}), BASELINE)
     assert (earns.verdict, earns.earned) == (EARNS_POINTS, 2.0)
 
@@ -93,11 +108,14 @@ def test_do_nothing_must_earn_nothing_on_the_items_its_region_serves():
 def test_only_an_overwriting_mutant_may_be_named_overwrite_grad():
     lost = {"micrograd.accumulate": 0.0}
     overwrite = mutant(audit.OVERWRITE_OPERATOR)
-    assert audit.judge(overwrite, named(report(**lost), "overwrite-grad"),
-                       BASELINE).misdiagnosis == ""
+    assert (
+        audit.judge(overwrite, named(report(**lost), "overwrite-grad"), BASELINE).misdiagnosis == ""
+    )
     assert "not named" in audit.judge(overwrite, report(**lost), BASELINE).misdiagnosis
-    assert "which it is not" in audit.judge(mutant(), named(report(**lost), "overwrite-grad"),
-                                            BASELINE).misdiagnosis
+    assert (
+        "which it is not"
+        in audit.judge(mutant(), named(report(**lost), "overwrite-grad"), BASELINE).misdiagnosis
+    )
 
 
 def test_an_ungraded_mutant_is_an_error_not_a_pass():
@@ -106,10 +124,13 @@ def test_an_ungraded_mutant_is_an_error_not_a_pass():
 
 
 def test_the_table_counts_each_mutant_once_under_its_home_item():
-    verdicts = [audit.judge(mutant(), report(**{"micrograd.ops.mul": 0.0}), BASELINE),
-                audit.judge(mutant(), report(**{"micrograd.sugar": 0.0}), BASELINE),
-                audit.judge(mutant("do-nothing-pass", "do-nothing"),
-                            report(**{"micrograd.ops.mul": 1.5}), BASELINE)]
+    verdicts = [
+        audit.judge(mutant(), report(**{"micrograd.ops.mul": 0.0}), BASELINE),
+        audit.judge(mutant(), report(**{"micrograd.sugar": 0.0}), BASELINE),
+        audit.judge(
+            mutant("do-nothing-pass", "do-nothing"), report(**{"micrograd.ops.mul": 1.5}), BASELINE
+        ),
+    ]
     rows = dict(AuditReport(verdicts, ["micrograd.ops.mul", "micrograd.sugar"]).rows())
     assert rows["micrograd.ops.mul"]["mutants"] == 2
     assert rows["micrograd.ops.mul"][KILLED] == 1
@@ -127,27 +148,38 @@ def test_a_seeded_sample_of_the_audit_holds(tmp_path: Path):
     """At least 40 mutants over both assignments, a quarter of them do-nothing variants,
     graded as the real audit grades them."""
     options = audit.AuditOptions(
-        out=tmp_path, sample=48, sample_seed=20261124, jobs=2, programs=150,
-        grading=GradeOptions(submission=Path(), reference=DEFAULT_REFERENCE,
-                             replay=audit.IN_MEMORY, slot=audit.batch.DEFAULT_SLOT))
+        out=tmp_path,
+        sample=48,
+        sample_seed=20261124,
+        jobs=2,
+        programs=150,
+        grading=GradeOptions(
+            submission=Path(),
+            reference=DEFAULT_REFERENCE,
+            replay=audit.IN_MEMORY,
+            slot=audit.batch.DEFAULT_SLOT,
+        ),
+    )
     result = audit.run(options, Console(quiet=True))
     kinds = {v.kind for v in result.verdicts}
     assignments = {v.home.split(".")[0] for v in result.verdicts}
     assert len(result.verdicts) >= 40 and kinds == {"mutant", "do-nothing"}
     assert assignments == {"micrograd", "babygrad"}
-    problems = [f"{v.id} ({v.description}): {v.verdict}, lost {v.lost}, earned {v.earned}"
-                f"{', ' + v.misdiagnosis if v.misdiagnosis else ''}"
-                f"{chr(10) + v.difference['program'] if v.difference else ''}"
-                for v in result.verdicts
-                if v.verdict not in (KILLED, CONFIRMED, NOTHING_EARNED) or v.misdiagnosis
-                or v.leaked]
+    problems = [
+        f"{v.id} ({v.description}): {v.verdict}, lost {v.lost}, earned {v.earned}"
+        f"{', ' + v.misdiagnosis if v.misdiagnosis else ''}"
+        f"{chr(10) + v.difference['program'] if v.difference else ''}"
+        for v in result.verdicts
+        if v.verdict not in (KILLED, CONFIRMED, NOTHING_EARNED) or v.misdiagnosis or v.leaked
+    ]
     assert not problems, "\n\n".join(problems)
     assert (tmp_path / "audit.json").is_file() and (tmp_path / "audit.html").is_file()
 
 
 def test_judgements_are_read_from_the_reference(tmp_path: Path):
     (tmp_path / audit.JUDGEMENTS).write_text(
-        "equivalent:\n  m-one: the change is never reached\noverwrites:\n  m-two: why\n")
+        "equivalent:\n  m-one: the change is never reached\noverwrites:\n  m-two: why\n"
+    )
     judgements = audit.load_judgements(tmp_path)
     assert judgements.equivalent == {"m-one": "the change is never reached"}
     assert judgements.overwrites == {"m-two": "why"}
@@ -159,14 +191,20 @@ def test_judgements_are_read_from_the_reference(tmp_path: Path):
 
 def test_a_judged_overwrite_may_be_named_overwrite_grad():
     grade = named(report(**{"micrograd.accumulate": 0.0}), "overwrite-grad")
-    assert audit.judge(mutant(), grade, BASELINE,
-                       overwrites=frozenset({"m-binary-operator"})).misdiagnosis == ""
+    assert (
+        audit.judge(
+            mutant(), grade, BASELINE, overwrites=frozenset({"m-binary-operator"})
+        ).misdiagnosis
+        == ""
+    )
 
 
 def test_do_nothing_on_a_shared_item_must_cost_points_there():
     idle = mutant("do-nothing-pass", kind="do-nothing")
     shared = frozenset({"micrograd.ops.mul"})
-    assert audit.judge(idle, report(**{"micrograd.ops.mul": 5.0}), BASELINE,
-                       shared).verdict == NOTHING_EARNED
+    assert (
+        audit.judge(idle, report(**{"micrograd.ops.mul": 5.0}), BASELINE, shared).verdict
+        == NOTHING_EARNED
+    )
     kept = audit.judge(idle, report(), BASELINE, shared)
     assert kept.verdict == EARNS_POINTS and "kept every point" in kept.note

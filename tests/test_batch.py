@@ -27,8 +27,13 @@ from tests.grading import EXERCISES, REFERENCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]  # one class, graded once
 
-ONLY = ("micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.tanh", "micrograd.ops.exp",
-        "micrograd.ops.relu")
+ONLY = (
+    "micrograd.ops.add",
+    "micrograd.ops.mul",
+    "micrograd.ops.tanh",
+    "micrograd.ops.exp",
+    "micrograd.ops.relu",
+)
 POINTS = 6
 SLOT = 40
 SECRET_SEED = 918273645  # distinctive: a short seed would match any duration or count
@@ -48,14 +53,24 @@ def engine(*pairs: tuple[str, str]) -> str:
 
 TANH = ("1.0 - t * t", "1.0 - t")
 EXP = ("self.grad += out.data * out.grad", "self.grad += self.data * out.grad")
-HANG = ("t = math.tanh(self.data)\n", "t = math.tanh(self.data)\n        while True:\n"
-        "            pass\n")
+HANG = (
+    "t = math.tanh(self.data)\n",
+    "t = math.tanh(self.data)\n        while True:\n            pass\n",
+)
 
 
 def notebook(*cells: str) -> str:
-    return json.dumps({"cells": [{"cell_type": "markdown", "source": ["# Homework"]}, *(
-        {"cell_type": "code", "source": cell, "outputs": []} for cell in cells)],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "markdown", "source": ["# Homework"]},
+                *({"cell_type": "code", "source": cell, "outputs": []} for cell in cells),
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 def write(path: Path, text: str) -> None:
@@ -75,72 +90,109 @@ EXPECTED: dict[str, tuple[frozenset[str], str]] = {}
 
 def build_class(root: Path) -> None:
     """31 uploads: correct in every layout, buggy, broken and hostile."""
+
     def case(student: str, fails: frozenset[str] = frozenset(), note: str = "") -> str:
         EXPECTED[student] = (fails, note)
         return student
 
-    shutil.copytree(REFERENCE, root / case("c01_folder", note="micrograd: micrograd/engine.py"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    write(root / case("c02_nested", note="hw1/src/code/micrograd/engine.py")
-          / "hw1/src/code/micrograd/engine.py", ENGINE)
-    zipped(root / f"{case('c03_zip', note='project/micrograd/engine.py')}.zip",
-           {"project/micrograd/engine.py": ENGINE, "project/README.md": "hi"})
+    shutil.copytree(
+        REFERENCE,
+        root / case("c01_folder", note="micrograd: micrograd/engine.py"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    write(
+        root
+        / case("c02_nested", note="hw1/src/code/micrograd/engine.py")
+        / "hw1/src/code/micrograd/engine.py",
+        ENGINE,
+    )
+    zipped(
+        root / f"{case('c03_zip', note='project/micrograd/engine.py')}.zip",
+        {"project/micrograd/engine.py": ENGINE, "project/README.md": "hi"},
+    )
     write(root / f"{case('c04_py', note='c04_py.py')}.py", ENGINE)
-    write(root / f"{case('c05_nb', note='notebook c05_nb.ipynb')}.ipynb", notebook(
-        "%matplotlib inline\nimport matplotlib.pyplot as plt\nimport math",
-        "class Value:\n    pass", ENGINE, "v = Value(2.0)\nprint(v)\nwhile True:\n    pass"))
+    write(
+        root / f"{case('c05_nb', note='notebook c05_nb.ipynb')}.ipynb",
+        notebook(
+            "%matplotlib inline\nimport matplotlib.pyplot as plt\nimport math",
+            "class Value:\n    pass",
+            ENGINE,
+            "v = Value(2.0)\nprint(v)\nwhile True:\n    pass",
+        ),
+    )
     write(root / case("c06_topfile", note="micrograd: engine.py") / "engine.py", ENGINE)
     write(root / "c06_topfile" / "scratch" / "old.py", "class Value:\n    pass\n")
     write(root / case("=SUM(1+1)", note="micrograd: engine.py") / "engine.py", ENGINE)
     shutil.copytree(root / "c01_folder", root / case("c08_same_as_c01", note="micrograd/"))
-    write(root / case("c09_precedence", note="micrograd/engine.py") / "micrograd/engine.py",
-          ENGINE)
+    write(root / case("c09_precedence", note="micrograd/engine.py") / "micrograd/engine.py", ENGINE)
     write(root / "c09_precedence" / "engine.py", "def broken(:\n")
-    zipped(root / f"{case('c10_zipped_nb', note='notebook nb/hw.ipynb')}.zip",
-           {"nb/hw.ipynb": notebook(ENGINE)})
-    zipped(root / f"{case('c11_macosx', note='hw/micrograd/engine.py')}.zip",
-           {"__MACOSX/hw/micrograd/engine.py": "garbage", "hw/micrograd/engine.py": ENGINE})
+    zipped(
+        root / f"{case('c10_zipped_nb', note='notebook nb/hw.ipynb')}.zip",
+        {"nb/hw.ipynb": notebook(ENGINE)},
+    )
+    zipped(
+        root / f"{case('c11_macosx', note='hw/micrograd/engine.py')}.zip",
+        {"__MACOSX/hw/micrograd/engine.py": "garbage", "hw/micrograd/engine.py": ENGINE},
+    )
     write(root / case("c12_value_file", note="code/autograd.py") / "code/autograd.py", ENGINE)
     write(root / "c12_value_file" / "code/notes.ipynb", notebook("class Value:\n    pass"))
-    write(root / case("c13_babygrad_too", note="babygrad: src/babygrad/") / "src/engine.py",
-          ENGINE)
-    shutil.copytree(REFERENCE / "babygrad", root / "c13_babygrad_too" / "src" / "babygrad",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    write(root / case("c13_babygrad_too", note="babygrad: src/babygrad/") / "src/engine.py", ENGINE)
+    shutil.copytree(
+        REFERENCE / "babygrad",
+        root / "c13_babygrad_too" / "src" / "babygrad",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
 
     tanh, exp = frozenset({"micrograd.ops.tanh"}), frozenset({"micrograd.ops.exp"})
     bugs = {
         "b01_tanh": ([TANH], tanh),
         "b02_exp": ([EXP], exp),
-        "b04_mul": ([("self.grad += other.data * out.grad", "self.grad += self.data * out.grad")],
-                    frozenset({"micrograd.ops.mul"})),
+        "b04_mul": (
+            [("self.grad += other.data * out.grad", "self.grad += self.data * out.grad")],
+            frozenset({"micrograd.ops.mul"}),
+        ),
         "b06_two": ([TANH, EXP], tanh | exp),
         "h01_hang": ([HANG], tanh),
-        "h02_exit_in_exp": ([("out = Value(math.exp(self.data), (self,), \"exp\")",
-                              "import os; os._exit(0)")], exp),
+        "h02_exit_in_exp": (
+            [('out = Value(math.exp(self.data), (self,), "exp")', "import os; os._exit(0)")],
+            exp,
+        ),
         "h03_exit_on_import": ([("import math\n", "import math, os\nos._exit(3)\n")], ALL),
-        "h07_print_flood": ([("import math\n", "import math\nprint('x' * 10_000_000)\n")],
-                            frozenset()),
+        "h07_print_flood": (
+            [("import math\n", "import math\nprint('x' * 10_000_000)\n")],
+            frozenset(),
+        ),
         "x01_syntax": ([("def __add__(self, other):", "def __add__(self, other)")], ALL),
     }
     for student, (pairs, fails) in bugs.items():
-        write(root / case(student, fails, "micrograd/engine.py") / "micrograd/engine.py",
-              engine(*pairs))
+        write(
+            root / case(student, fails, "micrograd/engine.py") / "micrograd/engine.py",
+            engine(*pairs),
+        )
     write(root / f"{case('b08_nb_bug', tanh, 'notebook')}.ipynb", notebook(engine(TANH)))
-    zipped(root / f"{case('b09_zip_bug', exp, 'sub/engine.py')}.zip", {"sub/engine.py":
-                                                                      engine(EXP)})
+    zipped(
+        root / f"{case('b09_zip_bug', exp, 'sub/engine.py')}.zip", {"sub/engine.py": engine(EXP)}
+    )
 
     nothing = "nothing gradable"
     (root / case("x03_empty", ALL, nothing)).mkdir()
     write(root / case("x04_readme", ALL, nothing) / "README.md", "I did not finish")
-    shutil.copytree(EXERCISES, root / case("x05_stubs", ALL, "micrograd/engine.py"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        EXERCISES,
+        root / case("x05_stubs", ALL, "micrograd/engine.py"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     write(root / f"{case('x06_nb_no_value', ALL, 'notebook')}.ipynb", notebook("x = 1"))
-    zipped(root / f"{case('h04_escape', ALL, 'escapes the folder')}.zip",
-           {"../../evil.py": "print('pwned')", "micrograd/engine.py": ENGINE})
+    zipped(
+        root / f"{case('h04_escape', ALL, 'escapes the folder')}.zip",
+        {"../../evil.py": "print('pwned')", "micrograd/engine.py": ENGINE},
+    )
     (root / case("h05_symlink", ALL, "not a regular file")).mkdir()
     (root / "h05_symlink" / "engine.py").symlink_to("/etc/passwd")
-    zipped(root / f"{case('h06_bomb', ALL, 'more than the limit')}.zip",
-           {"micrograd/engine.py": ENGINE + "#" + "0" * (40 << 20)})
+    zipped(
+        root / f"{case('h06_bomb', ALL, 'more than the limit')}.zip",
+        {"micrograd/engine.py": ENGINE + "#" + "0" * (40 << 20)},
+    )
     write(root / "notes.txt", "not an upload")
 
 
@@ -205,8 +257,9 @@ def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
     shutil.copytree(options.submissions / "c01_folder", uploads / "c01_folder")
     shutil.copytree(options.out / "ledger", out / "ledger")
     write(uploads / "b01_tanh" / "micrograd" / "engine.py", ENGINE)  # the student fixed it
-    fixed = batch.run(dataclasses.replace(options, submissions=uploads, out=out),
-                      Console(quiet=True))
+    fixed = batch.run(
+        dataclasses.replace(options, submissions=uploads, out=out), Console(quiet=True)
+    )
     assert (fixed.graded, fixed.reused) == (1, 1)
     assert rows(out)["b01_tanh"]["total"] == "30"
 
@@ -218,31 +271,58 @@ def test_keys_change_with_everything_a_grade_depends_on(graded_class, tmp_path):
 
     def key(**changes) -> Key:
         grading = dataclasses.replace(options.grading, **changes)
-        return batch.keys(dataclasses.replace(options, grading=grading), [upload],
-                          rubric)[upload.student]
+        return batch.keys(dataclasses.replace(options, grading=grading), [upload], rubric)[
+            upload.student
+        ]
 
     changed_rubric = tmp_path / "rubric.yaml"
     changed_rubric.write_text(
-        options.grading.rubric.read_text().replace("points: 10", "points: 11", 1))
-    digests = {key().digest, key(seed=99).digest, key(only=ONLY[:2]).digest,
-               key(assignment="micrograd").digest,
-               batch.keys(options, [upload], load(changed_rubric))[upload.student].digest}
+        options.grading.rubric.read_text().replace("points: 10", "points: 11", 1)
+    )
+    digests = {
+        key().digest,
+        key(seed=99).digest,
+        key(only=ONLY[:2]).digest,
+        key(assignment="micrograd").digest,
+        batch.keys(options, [upload], load(changed_rubric))[upload.student].digest,
+    }
     assert len(digests) == 5
 
 
 def test_a_killed_batch_resumes_to_the_same_result(graded_class, tmp_path):
     options, _ = graded_class
     uploads = tmp_path / "uploads"
-    subset = ["c02_nested", "b02_exp", "c04_py.py", "x03_empty", "h03_exit_on_import",
-              "c06_topfile"]
+    subset = [
+        "c02_nested",
+        "b02_exp",
+        "c04_py.py",
+        "x03_empty",
+        "h03_exit_on_import",
+        "c06_topfile",
+    ]
     for name in subset:
         source = options.submissions / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, uploads / name)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "grader", "batch", str(uploads), "--out", str(out), "-j",
-               "1", "--seed", str(SECRET_SEED), "--slot", str(SLOT), *(f"--only={i}" for i in ONLY)]
-    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        str(uploads),
+        "--out",
+        str(out),
+        "-j",
+        "1",
+        "--seed",
+        str(SECRET_SEED),
+        "--slot",
+        str(SLOT),
+        *(f"--only={i}" for i in ONLY),
+    ]
+    proc = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     while len(list((out / "ledger").glob("*.json"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -257,7 +337,8 @@ def test_a_killed_batch_resumes_to_the_same_result(graded_class, tmp_path):
     assert rows(out) == {s: full[s] for s in students}
     for student in students:
         assert (out / "feedback" / f"{student}.md").read_text() == (
-            options.out / "feedback" / f"{student}.md").read_text()
+            options.out / "feedback" / f"{student}.md"
+        ).read_text()
 
 
 def test_dask_gives_the_local_result(graded_class, tmp_path):
@@ -268,15 +349,18 @@ def test_dask_gives_the_local_result(graded_class, tmp_path):
     for name in subset:
         source = options.submissions / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, uploads / name)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        outcome = batch.run(BatchOptions(
-            uploads, tmp_path / "out", GRADING, scheduler=cluster.scheduler_address),
-            Console(quiet=True))
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        outcome = batch.run(
+            BatchOptions(uploads, tmp_path / "out", GRADING, scheduler=cluster.scheduler_address),
+            Console(quiet=True),
+        )
     assert (outcome.graded, outcome.failed) == (len(subset), 0)
     full = rows(options.out)
     students = [Path(name).stem for name in subset]
     assert rows(tmp_path / "out") == {s: full[s] for s in students}
     for student in students:
         assert (tmp_path / "out" / "feedback" / f"{student}.md").read_text() == (
-            options.out / "feedback" / f"{student}.md").read_text()
+            options.out / "feedback" / f"{student}.md"
+        ).read_text()

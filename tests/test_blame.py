@@ -67,14 +67,18 @@ def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair, re
     assignments = {bug.item.split(".")[0] for bug in bugs}
     allowed = set().union(*(allowed_to_lose(bug) for bug in bugs))
     # The *.graphs items may lose anyway: grading them (and shrinking) would only cost time.
-    only = [item.id for item in RUBRIC.items if item.assignment in assignments
-            and not item.id.endswith(".graphs")]
+    only = [
+        item.id
+        for item in RUBRIC.items
+        if item.assignment in assignments and not item.id.endswith(".graphs")
+    ]
     report = grade_report(submission, only=only, replay=None)
     # Replaying the reference's runs (and other bugs' failing runs) records this bug's failing
     # runs; the next grade replays those too.
     for _ in range(2):
-        assert (comparable(grade_report(submission, only=only, replay=recordings))
-                == comparable(report))
+        assert comparable(grade_report(submission, only=only, replay=recordings)) == comparable(
+            report
+        )
     items = {item["id"]: item for item in report.items}
     assert set(items) == set(only)
     problems = []
@@ -83,10 +87,13 @@ def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair, re
         if mine["score"] >= mine["max_score"]:
             problems.append(f"{bug.label} was not caught: {bug.item} kept full marks")
     for item_id, item in items.items():
-        if item_id not in allowed and (item["status"] != "passed"
-                                       or item["score"] < item["max_score"]):
-            problems.append(f"{item_id} lost points ({item['status']}) for "
-                            f"{', '.join(b.label for b in bugs)}:\n{item['feedback'][:1500]}")
+        if item_id not in allowed and (
+            item["status"] != "passed" or item["score"] < item["max_score"]
+        ):
+            problems.append(
+                f"{item_id} lost points ({item['status']}) for "
+                f"{', '.join(b.label for b in bugs)}:\n{item['feedback'][:1500]}"
+            )
     assert not problems, "\n\n".join(problems)
 
 
@@ -97,33 +104,46 @@ def test_a_tensor_backward_that_does_nothing_earns_nothing(tmp_path, bug):
     calling an op's backward), scores 0 on both ``babygrad.backward`` (the walk-cost test
     included: it is fast because it walks nothing) and ``babygrad.accumulate`` (both sides of
     its comparison agree because nothing was summed), and costs no other item."""
-    only = [item.id for item in RUBRIC.items
-            if item.assignment == "babygrad" and not item.id.endswith(".graphs")]
+    only = [
+        item.id
+        for item in RUBRIC.items
+        if item.assignment == "babygrad" and not item.id.endswith(".graphs")
+    ]
     report = grade_report(plant(tmp_path, bug), assignment="babygrad", only=only)
     items = {item["id"]: item for item in report.items}
     assert items["babygrad.backward"]["score"] == 0, items["babygrad.backward"]["feedback"]
     assert items["babygrad.accumulate"]["score"] == 0, items["babygrad.accumulate"]["feedback"]
-    lost = [item_id for item_id, item in items.items()
-            if item_id not in ("babygrad.backward", "babygrad.accumulate")
-            and (item["status"] != "passed" or item["score"] < item["max_score"])]
+    lost = [
+        item_id
+        for item_id, item in items.items()
+        if item_id not in ("babygrad.backward", "babygrad.accumulate")
+        and (item["status"] != "passed" or item["score"] < item["max_score"])
+    ]
     assert lost == []
 
 
 def _babygrad_grade(tmp_path: Path, bug: Bug) -> dict[str, dict]:
     """Every babygrad item but ``babygrad.graphs``, graded on the reference with ``bug``."""
-    only = [item.id for item in RUBRIC.items
-            if item.assignment == "babygrad" and not item.id.endswith(".graphs")]
+    only = [
+        item.id
+        for item in RUBRIC.items
+        if item.assignment == "babygrad" and not item.id.endswith(".graphs")
+    ]
     report = grade_report(plant(tmp_path, bug), assignment="babygrad", only=only)
     return {item["id"]: item for item in report.items}
 
 
 def _lost(items: dict[str, dict]) -> set[str]:
-    return {item_id for item_id, item in items.items()
-            if item["status"] != "passed" or item["score"] < item["max_score"]}
+    return {
+        item_id
+        for item_id, item in items.items()
+        if item["status"] != "passed" or item["score"] < item["max_score"]
+    }
 
 
-@pytest.mark.parametrize("bug", CALLS_OP_BACKWARD_WRONG,
-                         ids=[b.name for b in CALLS_OP_BACKWARD_WRONG])
+@pytest.mark.parametrize(
+    "bug", CALLS_OP_BACKWARD_WRONG, ids=[b.name for b in CALLS_OP_BACKWARD_WRONG]
+)
 def test_a_tensor_backward_that_calls_op_backward_wrong_costs_its_two_items(tmp_path, bug):
     """The grader's own ops return a bare Tensor for one input, as the ops' docstring allows,
     and check that ``backward(out_grad, node)`` is given their own output: a ``Tensor.backward``
@@ -131,7 +151,8 @@ def test_a_tensor_backward_that_calls_op_backward_wrong_costs_its_two_items(tmp_
     ``babygrad.accumulate`` (one region serves both), and costs no other item."""
     items = _babygrad_grade(tmp_path, bug)
     assert _lost(items) == {"babygrad.backward", "babygrad.accumulate"}, {
-        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)}
+        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)
+    }
 
 
 @pytest.mark.parametrize("bug", UNBROADCAST_BUGS, ids=[b.name for b in UNBROADCAST_BUGS])
@@ -144,6 +165,8 @@ def test_an_unbroadcast_that_sums_nothing_earns_nothing(tmp_path, bug):
     broadcasting = items["babygrad.broadcasting"]
     assert broadcasting["score"] == 0, broadcasting["feedback"]
     assert broadcasting["status"] == (
-        "not_gradable" if bug.name == "unbroadcast-returns-zeros" else "failed")
+        "not_gradable" if bug.name == "unbroadcast-returns-zeros" else "failed"
+    )
     assert _lost(items) - {"babygrad.broadcasting"} <= UNBROADCAST_CALLERS, {
-        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)}
+        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)
+    }

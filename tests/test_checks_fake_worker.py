@@ -70,8 +70,9 @@ class FakeWorker:
     running = True
     protections: list[str] = []
 
-    def __init__(self, tamper: dict[str, Tamper] | None = None,
-                 timeout: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, tamper: dict[str, Tamper] | None = None, timeout: tuple[str, ...] = ()
+    ) -> None:
         self.tamper = tamper or {}
         self.timeout = timeout
         self.asked: list[str] = []
@@ -90,24 +91,32 @@ class FakeWorker:
             raise WorkerFailure("timeout", f"timed out after {budget:g} s of CPU time")
         results = []
         for case in message["cases"]:
-            answer = json.loads(json.dumps(probes.PROBES[probe](engine(message["assignment"]),
-                                                                case)))
+            answer = json.loads(
+                json.dumps(probes.PROBES[probe](engine(message["assignment"]), case))
+            )
             if probe in self.tamper:
                 answer = self.tamper[probe](case, answer)
             results.append(answer if set(answer) == {"error"} else {"ok": answer})
         return {"id": message["id"], "results": results}
 
 
-def session(item: str, tamper: dict[str, Tamper] | None = None,
-            timeout: tuple[str, ...] = (), worker: type[FakeWorker] = FakeWorker
-            ) -> GradingSession:
+def session(
+    item: str,
+    tamper: dict[str, Tamper] | None = None,
+    timeout: tuple[str, ...] = (),
+    worker: type[FakeWorker] = FakeWorker,
+) -> GradingSession:
     """A grading session on the reference (oracles: the reference, confirmed by finite
     differences) whose worker is a ``FakeWorker`` (or ``worker``), running a test of
     ``item``."""
-    grading = GradingSession(submission=REFERENCE, tolerances=RUBRIC.tolerances,
-                             reference_dir=REFERENCE, use_torch=False,
-                             launch=lambda _: worker(tamper, timeout),  # type: ignore[return-value]
-                             budgets={i.id: i.timeout for i in RUBRIC.items})
+    grading = GradingSession(
+        submission=REFERENCE,
+        tolerances=RUBRIC.tolerances,
+        reference_dir=REFERENCE,
+        use_torch=False,
+        launch=lambda _: worker(tamper, timeout),  # type: ignore[return-value]
+        budgets={i.id: i.timeout for i in RUBRIC.items},
+    )
     grading.current_item, grading.current_test = item, TEST
     return grading
 
@@ -141,20 +150,34 @@ def names_bug(verdict: WrongAnswer, bug: str) -> bool:
 # ----------------------------------------------------------------------------- graphs
 
 # a = 1.5, b = -2.0, c = a * b, d = c + a, e = tanh(d)
-SCALAR = Graph("scalar", (1.5, -2.0),
-               (Node("mul", (0, 1)), Node("add", (2, 0)), Node("tanh", (3,))))
+SCALAR = Graph(
+    "scalar", (1.5, -2.0), (Node("mul", (0, 1)), Node("add", (2, 0)), Node("tanh", (3,)))
+)
 SQUARE = Graph("scalar", (3.0,), (Node("mul", (0, 0)),))  # b = a * a: a.grad is 6
-TENSOR = Graph("tensor", (np.arange(6.0).reshape(2, 3) / 4 - 0.5, np.array([0.5, -1.0, 2.0])),
-               (Node("mul", (0, 1)), Node("tanh", (2,))))
+TENSOR = Graph(
+    "tensor",
+    (np.arange(6.0).reshape(2, 3) / 4 - 0.5, np.array([0.5, -1.0, 2.0])),
+    (Node("mul", (0, 1)), Node("tanh", (2,))),
+)
 SUGAR = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)), Node("rdiv", (2,), 2.0)))
-ROUTING = Graph("tensor", (np.array([1.0, 2.0]), np.array([0.5, 3.0])),
-                (Node("sub", (0, 1)), Node("rsub", (2,), 2.0)))
+ROUTING = Graph(
+    "tensor",
+    (np.array([1.0, 2.0]), np.array([0.5, 3.0])),
+    (Node("sub", (0, 1)), Node("rsub", (2,), 2.0)),
+)
 
 
-@pytest.mark.parametrize(("graph", "probe"), [(SCALAR, "graph"), (SQUARE, "graph"),
-                                              (TENSOR, "graph"), (SUGAR, "sugar"),
-                                              (ROUTING, "routing")],
-                         ids=["scalar", "shared", "tensor", "sugar", "routing"])
+@pytest.mark.parametrize(
+    ("graph", "probe"),
+    [
+        (SCALAR, "graph"),
+        (SQUARE, "graph"),
+        (TENSOR, "graph"),
+        (SUGAR, "sugar"),
+        (ROUTING, "routing"),
+    ],
+    ids=["scalar", "shared", "tensor", "sugar", "routing"],
+)
 def test_graph_right_answers_pass(graph, probe):
     grading = session("micrograd.graphs")
     graphs.check_graph(grading, graph, probe)
@@ -215,8 +238,10 @@ def test_graph_sugar_says_what_is_the_students_and_names_no_bug():
 
 
 def test_graph_missing_gradient_is_never_set():
-    grading = session("micrograd.graphs", {"graph": lambda case, answer: answer | {
-        "grads": [None, *answer["grads"][1:]]}})
+    grading = session(
+        "micrograd.graphs",
+        {"graph": lambda case, answer: answer | {"grads": [None, *answer["grads"][1:]]}},
+    )
     verdict = wrong(graphs.check_graph, grading, SCALAR)
     assert verdict.details[0].startswith("a.grad: expected ")
     assert verdict.details[0].endswith("got None (never set)")
@@ -225,16 +250,24 @@ def test_graph_missing_gradient_is_never_set():
 # -------------------------------------------------------------------------------- ops
 
 TANH = Graph("scalar", (0.5,), (Node("tanh", (0,)),))
-TRANSPOSE = Graph("tensor", (np.arange(24.0).reshape(2, 3, 4) / 10,),
-                  (Node("transpose", (0,), (1, 2, 0)),))
+TRANSPOSE = Graph(
+    "tensor", (np.arange(24.0).reshape(2, 3, 4) / 10,), (Node("transpose", (0,), (1, 2, 0)),)
+)
 TRANSPOSE_GRAD = np.arange(24.0).reshape(3, 4, 2) / 7 - 1
 MATMUL = Graph("tensor", (np.ones((2, 3)), np.full((3, 4), 0.5)), (Node("matmul", (0, 1)),))
 MATMUL_GRAD = np.ones((2, 4))
 
 
-@pytest.mark.parametrize(("graph", "out_grad"), [
-    (TANH, np.float64(1.0)), (TANH, np.float64(-2.5)), (TRANSPOSE, TRANSPOSE_GRAD),
-    (MATMUL, MATMUL_GRAD)], ids=["tanh", "tanh-scaled", "transpose", "matmul"])
+@pytest.mark.parametrize(
+    ("graph", "out_grad"),
+    [
+        (TANH, np.float64(1.0)),
+        (TANH, np.float64(-2.5)),
+        (TRANSPOSE, TRANSPOSE_GRAD),
+        (MATMUL, MATMUL_GRAD),
+    ],
+    ids=["tanh", "tanh-scaled", "transpose", "matmul"],
+)
 def test_op_right_answers_pass(graph, out_grad):
     grading = session("micrograd.ops.tanh")
     ops.check_op(grading, graph, np.asarray(out_grad))
@@ -246,8 +279,9 @@ def test_op_tanh_derivative_is_named():
     grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 1 - t)})
     verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
     assert (verdict.status, verdict.reason) == ("failed", "wrong gradient in backward")
-    assert verdict.details == [f"backward: gradient for a: expected {1 - t * t:.6g}, "
-                               f"got {1 - t:.6g}"]
+    assert verdict.details == [
+        f"backward: gradient for a: expected {1 - t * t:.6g}, got {1 - t:.6g}"
+    ]
     assert "out = a.tanh()" in verdict.snippet
     assert names_bug(verdict, "tanh-derivative")
 
@@ -260,11 +294,14 @@ def test_op_wrong_forward_value():
 
 
 def test_op_transpose_with_the_forward_axes_is_named():
-    grading = session("babygrad.ops.transpose", {"op": set_entry(
-        "grads", 0, np.transpose(TRANSPOSE_GRAD, (1, 2, 0)))})
+    grading = session(
+        "babygrad.ops.transpose",
+        {"op": set_entry("grads", 0, np.transpose(TRANSPOSE_GRAD, (1, 2, 0)))},
+    )
     verdict = wrong(ops.check_op, grading, TRANSPOSE, TRANSPOSE_GRAD)
-    assert verdict.details == ["backward: gradient for a: expected shape (2, 3, 4), "
-                               "got shape (4, 2, 3)"]
+    assert verdict.details == [
+        "backward: gradient for a: expected shape (2, 3, 4), got shape (4, 2, 3)"
+    ]
     assert "op = ops.Transpose((1, 2, 0))" in verdict.snippet
     assert names_bug(verdict, "transpose-same-axes")
 
@@ -272,28 +309,39 @@ def test_op_transpose_with_the_forward_axes_is_named():
 def test_op_that_raises_in_backward_is_an_error_naming_matmul_without_transposes():
     """``g @ b`` on these shapes raises: the student's error is the verdict, and the bug that
     raises just so is named."""
-    grading = session("babygrad.ops.matmul", {"op": lambda case, answer: error(
-        "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0",
-        "babygrad/ops.py:200 in backward: return np.matmul(g, y)")})
+    grading = session(
+        "babygrad.ops.matmul",
+        {
+            "op": lambda case, answer: error(
+                "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0",
+                "babygrad/ops.py:200 in backward: return np.matmul(g, y)",
+            )
+        },
+    )
     verdict = wrong(ops.check_op, grading, MATMUL, MATMUL_GRAD)
     assert (verdict.status, verdict.reason) == (
-        "error", "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0")
+        "error",
+        "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0",
+    )
     assert verdict.details == ["  at babygrad/ops.py:200 in backward: return np.matmul(g, y)"]
     assert "op = ops.MatMul()" in verdict.snippet
     assert names_bug(verdict, "matmul-no-transpose")
 
 
 def test_op_answer_without_gradients_is_an_invalid_answer():
-    grading = session("micrograd.ops.tanh", {"op": lambda case, answer: {
-        "values": answer["values"]}})
+    grading = session(
+        "micrograd.ops.tanh", {"op": lambda case, answer: {"values": answer["values"]}}
+    )
     verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
     assert verdict.status == "error"
     assert verdict.reason.startswith("invalid answer: ") and "grads" in verdict.reason
 
 
 def test_a_missing_function_aborts_the_test_as_missing():
-    grading = session("micrograd.ops.tanh", {"op": lambda case, answer: error(
-        "not implemented: tanh", status="missing")})
+    grading = session(
+        "micrograd.ops.tanh",
+        {"op": lambda case, answer: error("not implemented: tanh", status="missing")},
+    )
     with pytest.raises(Aborted):
         ops.check_op(grading, TANH, np.asarray(1.0))
     abort = grading.aborts[TEST]
@@ -335,10 +383,13 @@ def test_relu_letting_the_gradient_through_at_zero_fails_by_its_docstring():
     verdict = wrong(ops.check_kink, grading, relu_at(-0.0), np.asarray(-1.5))
     assert verdict.reason == "wrong gradient at 0"
     assert verdict.details[0] == "backward: gradient for a: expected 0, got -1.5"
-    assert verdict.details[1] == ("relu passes no gradient where its operand is exactly 0: its "
-                                  "derivative is taken as 0 there (its docstring)")
-    assert verdict.snippet.endswith("a = Value(-0.0)\nout = a.relu()\nout.grad = -1.5\n"
-                                    "out._backward()\nprint(out.data, a.grad)")
+    assert verdict.details[1] == (
+        "relu passes no gradient where its operand is exactly 0: its "
+        "derivative is taken as 0 there (its docstring)"
+    )
+    assert verdict.snippet.endswith(
+        "a = Value(-0.0)\nout = a.relu()\nout.grad = -1.5\nout._backward()\nprint(out.data, a.grad)"
+    )
     assert verdict.bugs == []
 
 
@@ -347,21 +398,28 @@ def test_a_kink_is_not_gradable_where_the_op_is_wrong_away_from_it(assignment):
     """A relu that does nothing passes back no gradient, right at 0 by the convention: the
     same op away from 0 must work first, or the example grades nothing."""
     graph = relu_at(0.0) if assignment == "micrograd" else KINK
-    grading = session(f"{assignment}.ops.relu", {"op": set_entry("grads", 0, np.zeros_like(
-        graph.leaves[0]))})
+    grading = session(
+        f"{assignment}.ops.relu", {"op": set_entry("grads", 0, np.zeros_like(graph.leaves[0]))}
+    )
     with pytest.raises(NotGradable) as raised:
-        ops.check_kink(grading, graph, np.asarray(-1.5) if assignment == "micrograd"
-                       else KINK_GRAD + 0.25)
+        ops.check_kink(
+            grading, graph, np.asarray(-1.5) if assignment == "micrograd" else KINK_GRAD + 0.25
+        )
     assert raised.value.needs == (f"{assignment}.ops.relu (away from 0)",)
     assert TEST not in grading.failures
 
 
-@pytest.mark.parametrize(("path", "op"), [("micrograd/engine.py", "def relu"),
-                                          ("babygrad/ops.py", "class ReLU"),
-                                          ("babygrad/ops.py", "class Abs")])
+@pytest.mark.parametrize(
+    ("path", "op"),
+    [
+        ("micrograd/engine.py", "def relu"),
+        ("babygrad/ops.py", "class ReLU"),
+        ("babygrad/ops.py", "class Abs"),
+    ],
+)
 def test_the_kink_convention_is_in_the_stubs_docstrings(path, op):
     stub = (REFERENCE.parent / "exercises" / path).read_text()
-    docstring = " ".join(stub[stub.index(op):].split('"""')[1].split())
+    docstring = " ".join(stub[stub.index(op) :].split('"""')[1].split())
     assert "0" in docstring and ("exactly at 0" in docstring or "at a == 0" in docstring)
 
 
@@ -395,8 +453,7 @@ def test_topo_in_the_wrong_order():
 
 
 def test_topo_with_a_shared_node_twice_is_named():
-    grading = session("micrograd.topo", {"topo": lambda case, answer: {
-        "order": [0, 1, 2, 0, 3]}})
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [0, 1, 2, 0, 3]}})
     verdict = wrong(walks.check_topo, grading, DAG)
     assert "node(s) [0] appear more than once" in verdict.details
     assert names_bug(verdict, "no-visited-set")
@@ -442,6 +499,7 @@ def test_backward_without_a_seed_is_named():
 
 def test_backward_second_call_that_resets_says_which_call():
     """Nothing is reset between calls: n2 holds 1.0 in the second, so n0 gets 4 + 3 + 2."""
+
     def reset(case: dict[str, Any], answer: Answer) -> Answer:
         answer["passes"][1]["grads"] = answer["passes"][0]["grads"]
         return answer
@@ -472,8 +530,10 @@ def test_zero_grad_right_answer_passes():
 def test_zero_grad_leaving_a_leaf_names_it():
     grading = session("micrograd.zero_grad", {"zero_grad": set_entry("grads", 1, 1.5)})
     verdict = wrong(walks.check_zero_grad, grading, DAG)
-    assert (verdict.reason, verdict.details) == ("zero_grad left gradients behind",
-                                                 ["n1.grad is 1.5"])
+    assert (verdict.reason, verdict.details) == (
+        "zero_grad left gradients behind",
+        ["n1.grad is 1.5"],
+    )
 
 
 def test_zero_grad_cost_right_answer_passes():
@@ -497,6 +557,7 @@ def test_zero_grad_cost_out_of_time_revisits_shared_nodes():
 def test_zero_grad_cost_out_of_time_is_not_named_unless_it_revisits(reads):
     """A ``zero_grad`` that hangs on the few levels too, or reads each node's ``_prev`` a few
     times there, runs out of time for some other reason: no name."""
+
     def tamper(case: dict[str, Any], answer: Answer) -> Answer:
         if not case.get("count_reads") or reads == "hangs":
             raise WorkerFailure("timeout", "timed out")
@@ -511,8 +572,14 @@ def test_zero_grad_cost_out_of_time_is_not_named_unless_it_revisits(reads):
 
 
 def test_zero_grad_cost_fails_a_zero_grad_that_is_fast_for_doing_nothing():
-    grading = session("micrograd.zero_grad", {"zero_grad": lambda case, answer: {
-        "grads": [encode(0.5 + i) for i in range(len(answer["grads"]))]}})
+    grading = session(
+        "micrograd.zero_grad",
+        {
+            "zero_grad": lambda case, answer: {
+                "grads": [encode(0.5 + i) for i in range(len(answer["grads"]))]
+            }
+        },
+    )
     verdict = wrong(walks.check_zero_grad_cost, grading, 6)
     assert verdict.reason == "zero_grad left gradients behind"
     assert verdict.details[0] == "n0.grad is 0.5"
@@ -537,8 +604,9 @@ def test_zero_grad_walks_with_the_graders_build_topo():
     module = type(micrograd)("walks_with_build_topo")  # an engine module of its own
     module.Value, module.build_topo, module.zero_grad = micrograd.Value, own_build_topo, zero_grad
     dag = walks.diamonds(40)
-    answer = probes.probe_zero_grad(module, {"dag": dag.to_json(), "count_reads": True,
-                                             "order": sorted(dag.reachable())})
+    answer = probes.probe_zero_grad(
+        module, {"dag": dag.to_json(), "count_reads": True, "order": sorted(dag.reachable())}
+    )
     assert module.build_topo is own_build_topo
     assert all(decode(grad) == 0.0 for grad in answer["grads"])
     assert answer["reads"] == [0] * 121  # the order is data: no node's _prev is read
@@ -551,23 +619,27 @@ def test_deep_right_answer_passes():
 
 
 def test_deep_losing_nodes():
-    grading = session("micrograd.deep", {"deep": lambda case, answer: {
-        "order": answer["order"][:100]}})
+    grading = session(
+        "micrograd.deep", {"deep": lambda case, answer: {"order": answer["order"][:100]}}
+    )
     verdict = wrong(walks.check_deep, grading, 500)
     assert verdict.reason == "build_topo lost nodes of a long chain"
     assert verdict.details == ["it returned 100 entries for the 501 nodes of the chain"]
 
 
-@pytest.mark.parametrize(("assignment", "probe"), [("micrograd", "topo"),
-                                                   ("babygrad", "tensor_backward")])
+@pytest.mark.parametrize(
+    ("assignment", "probe"), [("micrograd", "topo"), ("babygrad", "tensor_backward")]
+)
 def test_walk_cost_right_answer_passes(assignment, probe):
     grading = session(f"{assignment}.topo")
     walks.check_walk_cost(grading, assignment, 6)
     assert asked(grading) == ["load", probe]
 
 
-@pytest.mark.parametrize(("assignment", "probe", "walk"), [
-    ("micrograd", "topo", "build_topo"), ("babygrad", "tensor_backward", "Tensor.backward")])
+@pytest.mark.parametrize(
+    ("assignment", "probe", "walk"),
+    [("micrograd", "topo", "build_topo"), ("babygrad", "tensor_backward", "Tensor.backward")],
+)
 def test_walk_cost_out_of_time_revisits_shared_nodes(assignment, probe, walk):
     tamper = {"tensor_backward": revisiting} if assignment == "babygrad" else None
     grading = session("micrograd.topo", tamper, timeout=(probe,) if tamper is None else ())
@@ -584,8 +656,10 @@ def revisiting(case: dict[str, Any], answer: Answer) -> Answer:
     the grader counts, reads every tensor's inputs once per path to it."""
     if not case.get("count_reads"):
         raise WorkerFailure("timeout", "timed out")
-    dag = Dag(case["dag"]["leaves"], tuple(tuple(tuple(p) for p in pairs)
-                                           for pairs in case["dag"]["nodes"]))
+    dag = Dag(
+        case["dag"]["leaves"],
+        tuple(tuple(tuple(p) for p in pairs) for pairs in case["dag"]["nodes"]),
+    )
     return answer | {"reads": bugs.paths_from_root(dag)}
 
 
@@ -593,6 +667,7 @@ def revisiting(case: dict[str, Any], answer: Answer) -> Answer:
 def test_walk_cost_out_of_time_is_not_named_unless_it_revisits(reads):
     """A walk that hangs on the few levels too (an endless loop), or reads each tensor's inputs
     a few times there, runs out of time for some other reason: no name."""
+
     def tamper(case: dict[str, Any], answer: Answer) -> Answer:
         if not case.get("count_reads") or reads == "hangs":
             raise WorkerFailure("timeout", "timed out")
@@ -612,6 +687,7 @@ def test_walk_cost_out_of_time_is_not_named_unless_it_revisits(reads):
 def test_walk_cost_fails_a_walk_that_is_fast_for_walking_nothing(walk):
     """Doing nothing is fast: the root's gradient alone, or every gradient set without any
     op's backward, or each op's backward before those of the ops that use its result."""
+
     def tamper(case: dict[str, Any], answer: Answer) -> Answer:
         size = len(answer["grads"])
         if walk == "nothing":
@@ -624,8 +700,9 @@ def test_walk_cost_fails_a_walk_that_is_fast_for_walking_nothing(walk):
     verdict = wrong(walks.check_walk_cost, grading, "babygrad", 6)
     if walk == "out-of-order":
         assert verdict.reason == "Tensor.backward visits tensors out of order"
-        assert verdict.details[0] == ("n1's backward ran before that of n3, which uses n1: n1's "
-                                      "gradient was not complete yet")
+        assert verdict.details[0] == (
+            "n1's backward ran before that of n3, which uses n1: n1's gradient was not complete yet"
+        )
     else:
         assert verdict.reason == "Tensor.backward did not reach every tensor"
         assert "the backward of 18 op(s) never ran: n1, n2, n3," in verdict.details[-1]
@@ -640,8 +717,9 @@ def test_tensor_backward_right_answer_passes():
 
 
 def test_tensor_backward_wrong_gradient_names_the_node():
-    grading = session("babygrad.backward", {"tensor_backward": set_entry(
-        "grads", 2, np.full((2, 3), 0.25))})
+    grading = session(
+        "babygrad.backward", {"tensor_backward": set_entry("grads", 2, np.full((2, 3), 0.25))}
+    )
     verdict = wrong(walks.check_tensor_backward, grading, DAG, (2, 3))
     assert verdict.reason == "wrong gradients from Tensor.backward()"
     assert len(verdict.details) == 1 and verdict.details[0].startswith("n2.grad:")
@@ -658,8 +736,14 @@ def test_tensor_backward_with_an_upstream_gradient_right_answer_passes(frozen):
 def test_tensor_backward_ignoring_the_upstream_gradient_is_not_named():
     """Seeded with ones whatever ``grad`` is: each gradient is the known one, not times
     ``grad``. No classic bug's model gives these numbers."""
-    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
-        "grads": [encode(np.full((2,), g)) for g in TREE.backward()[0]]}})
+    grading = session(
+        "babygrad.backward",
+        {
+            "tensor_backward": lambda case, answer: (
+                answer | {"grads": [encode(np.full((2,), g)) for g in TREE.backward()[0]]}
+            )
+        },
+    )
     verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (), UPSTREAM)
     assert verdict.details[0] == "n0.grad: expected shape (2,) [ 1., -3.], got shape (2,) [2., 2.]"
     assert verdict.bugs == []
@@ -667,11 +751,13 @@ def test_tensor_backward_ignoring_the_upstream_gradient_is_not_named():
 
 
 def test_tensor_backward_a_gradient_on_a_tensor_not_requiring_grad_fails():
-    grading = session("babygrad.backward", {"tensor_backward": set_entry(
-        "grads", 1, np.full((2,), -1.0))})
+    grading = session(
+        "babygrad.backward", {"tensor_backward": set_entry("grads", 1, np.full((2,), -1.0))}
+    )
     verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (1,))
-    assert verdict.details == ["n1.grad: expected None (n1 does not require grad), got "
-                               "shape (2,) [-1., -1.]"]
+    assert verdict.details == [
+        "n1.grad: expected None (n1 does not require grad), got shape (2,) [-1., -1.]"
+    ]
     assert "n1 = Tensor(np.full((2,), 2.0), requires_grad=False)" in verdict.snippet
 
 
@@ -683,8 +769,10 @@ def test_walk_order_right_answer_passes():
 
 def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():
     """n0 (a leaf, the grader's op of a tensor) reached before n3, which uses it."""
-    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
-        "calls": [3, 0, 2, 1]}})
+    grading = session(
+        "babygrad.backward",
+        {"tensor_backward": lambda case, answer: answer | {"calls": [3, 0, 2, 1]}},
+    )
     verdict = wrong(walks.check_walk_order, grading, DAG)
     assert verdict.reason == "Tensor.backward visits tensors out of order"
     assert verdict.details[0].startswith("n0's backward ran before that of n2, which uses n0")
@@ -692,8 +780,14 @@ def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():
 
 
 def test_tensor_backward_walking_forwards_is_named():
-    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
-        "grads": [encode(np.full((2,), g)) for g in (3.0, 0.0, 0.5, 1.0)]}})
+    grading = session(
+        "babygrad.backward",
+        {
+            "tensor_backward": lambda case, answer: (
+                answer | {"grads": [encode(np.full((2,), g)) for g in (3.0, 0.0, 0.5, 1.0)]}
+            )
+        },
+    )
     verdict = wrong(walks.check_tensor_backward, grading, DAG, (2,))
     assert names_bug(verdict, "topo-not-reversed")
 
@@ -701,11 +795,11 @@ def test_tensor_backward_walking_forwards_is_named():
 def test_tensor_backward_with_every_leaf_frozen_leaves_every_grad_none():
     grading = session("babygrad.backward")
     walks.check_tensor_backward(grading, TREE, (2,), (0, 1), UPSTREAM)
-    grading = session("babygrad.backward", {"tensor_backward": set_entry(
-        "grads", 2, UPSTREAM)})
+    grading = session("babygrad.backward", {"tensor_backward": set_entry("grads", 2, UPSTREAM)})
     verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (0, 1), UPSTREAM)
-    assert verdict.details == ["n2.grad: expected None (n2 does not require grad), got "
-                               "shape (2,) [ 0.5, -1.5]"]
+    assert verdict.details == [
+        "n2.grad: expected None (n2 does not require grad), got shape (2,) [ 0.5, -1.5]"
+    ]
 
 
 @pytest.mark.parametrize("grad", [None, UPSTREAM], ids=["ones", "upstream"])
@@ -713,14 +807,18 @@ def test_tensor_backward_on_a_lone_leaf_gives_it_the_upstream_gradient(grad):
     leaf = Dag(1, ())
     grading = session("babygrad.backward")
     walks.check_tensor_backward(grading, leaf, (2,), (), grad)
-    grading = session("babygrad.backward", {"tensor_backward": lambda case, answer: answer | {
-        "grads": [None]}})
+    grading = session(
+        "babygrad.backward", {"tensor_backward": lambda case, answer: answer | {"grads": [None]}}
+    )
     verdict = wrong(walks.check_tensor_backward, grading, leaf, (2,), (), grad)
     assert verdict.details[0].startswith("n0.grad: expected shape (2,) [")
     assert verdict.details[0].endswith("got None (never set)")
-    assert verdict.snippet.endswith("n0.backward(" + ("" if grad is None else (
-        "Tensor(np.array([0.5, -1.5]), requires_grad=False)")) + ")\nprint([n.grad for n in "
-        "(n0, n0)])")
+    assert verdict.snippet.endswith(
+        "n0.backward("
+        + ("" if grad is None else ("Tensor(np.array([0.5, -1.5]), requires_grad=False)"))
+        + ")\nprint([n.grad for n in "
+        "(n0, n0)])"
+    )
 
 
 def test_the_grader_ops_return_a_bare_tensor_for_one_input_and_check_their_node():
@@ -748,15 +846,19 @@ def test_kink_right_answer_passes(op):
     assert asked(grading) == ["load", "op", "op"]
 
 
-@pytest.mark.parametrize("got", [KINK_GRAD, np.array([[np.inf, -np.inf], [np.inf, np.nan]])],
-                         ids=["passes-it", "divides-by-sign"])
+@pytest.mark.parametrize(
+    "got",
+    [KINK_GRAD, np.array([[np.inf, -np.inf], [np.inf, np.nan]])],
+    ids=["passes-it", "divides-by-sign"],
+)
 def test_kink_a_gradient_at_zero_fails(got):
     grading = session("babygrad.ops.relu", {"op": at_zero(set_entry("grads", 0, got))})
     verdict = wrong(ops.check_kink, grading, KINK, KINK_GRAD)
     assert verdict.reason == "wrong gradient at 0"
     assert verdict.details[0].startswith("backward: gradient for a:\nexpected shape (2, 2)")
-    assert verdict.details[1].startswith("ops.ReLU() passes no gradient where its operand is "
-                                         "exactly 0")
+    assert verdict.details[1].startswith(
+        "ops.ReLU() passes no gradient where its operand is exactly 0"
+    )
     assert "a = Tensor([[0.0, 0.0], [0.0, 0.0]], requires_grad=True)" in verdict.snippet
 
 
@@ -767,11 +869,13 @@ def test_a_micrograd_result_must_record_its_operands():
     verdict = wrong(ops.check_op, grading, mul, np.float64(1.0))
     assert verdict.reason == "the result does not record its operands in _prev"
     assert verdict.details == ["out._prev must hold a, b (the very objects): b is not in it"]
-    assert verdict.snippet.endswith("out = a * b\nprint(any(p is a for p in out._prev), "
-                                    "any(p is b for p in out._prev))")
+    assert verdict.snippet.endswith(
+        "out = a * b\nprint(any(p is a for p in out._prev), any(p is b for p in out._prev))"
+    )
 
 
 # ----------------------------------------------------------------------- accumulation
+
 
 def test_accumulate_right_answer_passes():
     grading = session("micrograd.accumulate")
@@ -786,8 +890,9 @@ def on_run(run: str, tamper: Tamper) -> Tamper:
 
 def test_accumulate_overwriting_names_the_op_and_the_bug():
     """``a * a`` with ``=``: a.grad ends at 3 (the last use), not 0.5 + 6."""
-    grading = session("micrograd.accumulate",
-                      {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.0))})
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.0))}
+    )
     verdict = wrong(accumulation.check_accumulate, grading, SQUARE, 1.0, [0.5])
     assert verdict.reason == "mul: a _backward overwrote a gradient"
     assert verdict.details == ["a.grad (held 0.5 before; its uses add 6): expected 6.5, got 3"]
@@ -798,14 +903,19 @@ def test_accumulate_overwriting_names_the_op_and_the_bug():
 def test_accumulate_losing_a_use_without_overwriting_names_no_bug():
     """``a * a`` ending at 3.5, the preload plus one use: a contribution was lost (e.g. the
     closure hung on an operand and replaced), but no ``=`` leaves the preload in."""
-    grading = session("micrograd.accumulate",
-                      {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.5))})
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.5))}
+    )
     verdict = wrong(accumulation.check_accumulate, grading, SQUARE, 1.0, [0.5])
     assert verdict.bugs == []
 
 
-def not_gradable(grading: GradingSession, graph: Graph, out_grad: float = 1.0,
-                 preload: tuple[float, ...] = (0.5,)) -> tuple[str, ...]:
+def not_gradable(
+    grading: GradingSession,
+    graph: Graph,
+    out_grad: float = 1.0,
+    preload: tuple[float, ...] = (0.5,),
+) -> tuple[str, ...]:
     """What must pass before ``check_accumulate`` can grade this example; the test is charged
     nothing (no failure, no abort recorded)."""
     with pytest.raises(NotGradable) as raised:
@@ -814,10 +924,17 @@ def not_gradable(grading: GradingSession, graph: Graph, out_grad: float = 1.0,
     return raised.value.needs
 
 
-@pytest.mark.parametrize("broken", [
-    error("RuntimeError: boom", "engine.py:3 in _backward"),
-    error("NotImplementedError: write __mul__", status="missing"),
-    "timeout", "zero gradient", "wrong value", "not a number"])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        error("RuntimeError: boom", "engine.py:3 in _backward"),
+        error("NotImplementedError: write __mul__", status="missing"),
+        "timeout",
+        "zero gradient",
+        "wrong value",
+        "not a number",
+    ],
+)
 def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
     """``a * a`` whose uses apart (the op's own closures on fresh copies) raise, are missing,
     hang, or give numbers that are not the oracles': ``=`` vs ``+=`` cannot be told, and only
@@ -825,11 +942,12 @@ def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
     if broken == "timeout":
         grading = session("micrograd.accumulate", timeout=("accumulate",))
     else:
-        answers = {"zero gradient": set_entry("grads", 0, 0.0),
-                   "wrong value": set_entry("values", 2, 10.0),
-                   "not a number": lambda case, answer: answer | {"grads": ["x", "y"]}}
-        tamper = (answers[broken] if isinstance(broken, str)
-                  else lambda case, answer: broken)
+        answers = {
+            "zero gradient": set_entry("grads", 0, 0.0),
+            "wrong value": set_entry("values", 2, 10.0),
+            "not a number": lambda case, answer: answer | {"grads": ["x", "y"]},
+        }
+        tamper = answers[broken] if isinstance(broken, str) else lambda case, answer: broken
         grading = session("micrograd.accumulate", {"accumulate": on_run("separate", tamper)})
     assert not_gradable(grading, SQUARE) == ("micrograd.ops.mul",)
     assert asked(grading)[-1] == "accumulate"  # the preloaded run is never asked
@@ -852,19 +970,24 @@ def wrong_with_own(*own: str) -> Tamper:
 
     def tamper(case: dict[str, Any], answer: Answer) -> Answer:
         if case["run"] == "separate" or (
-                case["run"] == "composition" and set(case["own"]) & set(own)):
+            case["run"] == "composition" and set(case["own"]) & set(own)
+        ):
             return wrong_copy(case, answer)
         return answer
 
     return tamper
 
 
-@pytest.mark.parametrize(("graph", "own", "needs"), [
-    (TWICE, ("add",), ("micrograd.ops.add",)),
-    (TWICE, ("tanh",), ("micrograd.ops.tanh",)),
-    (TWICE, (), ("micrograd.ops.tanh", "micrograd.ops.add")),  # neither alone: both
-    (SUB, ("mul",), ("micrograd.ops.mul",)),
-    (SUB, ("add", "mul"), ("micrograd.ops.add", "micrograd.ops.mul"))])
+@pytest.mark.parametrize(
+    ("graph", "own", "needs"),
+    [
+        (TWICE, ("add",), ("micrograd.ops.add",)),
+        (TWICE, ("tanh",), ("micrograd.ops.tanh",)),
+        (TWICE, (), ("micrograd.ops.tanh", "micrograd.ops.add")),  # neither alone: both
+        (SUB, ("mul",), ("micrograd.ops.mul",)),
+        (SUB, ("add", "mul"), ("micrograd.ops.add", "micrograd.ops.mul")),
+    ],
+)
 def test_accumulate_waits_for_the_primitives_that_go_wrong(graph, own, needs):
     """``tanh(a) + tanh(a)`` and ``a - b`` (built as ``a + (-b)``, ``-b = b * -1``) going
     wrong apart, though right on the grader's primitives: each primitive they call is left the
@@ -903,13 +1026,18 @@ def test_accumulate_probe_says_which_results_are_their_own_operand():
         for run in ("separate", "composition"):
             answer = probes.probe_accumulate(module, case | {"run": run, "own": ["relu"]})
             assert answer["returns_operand"] == aliased
-        assert probes.probe_accumulate(engine("micrograd"), case | {"run": "separate"})[
-            "returns_operand"] == []
+        assert (
+            probes.probe_accumulate(engine("micrograd"), case | {"run": "separate"})[
+                "returns_operand"
+            ]
+            == []
+        )
 
 
 def test_accumulate_waits_for_an_op_whose_result_is_its_operand():
     """The uses apart right, but an op's result is its operand: not gradable until that op's
     item passes (never overwrite-grad, though the preload is lost)."""
+
     def aliased(case: dict[str, Any], answer: Answer) -> Answer:
         return answer | {"returns_operand": [1]} if case["run"] == "separate" else answer
 
@@ -929,8 +1057,9 @@ def test_accumulate_waits_for_an_op_whose_result_is_its_operand():
 def test_accumulate_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
     """A failure found before: an example that cannot be graded is not the smaller failing
     one Hypothesis looks for, and ends nothing."""
-    grading = session("micrograd.accumulate",
-                      {"accumulate": on_run("separate", set_entry("grads", 0, 0.0))})
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("separate", set_entry("grads", 0, 0.0))}
+    )
     grading.failures[TEST] = WrongAnswer("failed", "an earlier example")
     accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
     assert TEST not in grading.aborts
@@ -947,6 +1076,7 @@ def test_ledger_losing_a_contribution_names_the_shared_node(kept, named):
     """On the DAG (not on its tree), n0 keeps one contribution of its two. The walk reaches n3,
     then n2 (as the reference's): a ledger that overwrites keeps n2's, 1 of 4. Keeping n3's,
     3, is not what overwriting does in that order: no name."""
+
     def lose(case: dict[str, Any], answer: Answer) -> Answer:
         if case["dag"] == DAG.to_json():
             answer["grads"][0] = encode(np.full((2,), kept))
@@ -955,9 +1085,11 @@ def test_ledger_losing_a_contribution_names_the_shared_node(kept, named):
     grading = session("babygrad.accumulate", {"tensor_backward": lose})
     verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
     assert verdict.reason == "Tensor.backward lost a contribution to a shared tensor"
-    assert verdict.details == ["n0.grad (used 2 times; the uses apart add up to shape (2,) "
-                               f"[4., 4.]): expected shape (2,) [4., 4.], got shape (2,) "
-                               f"[{kept:g}., {kept:g}.]"]
+    assert verdict.details == [
+        "n0.grad (used 2 times; the uses apart add up to shape (2,) "
+        f"[4., 4.]): expected shape (2,) [4., 4.], got shape (2,) "
+        f"[{kept:g}., {kept:g}.]"
+    ]
     assert names_bug(verdict, "overwrite-grad") is named
     assert "n0 = Given(1.0)(Tensor(np.full((2,), 1.0), requires_grad=True))" in verdict.snippet
 
@@ -966,10 +1098,14 @@ def test_ledger_losing_a_contribution_names_the_shared_node(kept, named):
 def test_ledger_fails_a_walk_that_propagates_nothing(walk):
     """Both sides agree (no gradient but the root's, or zeros everywhere), yet nothing was
     summed: no op's backward ran."""
+
     def tamper(case: dict[str, Any], answer: Answer) -> Answer:
         size = len(answer["grads"])
-        grads = ([None] * (size - 1) + [encode(np.ones(2))] if walk == "nothing"
-                 else [encode(np.zeros(2))] * size)
+        grads = (
+            [None] * (size - 1) + [encode(np.ones(2))]
+            if walk == "nothing"
+            else [encode(np.zeros(2))] * size
+        )
         return {"grads": grads, "calls": []}
 
     grading = session("babygrad.accumulate", {"tensor_backward": tamper})
@@ -981,6 +1117,7 @@ def test_ledger_fails_a_walk_that_propagates_nothing(walk):
 def test_ledger_grades_nothing_on_a_walk_out_of_order():
     """n0 reached before n2, which uses it, so n2's contribution comes too late: the walk's
     fault (babygrad.backward's), not the ledger's."""
+
     def early(case: dict[str, Any], answer: Answer) -> Answer:
         if case["dag"] == DAG.to_json():
             answer["grads"][0] = encode(np.full((2,), 3.0))
@@ -994,8 +1131,9 @@ def test_ledger_grades_nothing_on_a_walk_out_of_order():
 
 # ----------------------------------------------------------------------- broadcasting
 
-BROADCAST = Graph("tensor", (np.arange(6.0).reshape(2, 3) / 3, np.array([0.5, -1.0, 2.0])),
-                  (Node("mul", (0, 1)),))
+BROADCAST = Graph(
+    "tensor", (np.arange(6.0).reshape(2, 3) / 3, np.array([0.5, -1.0, 2.0])), (Node("mul", (0, 1)),)
+)
 BROADCAST_GRAD = np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
 
 
@@ -1037,8 +1175,7 @@ def test_broadcast_not_summed_back_is_named():
     grading = session("babygrad.broadcasting", {"broadcast": implicit(unsummed)})
     verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
     assert verdict.reason == "broadcast gradients not summed back"
-    assert verdict.details == ["gradient for b (shape (3,)): expected shape (3,), "
-                               "got shape (2, 3)"]
+    assert verdict.details == ["gradient for b (shape (3,)): expected shape (3,), got shape (2, 3)"]
     assert names_bug(verdict, "broadcast-no-sum")
 
 
@@ -1047,6 +1184,7 @@ def test_broadcast_a_reduction_that_returns_nothing_is_not_gradable():
     broadcast beforehand too, where the shapes were the same and nothing needed summing. That
     run is not the oracles': nothing can be compared, and the example waits for the op's own
     item (which fails the same way)."""
+
     def nothing(case: dict[str, Any], answer: Answer) -> Answer:
         answer["grads"] = [{"shape": [], "data": ["nan"]}] * 2
         return answer
@@ -1062,6 +1200,7 @@ def test_broadcast_a_reduction_that_returns_nothing_is_not_gradable():
 def test_broadcast_a_reduction_that_sums_to_zeros_is_not_gradable():
     """``unbroadcast`` returning zeros: both runs agree (zeros summed are zeros), but the
     operands broadcast beforehand are not the oracles', so nothing is earned either."""
+
     def zeros(case: dict[str, Any], answer: Answer) -> Answer:
         answer["grads"] = [encode(np.zeros_like(decode(g))) for g in answer["grads"]]
         return answer
@@ -1075,9 +1214,11 @@ def test_broadcast_a_reduction_that_sums_to_zeros_is_not_gradable():
 def test_broadcast_an_op_that_raises(run):
     """Raising on the operands broadcast beforehand is the op's own item's business (not
     gradable until it passes); raising only where broadcasting happens is this item's."""
+
     def raises(case: dict[str, Any], answer: Answer) -> Answer:
-        return error("ValueError: operands could not be broadcast") if case["run"] == run \
-            else answer
+        return (
+            error("ValueError: operands could not be broadcast") if case["run"] == run else answer
+        )
 
     grading = session("babygrad.broadcasting", {"broadcast": raises})
     if run == "explicit":
@@ -1085,8 +1226,10 @@ def test_broadcast_an_op_that_raises(run):
             broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
         assert TEST not in grading.failures
     else:
-        assert wrong(broadcasting.check_broadcast, grading, BROADCAST,
-                     BROADCAST_GRAD).status == "error"
+        assert (
+            wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD).status
+            == "error"
+        )
 
 
 def test_broadcast_a_wrong_explicit_run_the_oracles_disagree_on_says_nothing(monkeypatch):

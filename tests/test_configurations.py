@@ -53,15 +53,18 @@ def test_a_correct_engine_gets_full_marks(config, engine):
     reference, torch, oracles = CONFIGURATIONS[config]
     if "pytorch" in oracles and not torch_oracle.available():
         pytest.skip("torch is not installed")
-    report = grade_report(CORRECT_ENGINES[engine], seed=cell_seed(config, engine),
-                          reference=reference, torch=torch)
+    report = grade_report(
+        CORRECT_ENGINES[engine], seed=cell_seed(config, engine), reference=reference, torch=torch
+    )
     assert report.oracles == oracles
     assert {item["id"] for item in report.items} == {item.id for item in RUBRIC.items}
-    lost = {item["id"]: f"{item['status']} {item['score']}/{item['max_score']}:\n"
-                        f"{item['feedback'][:2000]}"
-            for item in report.items
-            if item["id"] not in MAY_LOSE.get(engine, set())
-            and (item["status"] != "passed" or item["score"] < item["max_score"])}
+    lost = {
+        item["id"]: f"{item['status']} {item['score']}/{item['max_score']}:\n"
+        f"{item['feedback'][:2000]}"
+        for item in report.items
+        if item["id"] not in MAY_LOSE.get(engine, set())
+        and (item["status"] != "passed" or item["score"] < item["max_score"])
+    }
     assert not lost, "\n\n".join(f"{k}: {v}" for k, v in lost.items())
     single = [notice for notice in report.notices if "single oracle" in notice]
     assert len(single) == (len(oracles) == 1), report.notices
@@ -69,8 +72,9 @@ def test_a_correct_engine_gets_full_marks(config, engine):
 
 # ------------------------------------------------------------------------- planted bugs
 
-QUICK = {item.id for item in RUBRIC.items
-         if not item.extra_credit and not item.id.endswith(".graphs")}
+QUICK = {
+    item.id for item in RUBRIC.items if not item.extra_credit and not item.id.endswith(".graphs")
+}
 """Items that grade in a moment (whole graphs shrink slowly, the extra credit walks 100,000
 nodes): the neighbours graded beside a bug."""
 
@@ -81,7 +85,7 @@ def neighbours(item_id: str) -> set[str]:
     order = [item.id for item in RUBRIC.items if item.assignment == item_id.split(".")[0]]
     at = order.index(item_id)
     before = [i for i in order[:at] if i in QUICK][-1:]
-    after = [i for i in order[at + 1:] if i in QUICK][:1]
+    after = [i for i in order[at + 1 :] if i in QUICK][:1]
     return {*before, *after}
 
 
@@ -115,7 +119,10 @@ def test_a_planted_bug_loses_the_same_items_on_finite_differences_alone(tmp_path
         reference, torch, _ = CONFIGURATIONS[config]
         items = grade_items(submission, only=only, reference=reference, torch=torch)
         assert set(items) == set(only)
-        lost[config] = {k: f"{v['status']}: {v['feedback'][:600]}" for k, v in items.items()
-                        if v["score"] < v["max_score"]}
+        lost[config] = {
+            k: f"{v['status']}: {v['feedback'][:600]}"
+            for k, v in items.items()
+            if v["score"] < v["max_score"]
+        }
     assert {bug.item for bug in bugs} <= set(lost["finite-differences"]), lost
     assert set(lost["finite-differences"]) == set(lost[baseline]), lost

@@ -73,10 +73,18 @@ def _digest(tmp_path: Path, pinned: bool, with_module: bool) -> str:
     (tmp_path / "unrelated_local_module.py").write_text(MODULE)
     (tmp_path / "draw.py").write_text(DRAW)
     proc = subprocess.run(
-        [sys.executable, "draw.py", "pinned" if pinned else "plain",
-         "with-module" if with_module else "without"],
-        cwd=tmp_path, capture_output=True, text=True, check=True,
-        env={"PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0"})
+        [
+            sys.executable,
+            "draw.py",
+            "pinned" if pinned else "plain",
+            "with-module" if with_module else "without",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0"},
+    )
     return proc.stdout.strip()
 
 
@@ -96,8 +104,12 @@ def _plain(value: object) -> object:
     if isinstance(value, Dag):
         return ["dag", value.leaves, _plain(value.nodes)]
     if isinstance(value, Graph):
-        return ["graph", value.kind, _plain(value.leaves),
-                [[n.op, list(n.args), repr(n.param)] for n in value.nodes]]
+        return [
+            "graph",
+            value.kind,
+            _plain(value.leaves),
+            [[n.op, list(n.args), repr(n.param)] for n in value.nodes],
+        ]
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
     if isinstance(value, float):
@@ -114,7 +126,8 @@ def _suite_strategies() -> dict[str, SearchStrategy[object]]:
         "scalar accumulation": st.sampled_from(MICROGRAD_PRIMITIVES).flatmap(accumulate_cases),
         "tensor backward": tensor_backward_cases(dags(shared=False), tensor_shapes()),
         "tensor backward, nothing to propagate": tensor_backward_cases(
-            dags(shared=False), tensor_shapes(), edges=True),
+            dags(shared=False), tensor_shapes(), edges=True
+        ),
     }
     for op in sorted(set(BABYGRAD_OP_ITEMS.values())):
         drawn[f"tensor {op}"] = op_cases("tensor", op)
@@ -144,8 +157,13 @@ def draws_digest() -> str:
         seen: list[object] = []
 
         @seed(11)
-        @settings(max_examples=40, database=None, phases=[Phase.generate], deadline=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=40,
+            database=None,
+            phases=[Phase.generate],
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(strategy)
         def draw(example: object) -> None:
             seen.append(_plain(example))  # noqa: B023 - called before the loop moves on

@@ -26,43 +26,98 @@ from grader.report.formats.summary import summary_html
 RUBRIC = load(DEFAULT_RUBRIC)
 
 
-def item(item_id: str, score: float, status: str = "passed", *, feedback_text: str = "",
-         reason: str = "", bugs: tuple[str, ...] = (), points: float = 6) -> dict:
-    return {"id": item_id, "assignment": item_id.split(".")[0], "title": item_id,
-            "score": score, "max_score": points, "extra_credit": False,
-            "visibility": "visible", "status": status, "bugs": list(bugs),
-            "feedback": feedback_text, "reason": reason}
+def item(
+    item_id: str,
+    score: float,
+    status: str = "passed",
+    *,
+    feedback_text: str = "",
+    reason: str = "",
+    bugs: tuple[str, ...] = (),
+    points: float = 6,
+) -> dict:
+    return {
+        "id": item_id,
+        "assignment": item_id.split(".")[0],
+        "title": item_id,
+        "score": score,
+        "max_score": points,
+        "extra_credit": False,
+        "visibility": "visible",
+        "status": status,
+        "bugs": list(bugs),
+        "feedback": feedback_text,
+        "reason": reason,
+    }
 
 
 def report(*items: dict) -> GradeReport:
-    return GradeReport(assignment="all", seed="secret", items=list(items),
-                       oracles=["reference"], protections=[], duration_s=1.0)
+    return GradeReport(
+        assignment="all",
+        seed="secret",
+        items=list(items),
+        oracles=["reference"],
+        protections=[],
+        duration_s=1.0,
+    )
 
 
 GOOD = report(item("micrograd.ops.add", 6), item("micrograd.ops.tanh", 6))
-BAD = report(item("micrograd.ops.add", 6),
-             item("micrograd.ops.tanh", 0, "failed", reason="wrong | <b>gradient</b>",
-                  feedback_text="```\n</code><script>alert(1)</script>\x07",
-                  bugs=("tanh-derivative",)))
+BAD = report(
+    item("micrograd.ops.add", 6),
+    item(
+        "micrograd.ops.tanh",
+        0,
+        "failed",
+        reason="wrong | <b>gradient</b>",
+        feedback_text="```\n</code><script>alert(1)</script>\x07",
+        bugs=("tanh-derivative",),
+    ),
+)
 
 
-@pytest.mark.parametrize("value, escaped", [
-    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("+1", "'+1"), ("-1", "'-1"),
-    ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"), ("alice", "alice"),
-    ("a=b", "a=b")])
+@pytest.mark.parametrize(
+    "value, escaped",
+    [
+        ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+        ("+1", "'+1"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("alice", "alice"),
+        ("a=b", "a=b"),
+    ],
+)
 def test_csv_cells_cannot_be_formulas(value, escaped):
     assert escape_cell(value) == escaped
 
 
 def test_gradebook_rows_and_blank_ungraded_items():
-    items = [Item("micrograd.ops.add", "a", 6, ""), Item("micrograd.ops.tanh", "t", 6, ""),
-             Item("micrograd.topo", "o", 10, "")]
-    text = gradebook_csv([StudentResult("=cmd|' /C calc'!A0", BAD, ("micrograd: engine.py",)),
-                          StudentResult("bob", None, error="-boom")], items)
+    items = [
+        Item("micrograd.ops.add", "a", 6, ""),
+        Item("micrograd.ops.tanh", "t", 6, ""),
+        Item("micrograd.topo", "o", 10, ""),
+    ]
+    text = gradebook_csv(
+        [
+            StudentResult("=cmd|' /C calc'!A0", BAD, ("micrograd: engine.py",)),
+            StudentResult("bob", None, error="-boom"),
+        ],
+        items,
+    )
     table = list(csv.reader(io.StringIO(text)))
     assert table == [
-        ["student", "total", "max", "micrograd.ops.add", "micrograd.ops.tanh", "micrograd.topo",
-         "status", "notes"],
+        [
+            "student",
+            "total",
+            "max",
+            "micrograd.ops.add",
+            "micrograd.ops.tanh",
+            "micrograd.topo",
+            "status",
+            "notes",
+        ],
         ["'=cmd|' /C calc'!A0", "6", "12", "6", "0", "", "graded", "micrograd: engine.py"],
         ["bob", "", "", "", "", "", "grader error", "grader error: -boom"],
     ]
@@ -93,7 +148,8 @@ def test_junit_has_one_case_per_item():
 def test_classroom_notices():
     assert notices(95.5, 100) == (
         "::notice title=Autograding complete::Points 95.5/100\n"
-        '::notice title=Autograding report::{"totalPoints":95.5,"maxPoints":100}\n')
+        '::notice title=Autograding report::{"totalPoints":95.5,"maxPoints":100}\n'
+    )
 
 
 def test_histogram_is_a_png_of_the_bins():
@@ -101,14 +157,23 @@ def test_histogram_is_a_png_of_the_bins():
     png = histogram_png([10, 20, 95])
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     width, height = struct.unpack(">II", png[16:24])
-    (idat,) = [png[i + 8:i + 8 + struct.unpack(">I", png[i:i + 4])[0]]
-               for i in range(8, len(png) - 4) if png[i + 4:i + 8] == b"IDAT"]
+    (idat,) = [
+        png[i + 8 : i + 8 + struct.unpack(">I", png[i : i + 4])[0]]
+        for i in range(8, len(png) - 4)
+        if png[i + 4 : i + 8] == b"IDAT"
+    ]
     assert len(zlib.decompress(idat)) == height * (width * 3 + 1)
 
 
 def test_summary_page():
-    page = summary_html([StudentResult("a", GOOD), StudentResult("<b>", BAD),
-                         StudentResult("c", None, error="<oops>")], RUBRIC.items)
+    page = summary_html(
+        [
+            StudentResult("a", GOOD),
+            StudentResult("<b>", BAD),
+            StudentResult("c", None, error="<oops>"),
+        ],
+        RUBRIC.items,
+    )
     assert "data:image/png;base64," in page and "tanh-derivative" in page
     assert "<td class=n>3.00</td><td class=n>50%</td>" in page  # tanh: mean 3, half passed
     assert "&lt;oops&gt;" in page and "<oops>" not in page
@@ -116,8 +181,7 @@ def test_summary_page():
 
 def test_gradescope_document_lists_every_item_always():
     graded = report(*(item(i.id, i.points, points=i.points) for i in RUBRIC.items[:3]))
-    hidden = [Item("micrograd.secret", "s", 4, "", visibility="after_due_date"),
-              *RUBRIC.items[:3]]
+    hidden = [Item("micrograd.secret", "s", 4, "", visibility="after_due_date"), *RUBRIC.items[:3]]
     document = results(hidden, graded, 12.5, ["micrograd: engine.py"])
     jsonschema.validate(document, SCHEMA)
     assert [t["number"] for t in document["tests"]] == ["1", "2", "3", "4"]

@@ -22,13 +22,28 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("gradescope")]  # one au
 # The schema the issue gives, independently of the one the grader validates against.
 ISSUE_SCHEMA = {
     "type": "object",
-    "required": ["score", "execution_time", "output", "visibility", "stdout_visibility",
-                 "tests"],
-    "properties": {"tests": {"type": "array", "items": {
-        "type": "object",
-        "required": ["name", "number", "score", "max_score", "status", "output", "visibility"],
-        "properties": {"status": {"enum": ["passed", "failed"]},
-                       "output_format": {"const": "md"}}}}},
+    "required": ["score", "execution_time", "output", "visibility", "stdout_visibility", "tests"],
+    "properties": {
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "name",
+                    "number",
+                    "score",
+                    "max_score",
+                    "status",
+                    "output",
+                    "visibility",
+                ],
+                "properties": {
+                    "status": {"enum": ["passed", "failed"]},
+                    "output_format": {"const": "md"},
+                },
+            },
+        }
+    },
 }
 
 
@@ -42,8 +57,12 @@ def autograder(tmp_path_factory) -> tuple[Path, Path]:
         modes = {info.filename: info.external_attr >> 16 for info in handle.infolist()}
         assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
         assert not any(name.startswith(("tests/", "exercises/")) for name in modes)
-        assert {"rubric.yaml", "reference/micrograd/engine.py",
-                "grader/grading/suites/test_micrograd.py", "gradescope.json"} <= set(modes)
+        assert {
+            "rubric.yaml",
+            "reference/micrograd/engine.py",
+            "grader/grading/suites/test_micrograd.py",
+            "gradescope.json",
+        } <= set(modes)
         handle.extractall(root / "source")
     return root, overlay_venv(tmp / "venv", root / "source")
 
@@ -57,8 +76,13 @@ def run_autograder(root: Path, python: Path, submission: dict[str, str]) -> dict
         (root / "submission" / name).write_text(text)
     (root / "results" / "results.json").write_text('{"score": 100}')  # a forged result
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": str(python)}
-    subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, check=True,
-                   timeout=300, capture_output=True)
+    subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        env=env,
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     document = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(document, ISSUE_SCHEMA)
     jsonschema.validate(document, SCHEMA)
@@ -68,10 +92,12 @@ def run_autograder(root: Path, python: Path, submission: dict[str, str]) -> dict
 def test_results_json_has_every_item_and_hides_hidden_ones(autograder):
     root, python = autograder
     rubric = root / "source" / "rubric.yaml"
-    rubric.write_text(rubric.read_text().replace(
-        "    extra_credit: true\n", "    extra_credit: true\n    visibility: hidden\n", 1))
-    engine = (REFERENCE / "micrograd" / "engine.py").read_text().replace(
-        "1.0 - t * t", "1.0 - t")
+    rubric.write_text(
+        rubric.read_text().replace(
+            "    extra_credit: true\n", "    extra_credit: true\n    visibility: hidden\n", 1
+        )
+    )
+    engine = (REFERENCE / "micrograd" / "engine.py").read_text().replace("1.0 - t * t", "1.0 - t")
     document = run_autograder(root, python, {"hw/engine.py": engine})
     items = load(rubric).items
     tests = document["tests"]
@@ -84,16 +110,18 @@ def test_results_json_has_every_item_and_hides_hidden_ones(autograder):
     assert by_id["micrograd.ops.add"]["status"] == "passed"
     assert by_id["micrograd.deep"]["visibility"] == "after_due_date"
     assert all(t["visibility"] == "visible" for k, t in by_id.items() if k != "micrograd.deep")
-    assert all(t["score"] == 0 and "babygrad" in t["output"]
-               for k, t in by_id.items() if k.startswith("babygrad."))
+    assert all(
+        t["score"] == 0 and "babygrad" in t["output"]
+        for k, t in by_id.items()
+        if k.startswith("babygrad.")
+    )
     assert document["score"] == sum(t["score"] for t in tests) < 100
     assert "hw/engine.py" in document["output"] and "after the due date" in document["output"]
 
 
 def test_past_its_deadline_every_item_is_still_reported(autograder):
     root, python = autograder
-    (root / "source" / "gradescope.json").write_text(json.dumps({"seed": 777,
-                                                                 "deadline_s": 0.5}))
+    (root / "source" / "gradescope.json").write_text(json.dumps({"seed": 777, "deadline_s": 0.5}))
     try:
         document = run_autograder(root, python, {"engine.py": "class Value:\n    pass\n"})
     finally:

@@ -64,11 +64,13 @@ def unimplemented_tanh(code: str = "") -> tuple[str, str]:
 NO_TANH = {"micrograd.ops.tanh": ("missing", "not implemented: tanh")}
 
 
-def grade_report(submission: Path, only: list[str], *, sandbox: str = "auto",
-                 rubric: Path = DEFAULT_RUBRIC) -> GradeReport:
+def grade_report(
+    submission: Path, only: list[str], *, sandbox: str = "auto", rubric: Path = DEFAULT_RUBRIC
+) -> GradeReport:
     """Grade the ``only`` items as the CLI does (the assignments they belong to run)."""
-    return grade(GradeOptions(submission=submission, only=tuple(only), sandbox=sandbox,
-                              rubric=rubric))
+    return grade(
+        GradeOptions(submission=submission, only=tuple(only), sandbox=sandbox, rubric=rubric)
+    )
 
 
 Verdict = tuple[str, str]
@@ -85,8 +87,9 @@ def assert_graded(report: GradeReport, expected: dict[str, Verdict | list[Verdic
             verdicts = expected[item_id]
             allowed = verdicts if isinstance(verdicts, list) else [verdicts]
             assert item["score"] == 0 and "\n" not in item["reason"], item
-            assert any(item["status"] == status and reason in item["reason"]
-                       for status, reason in allowed), (item["status"], item["reason"], allowed)
+            assert any(
+                item["status"] == status and reason in item["reason"] for status, reason in allowed
+            ), (item["status"], item["reason"], allowed)
         else:
             assert item["status"] == "passed", (item_id, item["reason"], item["feedback"])
             assert item["score"] == item["max_score"]
@@ -104,56 +107,68 @@ BROKEN = {
     "syntax error": (
         {MICRO: [("def exp(self):", "def exp(self)")]},
         ["micrograd.ops.add", "micrograd.topo"],
-        {"micrograd.ops.add": ("error", "SyntaxError"),
-         "micrograd.topo": ("error", "SyntaxError")}),
+        {"micrograd.ops.add": ("error", "SyntaxError"), "micrograd.topo": ("error", "SyntaxError")},
+    ),
     "import error": (
         {MICRO: [at_import("import micrograd_helpers\n")]},
         ["micrograd.ops.add"],
-        {"micrograd.ops.add": ("error", "No module named 'micrograd_helpers'")}),
+        {"micrograd.ops.add": ("error", "No module named 'micrograd_helpers'")},
+    ),
     "exception at import": (
         {MICRO: [at_import("raise RuntimeError('engine refuses to load')\n")]},
         ["micrograd.ops.add"],
-        {"micrograd.ops.add": ("error", "RuntimeError: engine refuses to load")}),
+        {"micrograd.ops.add": ("error", "RuntimeError: engine refuses to load")},
+    ),
     "sys.exit at import": (
         {MICRO: [at_import("import sys\nsys.exit('bye')\n")]},
         ["micrograd.ops.add"],
-        {"micrograd.ops.add": ("error", "SystemExit: bye")}),
+        {"micrograd.ops.add": ("error", "SystemExit: bye")},
+    ),
     "os._exit at import": (
         {MICRO: [at_import("import os\nos._exit(0)\n")]},
         ["micrograd.ops.add"],
-        {"micrograd.ops.add": ("error", "exited (exit code 0) without replying")}),
+        {"micrograd.ops.add": ("error", "exited (exit code 0) without replying")},
+    ),
     "missing function": (
         {MICRO: [("def zero_grad(root):", "def _zero_grad(root):")]},
         ["micrograd.zero_grad", "micrograd.ops.add"],
-        {"micrograd.zero_grad": ("missing", "not implemented: zero_grad")}),
+        {"micrograd.zero_grad": ("missing", "not implemented: zero_grad")},
+    ),
     "missing method": (  # not gradable on accumulate until it is there: no cost there
         {MICRO: [("def exp(self):", "def _exp(self):")]},
         ["micrograd.ops.exp", "micrograd.ops.add", "micrograd.accumulate"],
-        {"micrograd.ops.exp": ("missing", "not implemented: exp")}),
+        {"micrograd.ops.exp": ("missing", "not implemented: exp")},
+    ),
     "wrong signature": (
         {MICRO: [("def tanh(self):", "def tanh(self, k):")]},
         ["micrograd.ops.tanh", "micrograd.ops.add"],
-        {"micrograd.ops.tanh": ("error", "missing 1 required positional argument: 'k'")}),
+        {"micrograd.ops.tanh": ("error", "missing 1 required positional argument: 'k'")},
+    ),
     "exception inside one op": (
         {MICRO: [in_op("raise ValueError('exp is broken')")]},
         ["micrograd.ops.exp", "micrograd.ops.add", "micrograd.accumulate"],
-        {"micrograd.ops.exp": ("error", "ValueError: exp is broken")}),
+        {"micrograd.ops.exp": ("error", "ValueError: exp is broken")},
+    ),
     "sys.exit inside one op": (
         {MICRO: [in_op("import sys\nsys.exit(3)")]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
-        {"micrograd.ops.exp": ("error", "SystemExit: 3")}),
+        {"micrograd.ops.exp": ("error", "SystemExit: 3")},
+    ),
     "segfault via ctypes": (
         {MICRO: [in_op("import ctypes\nctypes.string_at(0)")]},
         ["micrograd.ops.exp", "micrograd.ops.add", "micrograd.accumulate"],
-        {"micrograd.ops.exp": ("error", "crashed (killed by signal 11")}),
+        {"micrograd.ops.exp": ("error", "crashed (killed by signal 11")},
+    ),
     "deep recursion": (
         {MICRO: [in_op("def down(n):\n    return down(n + 1)\ndown(0)")]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
-        {"micrograd.ops.exp": ("error", "RecursionError")}),
+        {"micrograd.ops.exp": ("error", "RecursionError")},
+    ),
     "babygrad: exception at import of ops.py": (
         {OPS: [("import numpy as np\n", "import numpy as np\n\nraise ImportError('no ops')\n")]},
         ["babygrad.ops.add", "micrograd.ops.add"],
-        {"babygrad.ops.add": ("error", "ImportError: no ops")}),
+        {"babygrad.ops.add": ("error", "ImportError: no ops")},
+    ),
 }
 
 
@@ -167,8 +182,9 @@ def test_missing_module_costs_only_its_assignment(tmp_path):
     submission = planted(tmp_path, {})
     (submission / MICRO).unlink()
     report = grade_report(submission, ["micrograd.ops.add", "babygrad.ops.add"])
-    assert_graded(report, {"micrograd.ops.add": (
-        "missing", "not submitted (looked for micrograd/engine.py")})
+    assert_graded(
+        report, {"micrograd.ops.add": ("missing", "not submitted (looked for micrograd/engine.py")}
+    )
 
 
 # --------------------------------------------------------------------------- slow
@@ -184,36 +200,46 @@ SLOW = {
     "infinite loop in one op": (
         {MICRO: [in_op("while True:\n    pass")]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
-        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")}),
+        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")},
+    ),
     "infinite loop in one op's _backward": (  # not gradable on accumulate: no cost there
         {MICRO: [(EXP_BACKWARD, f"while True:\n                pass\n            {EXP_BACKWARD}")]},
         ["micrograd.ops.exp", "micrograd.accumulate"],
-        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")}),
+        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")},
+    ),
     "infinite loop in backward": (
         {MICRO: [in_op("while True:\n    pass", "for node in reversed(order):")]},
         ["micrograd.backward", "micrograd.ops.add"],
-        {"micrograd.backward": ("timeout", "timed out after 1.0 s of CPU time")}),
+        {"micrograd.backward": ("timeout", "timed out after 1.0 s of CPU time")},
+    ),
     "infinite loop at import": (  # one import timeout, then every item fails at once
         {MICRO: [at_import("while True:\n    pass\n")]},
         ["micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.exp"],
-        {item: ("timeout", "while importing: timed out after 2.0 s of CPU time")
-         for item in ("micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.exp")}),
+        {
+            item: ("timeout", "while importing: timed out after 2.0 s of CPU time")
+            for item in ("micrograd.ops.add", "micrograd.ops.mul", "micrograd.ops.exp")
+        },
+    ),
     "sleeping forever in one op": (
         {MICRO: [in_op("import time\ntime.sleep(3600)")]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
-        {"micrograd.ops.exp": ("timeout", "s of wall-clock time")}),
+        {"micrograd.ops.exp": ("timeout", "s of wall-clock time")},
+    ),
     "each call slower than the budget": (
         {MICRO: [in_op(BURN.format(seconds=2))]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
-        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")}),
+        {"micrograd.ops.exp": ("timeout", "timed out after 1.0 s of CPU time")},
+    ),
     "each call within the budget, too slow in all": (
         {MICRO: [in_op(BURN.format(seconds=0.4))]},
         ["micrograd.ops.exp", "micrograd.ops.add"],
-        {"micrograd.ops.exp": ("timeout", "took more than 6 s in all")}),
+        {"micrograd.ops.exp": ("timeout", "took more than 6 s in all")},
+    ),
     "slow and wrong: the search stops, the failure stays": (
         {MICRO: [in_op(BURN.format(seconds=0.3), TANH), TANH_DERIVATIVE.pair]},
         ["micrograd.ops.tanh", "micrograd.ops.add"],
-        {"micrograd.ops.tanh": ("failed", "wrong gradient in backward")}),
+        {"micrograd.ops.tanh": ("failed", "wrong gradient in backward")},
+    ),
 }
 
 
@@ -274,29 +300,42 @@ if os.fork() == 0:  # a daemon: its own session, double-forked
 """
 
 
-@pytest.mark.parametrize("bomb", [
-    in_op("hoard = [0.0] * 10**10"),  # one huge allocation
-    at_import("hoard = [bytearray(10**8) for _ in range(100)]\n"),  # touching every page
-], ids=["one huge allocation in an op", "growing at import"])
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        in_op("hoard = [0.0] * 10**10"),  # one huge allocation
+        at_import("hoard = [bytearray(10**8) for _ in range(100)]\n"),  # touching every page
+    ],
+    ids=["one huge allocation in an op", "growing at import"],
+)
 def test_memory_bomb(tmp_path, bomb):
     """Memory is capped per process (2 GiB of address space): MemoryError, other items (here
     the other assignment, for the bomb at import; accumulate, not gradable on exp, for the bomb
     in exp) graded normally."""
     in_exp = bomb[0] == EXP
-    report = grade_report(planted(tmp_path, {MICRO: [bomb]}),
-                          ["micrograd.ops.exp", "babygrad.ops.add",
-                           *(["micrograd.accumulate"] if in_exp else [])])
+    report = grade_report(
+        planted(tmp_path, {MICRO: [bomb]}),
+        ["micrograd.ops.exp", "babygrad.ops.add", *(["micrograd.accumulate"] if in_exp else [])],
+    )
     assert_graded(report, {"micrograd.ops.exp": ("error", "MemoryError")})
 
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_fork_bomb_is_bounded_and_killed(tmp_path, mode, token):
-    submission = planted(tmp_path, {MICRO: [at_import(FORK_BOMB.format(token=token)),
-                                            in_op("raise RuntimeError(f'forked {FORKED}')")]})
+    submission = planted(
+        tmp_path,
+        {
+            MICRO: [
+                at_import(FORK_BOMB.format(token=token)),
+                in_op("raise RuntimeError(f'forked {FORKED}')"),
+            ]
+        },
+    )
     report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"], sandbox=mode)
     assert_graded(report, {"micrograd.ops.exp": ("error", "RuntimeError: forked ")})
-    forked = int(next(i for i in report.items if i["id"] == "micrograd.ops.exp")["reason"]
-                 .rsplit(" ", 1)[1])
+    forked = int(
+        next(i for i in report.items if i["id"] == "micrograd.ops.exp")["reason"].rsplit(" ", 1)[1]
+    )
     if mode == "none":  # as root the process limit does not bite: only the kill at the end
         assert forked == 300
     else:
@@ -305,8 +344,7 @@ def test_fork_bomb_is_bounded_and_killed(tmp_path, mode, token):
 
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
-def test_threads_children_and_daemons_left_running_then_a_correct_engine(tmp_path, mode,
-                                                                           token):
+def test_threads_children_and_daemons_left_running_then_a_correct_engine(tmp_path, mode, token):
     """The worker's leftovers (a spinning thread, a child and a setsid daemon that ignore
     SIGTERM) do not cost the items, die with the worker, and do not touch the next grade."""
     submission = planted(tmp_path, {MICRO: [at_import(LEFTOVERS.format(token=token))]})
@@ -317,15 +355,23 @@ def test_threads_children_and_daemons_left_running_then_a_correct_engine(tmp_pat
 
 
 def test_filling_the_disk_is_bounded_and_cleaned_up(tmp_path, fast_rubric, token):
-    fill = (f"for n in range(4):\n    open('{token}-' + str(n), 'wb').write(b'x' * 40_000_000)\n"
-            f"open('{token}-big', 'wb').write(b'x' * 100_000_000)")
+    fill = (
+        f"for n in range(4):\n    open('{token}-' + str(n), 'wb').write(b'x' * 40_000_000)\n"
+        f"open('{token}-big', 'wb').write(b'x' * 100_000_000)"
+    )
     submission = planted(tmp_path, {MICRO: [in_op(fill)]})
-    report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"],
-                          rubric=fast_rubric)
-    assert_graded(report, {"micrograd.ops.exp": [
-        ("error", "File too large"),  # the 64 MB file limit stopped the last write
-        ("timeout", "timed out after"),  # or a loaded machine's disk took longer than 1 s
-    ]})
+    report = grade_report(
+        submission, ["micrograd.ops.exp", "micrograd.ops.add"], rubric=fast_rubric
+    )
+    assert_graded(
+        report,
+        {
+            "micrograd.ops.exp": [
+                ("error", "File too large"),  # the 64 MB file limit stopped the last write
+                ("timeout", "timed out after"),  # or a loaded machine's disk took longer than 1 s
+            ]
+        },
+    )
     assert not list(Path(tempfile.gettempdir()).glob(f"grader-worker-*/{token}-*"))
 
 
@@ -334,18 +380,35 @@ def test_filling_the_disk_is_bounded_and_cleaned_up(tmp_path, fast_rubric, token
 
 def exp_data(expression: str, prelude: str = "") -> dict[str, list[tuple[str, str]]]:
     """exp with an honest backward whose forward value (``out.data``) is ``expression``."""
-    return {MICRO: [*([in_op(prelude)] if prelude else []),
-                    (EXP, f"{EXP}\n        out.data = {expression}"),
-                    (EXP_BACKWARD, "self.grad += math.exp(self.data) * out.grad")]}
+    return {
+        MICRO: [
+            *([in_op(prelude)] if prelude else []),
+            (EXP, f"{EXP}\n        out.data = {expression}"),
+            (EXP_BACKWARD, "self.grad += math.exp(self.data) * out.grad"),
+        ]
+    }
 
 
 ALWAYS_EQUAL = "class Liar:\n    def __eq__(self, other):\n        return True"
-LYING_FLOAT = "\n".join([
-    "class Liar(float):",
-    *[f"    def {name}(self, other):\n        return {result}" for name, result in [
-        ("__eq__", True), ("__ne__", False), ("__lt__", False), ("__gt__", False),
-        ("__le__", True), ("__ge__", True), ("__sub__", 0.0), ("__rsub__", 0.0)]],
-    "    def __abs__(self):\n        return 0.0"])
+LYING_FLOAT = "\n".join(
+    [
+        "class Liar(float):",
+        *[
+            f"    def {name}(self, other):\n        return {result}"
+            for name, result in [
+                ("__eq__", True),
+                ("__ne__", False),
+                ("__lt__", False),
+                ("__gt__", False),
+                ("__le__", True),
+                ("__ge__", True),
+                ("__sub__", 0.0),
+                ("__rsub__", 0.0),
+            ]
+        ],
+        "    def __abs__(self):\n        return 0.0",
+    ]
+)
 HONEST_FLOAT = "class Honest(float):\n    pass"
 
 NOT_A_NUMBER = ("error", "is not a number")
@@ -374,8 +437,17 @@ def test_an_int_where_the_answer_is_integral(tmp_path):
 
 
 def test_wrong_shapes(tmp_path):
-    submission = planted(tmp_path, {OPS: [(
-        "g = np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)", "g = out_grad.data")]})
+    submission = planted(
+        tmp_path,
+        {
+            OPS: [
+                (
+                    "g = np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
+                    "g = out_grad.data",
+                )
+            ]
+        },
+    )
     report = grade_report(submission, ["babygrad.ops.summation", "babygrad.ops.add"])
     assert_graded(report, {"babygrad.ops.summation": ("failed", "wrong gradient in backward")})
     summation = next(i for i in report.items if i["id"] == "babygrad.ops.summation")
@@ -401,8 +473,7 @@ def test_an_op_that_unblocks_torch_finds_it_empty(tmp_path):
     """Without bubblewrap this works (documented); with it the torch folder is not mounted."""
     torch_exp = "out = Value(torch.exp(torch.tensor(self.data)).item(), (self,), 'exp')"
     submission = planted(tmp_path, {MICRO: [at_import(BYPASS_IMPORT_BLOCKER), (EXP, torch_exp)]})
-    report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"],
-                          sandbox="bwrap")
+    report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"], sandbox="bwrap")
     assert_graded(report, {"micrograd.ops.exp": ("error", "AttributeError")})
 
 
@@ -421,28 +492,45 @@ grader.language.verdicts.Tolerance.close = lambda *a, **k: True
 TAMPERING = {
     "monkeypatching numpy, math, builtins and the grader's judge in the worker": (
         [at_import(PATCH_THE_JUDGES), TANH_DERIVATIVE.pair],
-        {"micrograd.ops.tanh": ("failed", "wrong gradient in backward")}),
+        {"micrograd.ops.tanh": ("failed", "wrong gradient in backward")},
+    ),
     "monkeypatching json in the worker": (
-        [at_import("import json\njson.dumps = lambda *a, **k: '{\"id\": 0, \"results\": []}'\n")],
-        {"micrograd.ops.tanh": ("error", "invalid answer"),
-         "micrograd.ops.add": ("error", "invalid answer")}),
+        [at_import('import json\njson.dumps = lambda *a, **k: \'{"id": 0, "results": []}\'\n')],
+        {
+            "micrograd.ops.tanh": ("error", "invalid answer"),
+            "micrograd.ops.add": ("error", "invalid answer"),
+        },
+    ),
     "monkeypatching the grader's probes in the worker": (
-        [at_import("import grader.worker.probes as p\n"
-                   "p.PROBES['op'] = lambda engine, case: {'values': [], 'grads': []}\n")],
-        {"micrograd.ops.tanh": ("error", "invalid answer"),
-         "micrograd.ops.add": ("error", "invalid answer")}),
+        [
+            at_import(
+                "import grader.worker.probes as p\n"
+                "p.PROBES['op'] = lambda engine, case: {'values': [], 'grads': []}\n"
+            )
+        ],
+        {
+            "micrograd.ops.tanh": ("error", "invalid answer"),
+            "micrograd.ops.add": ("error", "invalid answer"),
+        },
+    ),
     "printing fake pytest and grader output": (
-        [unimplemented_tanh("print('micrograd.ops.tanh PASSED\\n===== 42 passed =====\\n'\n"
-                            "      '\\x1b[2J{\"score\": 100, \"max_score\": 100}')")],
-        NO_TANH),
+        [
+            unimplemented_tanh(
+                "print('micrograd.ops.tanh PASSED\\n===== 42 passed =====\\n'\n"
+                '      \'\\x1b[2J{"score": 100, "max_score": 100}\')'
+            )
+        ],
+        NO_TANH,
+    ),
 }
 
 
 @pytest.mark.parametrize("name", TAMPERING)
 def test_tampering_inside_the_worker(tmp_path, name):
     plants, expected = TAMPERING[name]
-    report = grade_report(planted(tmp_path, {MICRO: plants}),
-                          ["micrograd.ops.tanh", "micrograd.ops.add"])
+    report = grade_report(
+        planted(tmp_path, {MICRO: plants}), ["micrograd.ops.tanh", "micrograd.ops.add"]
+    )
     assert_graded(report, expected)
 
 
@@ -467,10 +555,16 @@ def test_forged_results_file_is_replaced(tmp_path, mode):
     assert_graded(report, NO_TANH)
 
 
-TARGETS = ["rubric.yaml", "grader/grading/plugin.py", "grader/grading/session.py",
-           "grader/worker/runner.py",
-           "grader/grading/suites/test_micrograd.py", "reference/micrograd/engine.py",
-           "tests/test_hostile.py", "tests/grading.py"]
+TARGETS = [
+    "rubric.yaml",
+    "grader/grading/plugin.py",
+    "grader/grading/session.py",
+    "grader/worker/runner.py",
+    "grader/grading/suites/test_micrograd.py",
+    "reference/micrograd/engine.py",
+    "tests/test_hostile.py",
+    "tests/grading.py",
+]
 NEW_FILES = ["grader/planted.py", "grader/worker/planted.py", "tests/conftest_planted.py"]
 OVERWRITE = """
 import grader, pathlib
@@ -495,10 +589,10 @@ def test_overwriting_the_grader_rubric_tests_and_reference_fails(tmp_path):
     """Only with bubblewrap: without it a worker running as root could write them (README)."""
     before = _digests()
     tamper = OVERWRITE.format(targets=TARGETS + NEW_FILES)
-    submission = planted(tmp_path, {MICRO: [at_import(tamper),
-                                            in_op("raise ValueError(f'tampered: {TAMPERED}')")]})
-    report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"],
-                          sandbox="bwrap")
+    submission = planted(
+        tmp_path, {MICRO: [at_import(tamper), in_op("raise ValueError(f'tampered: {TAMPERED}')")]}
+    )
+    report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"], sandbox="bwrap")
     assert_graded(report, {"micrograd.ops.exp": ("error", "tampered: []")})
     assert _digests() == before
     assert not [name for name in NEW_FILES if (REPO / name).exists()]
@@ -513,8 +607,10 @@ def test_killing_the_parent(tmp_path, mode):
         with pytest.raises(GraderFailure, match="pytest exit -9"):
             grade_report(submission, only, sandbox=mode)
     else:  # its parent is the sandbox's init, of another uid
-        assert_graded(grade_report(submission, only, sandbox=mode),
-                      {"micrograd.ops.exp": ("error", "PermissionError")})
+        assert_graded(
+            grade_report(submission, only, sandbox=mode),
+            {"micrograd.ops.exp": ("error", "PermissionError")},
+        )
 
 
 # --------------------------------------------------------------------------- hijacking
@@ -546,12 +642,26 @@ def test_conftest_and_config_files_never_reach_the_trusted_run(tmp_path):
     for name, text in CONFIGS.items():
         (submission / name).write_text(text)
     report = grade_report(submission, ["micrograd.ops.add", "micrograd.topo"])
-    assert_graded(report, {"micrograd.ops.add": ("missing", "not implemented"),
-                           "micrograd.topo": ("missing", "not implemented")})
+    assert_graded(
+        report,
+        {
+            "micrograd.ops.add": ("missing", "not implemented"),
+            "micrograd.topo": ("missing", "not implemented"),
+        },
+    )
 
 
-SHADOWS = ["numpy.py", "json.py", "torch.py", "hypothesis.py", "grader.py", "pytest.py",
-           "sitecustomize.py", "usercustomize.py", "conftest.py"]
+SHADOWS = [
+    "numpy.py",
+    "json.py",
+    "torch.py",
+    "hypothesis.py",
+    "grader.py",
+    "pytest.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "conftest.py",
+]
 
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
@@ -570,11 +680,20 @@ def test_shadowing_modules_reach_neither_process(tmp_path, mode):
 
 # --------------------------------------------------------------------------- snooping
 
-SECRET_MODULES = ["reference.micrograd.engine", "grader.grading.suites.test_micrograd",
-                  "grader.oracles.reference", "torch"]
-SECRET_FILES = ["reference/micrograd/engine.py", "grader/grading/suites/test_micrograd.py",
-                "grader/oracles/reference.py", "rubric.yaml",
-                "tests/engines/notes_style/micrograd/engine.py", "tests/test_hostile.py"]
+SECRET_MODULES = [
+    "reference.micrograd.engine",
+    "grader.grading.suites.test_micrograd",
+    "grader.oracles.reference",
+    "torch",
+]
+SECRET_FILES = [
+    "reference/micrograd/engine.py",
+    "grader/grading/suites/test_micrograd.py",
+    "grader/oracles/reference.py",
+    "rubric.yaml",
+    "tests/engines/notes_style/micrograd/engine.py",
+    "tests/test_hostile.py",
+]
 SNOOP = """
 import grader, importlib, pathlib
 ROOT = pathlib.Path(grader.__file__).resolve().parent.parent
@@ -618,11 +737,12 @@ def test_network(tmp_path, mode):
         server.bind(("127.0.0.1", 0))
         server.listen()
         server.setblocking(False)
-        call = (f"import socket\nsocket.create_connection(('127.0.0.1', "
-                f"{server.getsockname()[1]}), timeout=2).close()")
+        call = (
+            f"import socket\nsocket.create_connection(('127.0.0.1', "
+            f"{server.getsockname()[1]}), timeout=2).close()"
+        )
         submission = planted(tmp_path, {MICRO: [in_op(call)]})
-        report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"],
-                              sandbox=mode)
+        report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"], sandbox=mode)
         if mode == "none":  # no network isolation (README): graded as the engine it is
             assert_graded(report, {})
             return
@@ -632,10 +752,13 @@ def test_network(tmp_path, mode):
 
 
 def test_sigterm_ignoring_child_is_killed(tmp_path, fast_rubric, token):
-    hang = (f"import signal, subprocess\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-            f"subprocess.Popen(['/bin/sleep', '{token}'])\nwhile True:\n    pass")
+    hang = (
+        f"import signal, subprocess\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        f"subprocess.Popen(['/bin/sleep', '{token}'])\nwhile True:\n    pass"
+    )
     submission = planted(tmp_path, {MICRO: [in_op(hang)]})
-    report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"],
-                          rubric=fast_rubric)
+    report = grade_report(
+        submission, ["micrograd.ops.exp", "micrograd.ops.add"], rubric=fast_rubric
+    )
     assert_graded(report, {"micrograd.ops.exp": ("timeout", "timed out")})
     assert not _processes_with(token)

@@ -37,16 +37,23 @@ WINDOW = (1200, 1600)
 def graded(tmp_path_factory) -> tuple[GradeReport, dict[str, str]]:
     """micrograd with two classic bugs: ``1 - t`` for tanh's derivative, and ``=`` for ``+=``
     in ``__add__`` (so ``a + a`` loses a contribution). Three failures, ten passes."""
-    submission = planted(tmp_path_factory.mktemp("bugs"), {"micrograd/engine.py": [
-        ("1.0 - t * t", "1.0 - t"), ("self.grad += out.grad\n", "self.grad = out.grad\n"),
-        ("other.grad += out.grad", "other.grad = out.grad")]})
+    submission = planted(
+        tmp_path_factory.mktemp("bugs"),
+        {
+            "micrograd/engine.py": [
+                ("1.0 - t * t", "1.0 - t"),
+                ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+                ("other.grad += out.grad", "other.grad = out.grad"),
+            ]
+        },
+    )
     report = grade(GradeOptions(submission=submission, assignment="micrograd"))
     return report, rubric.load(DEFAULT_RUBRIC).titles
 
 
 def _article(page: str, item_id: str) -> str:
     start = page.index(f'<article class="failure" id="item-{item_id.replace(".", "-")}"')
-    return page[start:page.index("</article>", start)]
+    return page[start : page.index("</article>", start)]
 
 
 def test_the_page_is_self_contained(graded):
@@ -62,9 +69,12 @@ def test_the_table_lists_every_item_with_points_and_status(graded):
     page = render_html(report, titles)
     assert titles["micrograd"] in page
     for item in report.items:
-        row = page[page.index(f"<td>{item['id']}") if item["status"] == "passed" else
-                   page.index(f'>{item["id"]}</a></td>'):]
-        row = row[:row.index("</tr>")]
+        row = page[
+            page.index(f"<td>{item['id']}")
+            if item["status"] == "passed"
+            else page.index(f">{item['id']}</a></td>") :
+        ]
+        row = row[: row.index("</tr>")]
         assert f"{item['score']:g}/{item['max_score']:g}" in row
         assert f'class="status {item["status"]}"' in row
 
@@ -114,7 +124,7 @@ def _bands(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _pixels(image: np.ndarray, colour: str) -> np.ndarray:
-    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
     return np.all(image == rgb, axis=2)
 
 
@@ -125,11 +135,25 @@ def test_a_browser_renders_the_table_and_the_graph(graded, tmp_path):
     page, shot = tmp_path / "report.html", tmp_path / "report.png"
     write_html_report(report, titles, page)
     subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-         f"--window-size={WINDOW[0]},{WINDOW[1]}", page.as_uri()],
-        check=True, capture_output=True, timeout=120)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            f"--window-size={WINDOW[0]},{WINDOW[1]}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     with Image.open(shot) as png:
         assert png.size == WINDOW
         image = np.asarray(png.convert("RGB"))
@@ -142,8 +166,8 @@ def test_a_browser_renders_the_table_and_the_graph(graded, tmp_path):
     assert graph.sum() > 2000, "no wrong node was painted"
     (first_graph, _), *_ = _bands(graph)
     assert first_graph > badges[-1][1], "the graph should come after the table"
-    ys, xs = np.nonzero(graph[first_graph:first_graph + 200])
-    box = image[first_graph + ys.min():first_graph + ys.max(), xs.min():xs.max()]
+    ys, xs = np.nonzero(graph[first_graph : first_graph + 200])
+    box = image[first_graph + ys.min() : first_graph + ys.max(), xs.min() : xs.max()]
     assert (box != 255).any(axis=2).mean() > 0.9, "the wrong node is a filled box"
 
 
@@ -151,9 +175,25 @@ def test_grade_with_only_and_html_writes_a_page_of_just_those_items(tmp_path):
     submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]})
     page = tmp_path / "out" / "report.html"
     done = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(submission),
-         "--only", "micrograd.ops", "--only", "micrograd.topo", "--html", str(page)],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            "--submission",
+            str(submission),
+            "--only",
+            "micrograd.ops",
+            "--only",
+            "micrograd.topo",
+            "--html",
+            str(page),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     rows = re.findall(r'<tr><td>(?:<a href="[^"]*">)?([\w.]+)', page.read_text())
     ops = ["add", "mul", "pow", "tanh", "exp", "relu"]

@@ -24,8 +24,10 @@ ONLY = ("micrograd.ops", "micrograd.sugar", "babygrad.ops.mul", "babygrad.tensor
 def test_a_lane_grades_as_a_fresh_process_and_replays_from_memory_only(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the lane inherits it
     buggy = planted(tmp_path / "buggy", {"micrograd/engine.py": [TANH_DERIVATIVE.pair]})
-    fresh = {name: comparable(grade(GradeOptions(engine, only=ONLY)))
-             for name, engine in (("reference", REFERENCE), ("buggy", buggy))}
+    fresh = {
+        name: comparable(grade(GradeOptions(engine, only=ONLY)))
+        for name, engine in (("reference", REFERENCE), ("buggy", buggy))
+    }
     with Lanes(2) as lanes:
         for _ in range(2):  # the second time, every passing test replays from the lane
             for name, engine in (("reference", REFERENCE), ("buggy", buggy)):
@@ -68,8 +70,9 @@ def test_a_lane_keeps_torch_once_a_run_needed_it_and_grades_as_before():
     such run, and the runs forked with it loaded grade as a fresh process does."""
     if not torch_oracle.available():
         pytest.skip("torch is not installed")
-    options = GradeOptions(REFERENCE, assignment="micrograd", only=("micrograd.ops.tanh",),
-                           reference=None)
+    options = GradeOptions(
+        REFERENCE, assignment="micrograd", only=("micrograd.ops.tanh",), reference=None
+    )
     fresh = comparable(grade(options))
     assert "pytorch" in fresh["oracles"]
     with Lanes(1) as lanes:

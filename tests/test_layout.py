@@ -38,7 +38,11 @@ def test_the_stages_are_the_folders_and_few_modules_sit_on_top() -> None:
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     assert folders == STAGES
     assert {p.name for p in PACKAGE.glob("*.py")} <= {
-        "__init__.py", "__main__.py", "atomic.py", "layout.py"}
+        "__init__.py",
+        "__main__.py",
+        "atomic.py",
+        "layout.py",
+    }
 
 
 def _floor(module: str) -> int:
@@ -51,16 +55,20 @@ def _floor(module: str) -> int:
 
 def test_imports_run_down_the_floors() -> None:
     modules = _modules()
-    upward = sorted(f"{name} imports {target}, a floor above its own"
-                    for name, path in modules.items() for target in _imports(path, modules)
-                    if _floor(target) > _floor(name))
+    upward = sorted(
+        f"{name} imports {target}, a floor above its own"
+        for name, path in modules.items()
+        for target in _imports(path, modules)
+        if _floor(target) > _floor(name)
+    )
     assert not upward, upward
 
 
 def test_the_modules_below_every_floor_import_no_floor() -> None:
     modules = _modules()
-    assert {target for name in BELOW_EVERY_FLOOR for target in _imports(modules[name], modules)
-            } <= BELOW_EVERY_FLOOR
+    assert {
+        target for name in BELOW_EVERY_FLOOR for target in _imports(modules[name], modules)
+    } <= BELOW_EVERY_FLOOR
 
 
 def test_no_import_cycle_between_grader_modules() -> None:
@@ -71,7 +79,8 @@ def test_no_import_cycle_between_grader_modules() -> None:
     def visit(name: str, path: list[str]) -> None:
         for target in sorted(edges[name]):
             assert target not in path, "import cycle: " + " -> ".join(
-                path[path.index(target):] + [target])
+                path[path.index(target) :] + [target]
+            )
             if target not in done:
                 visit(target, [*path, target])
         done.add(name)

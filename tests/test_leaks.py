@@ -51,9 +51,19 @@ def assert_valid_workflow(path: Path) -> None:
     """``path`` is a GitHub Actions workflow by GitHub's own schema (vendored by
     check-jsonschema, so this needs no network)."""
     pytest.importorskip("check_jsonschema", reason="check-jsonschema is in the dev extra")
-    run = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema",
-                          "vendor.github-workflows", str(path)],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -76,13 +86,25 @@ def release_like(tmp_path: Path) -> Path:
 
 def fixture_constant(name: str) -> str:
     """A string constant of the fixture, read without importing it."""
-    return next(ast.literal_eval(node.value) for node in ast.parse(FIXTURE.read_text()).body
-                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name)
+    return next(
+        ast.literal_eval(node.value)
+        for node in ast.parse(FIXTURE.read_text()).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name
+    )
 
 
-OLD_SUGAR_SNIPPET = "\n".join([
-    "from micrograd.engine import Value", fixture_constant("WALK_HELPER"), "a = Value(1.5)",
-    "b = Value(-2.0)", "c = a - b", "c.grad = 1.0", "walk(c)", "print(a.grad, b.grad)"])
+OLD_SUGAR_SNIPPET = "\n".join(
+    [
+        "from micrograd.engine import Value",
+        fixture_constant("WALK_HELPER"),
+        "a = Value(1.5)",
+        "b = Value(-2.0)",
+        "c = a - b",
+        "c.grad = 1.0",
+        "walk(c)",
+        "print(a.grad, b.grad)",
+    ]
+)
 """A sugar failure's snippet as the grader printed it before."""
 
 
@@ -100,11 +122,14 @@ def test_the_leak_check_finds_what_the_grader_once_shipped(tmp_path):
     assert finds(f"{module}scalar_walk", "micrograd.backward (Value.backward)"), found
     assert finds(f"{module}tensor_walk", "babygrad.backward (Tensor.backward and its ledger)")
     for op in ("add", "mul", "pow", "tanh", "exp", "relu"):
-        assert finds(f"{module}scalar_grader_ops(engine), entered,",
-                     f"micrograd.ops.{op} (its result and closure)"), found
+        assert finds(
+            f"{module}scalar_grader_ops(engine), entered,",
+            f"micrograd.ops.{op} (its result and closure)",
+        ), found
     for name in ("Add", "Mul", "Tanh", "Summation", "Transpose", "BroadcastTo", "MatMul"):
-        assert finds(f"{module}grader_ops(engine), entered,",
-                     f"babygrad.ops.{name}.backward"), found
+        assert finds(f"{module}grader_ops(engine), entered,", f"babygrad.ops.{name}.backward"), (
+            found
+        )
     assert finds(f"{module}reduce_to", "babygrad.broadcasting (unbroadcast)"), found
     assert finds("grader.worker.leaky:", "walk does micrograd.backward (Value.backward)")
     assert finds("snippet 0: walk", "micrograd.backward (Value.backward)"), found
@@ -114,18 +139,35 @@ def test_the_leak_check_finds_what_the_grader_once_shipped(tmp_path):
 
 # ------------------------------------------------------------- failing checks' snippets
 
+
 def fails(tamper: Callable[[dict[str, Any], Any], Any]) -> dict[str, Callable[..., Any]]:
     """Every probe answered by ``tamper``."""
-    return {probe: tamper for probe in (
-        "graph", "routing", "sugar", "accumulate", "broadcast", "op", "topo", "backward",
-        "zero_grad", "deep", "tensor_backward")}
+    return {
+        probe: tamper
+        for probe in (
+            "graph",
+            "routing",
+            "sugar",
+            "accumulate",
+            "broadcast",
+            "op",
+            "topo",
+            "backward",
+            "zero_grad",
+            "deep",
+            "tensor_backward",
+        )
+    }
 
 
 RAISES = fails(lambda case, answer: error("RuntimeError: planted", "engine.py:1 in f"))
 """The engine raises on every probe: each check's failure carries its snippet."""
 
-BROADCAST = Graph("tensor", (np.array([[0.5, -1.0, 2.0], [1.0, 2.0, -0.5]]),
-                             np.array([1.5, 0.5, -2.0])), (Node("add", (0, 1)),))
+BROADCAST = Graph(
+    "tensor",
+    (np.array([[0.5, -1.0, 2.0], [1.0, 2.0, -0.5]]), np.array([1.5, 0.5, -2.0])),
+    (Node("add", (0, 1)),),
+)
 TANH = Graph("scalar", (0.5,), (Node("tanh", (0,)),))
 TENSOR_TANH = Graph("tensor", (np.array([0.5, -1.0]),), (Node("tanh", (0,)),))
 CHAIN = Dag(1, (((0, 1.0),), ((1, 2.0),)))
@@ -144,15 +186,25 @@ FAILING_CHECKS: list[tuple[str, dict[str, Any], Callable[..., None], tuple[Any, 
     ("micrograd.deep", RAISES, walks.check_deep, (100,)),
     ("babygrad.backward", RAISES, walks.check_tensor_backward, (CHAIN, (2,))),
     ("babygrad.backward", RAISES, walks.check_walk_order, (DAG,)),
-    ("micrograd.accumulate", {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.0))},
-     accumulation.check_accumulate, (SQUARE, 1.0, [0.5])),
-    ("micrograd.accumulate", {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 9.0))},
-     accumulation.check_accumulate,
-     (Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),)), 2.0, [0.5, 1.0])),
+    (
+        "micrograd.accumulate",
+        {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.0))},
+        accumulation.check_accumulate,
+        (SQUARE, 1.0, [0.5]),
+    ),
+    (
+        "micrograd.accumulate",
+        {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 9.0))},
+        accumulation.check_accumulate,
+        (Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),)), 2.0, [0.5, 1.0]),
+    ),
     ("babygrad.accumulate", RAISES, accumulation.check_ledger, (DAG, (2,))),
-    ("babygrad.broadcasting", {"broadcast": on_run("implicit", RAISES["broadcast"])},
-     broadcasting.check_broadcast,
-     (BROADCAST, np.array([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]]))),
+    (
+        "babygrad.broadcasting",
+        {"broadcast": on_run("implicit", RAISES["broadcast"])},
+        broadcasting.check_broadcast,
+        (BROADCAST, np.array([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]])),
+    ),
 ]
 """A failure of every check (most by an engine that raises), each with the snippet it
 prints. (Broadcasting raises only where the operands are broadcast implicitly: raising on those
@@ -182,6 +234,11 @@ def test_every_failing_checks_snippet_still_runs():
     """Without the grader's walk, each snippet is still runnable as it is: on the reference
     (whose answers the tampered worker misreported), each prints and exits cleanly."""
     for snippet in failing_snippets():
-        run = subprocess.run([sys.executable, "-c", snippet], cwd=REPO / "reference",
-                             capture_output=True, text=True, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-c", snippet],
+            cwd=REPO / "reference",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0 and run.stdout, (snippet, run.stderr)

@@ -37,8 +37,11 @@ def made():
 
 @pytest.fixture(scope="module")
 def originals():
-    return {path.relative_to(REFERENCE).as_posix(): path.read_text(encoding="utf-8")
-            for path in REFERENCE.rglob("*.py") if "__pycache__" not in path.parts}
+    return {
+        path.relative_to(REFERENCE).as_posix(): path.read_text(encoding="utf-8")
+        for path in REFERENCE.rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
 
 
 def _region(regions, function):
@@ -49,20 +52,23 @@ def _region(regions, function):
 # -------------------------------------------------------------------------------- regions
 
 
-@pytest.mark.parametrize(("function", "serves", "also"), [
-    ("Value.__add__", ("micrograd.ops.add",), ("micrograd.accumulate",)),
-    ("Value.relu", ("micrograd.ops.relu",), ("micrograd.accumulate",)),
-    ("Value.__rtruediv__", ("micrograd.sugar",), ()),
-    ("Value.backward", ("micrograd.backward",), ()),
-    ("build_topo", ("micrograd.topo",), ("micrograd.deep",)),
-    ("zero_grad", ("micrograd.zero_grad",), ()),
-    ("Add.backward", ("babygrad.ops.add",), ("babygrad.broadcasting",)),
-    ("Negate.forward", ("babygrad.ops.negate",), ()),
-    ("Summation.backward", ("babygrad.ops.summation",), ()),
-    ("PowerScalar.backward", ("babygrad.ops.power_scalar",), ()),
-    ("MatMul.backward", ("babygrad.ops.matmul",), ()),
-    ("Tensor.backward", ("babygrad.backward", "babygrad.accumulate"), ()),
-])
+@pytest.mark.parametrize(
+    ("function", "serves", "also"),
+    [
+        ("Value.__add__", ("micrograd.ops.add",), ("micrograd.accumulate",)),
+        ("Value.relu", ("micrograd.ops.relu",), ("micrograd.accumulate",)),
+        ("Value.__rtruediv__", ("micrograd.sugar",), ()),
+        ("Value.backward", ("micrograd.backward",), ()),
+        ("build_topo", ("micrograd.topo",), ("micrograd.deep",)),
+        ("zero_grad", ("micrograd.zero_grad",), ()),
+        ("Add.backward", ("babygrad.ops.add",), ("babygrad.broadcasting",)),
+        ("Negate.forward", ("babygrad.ops.negate",), ()),
+        ("Summation.backward", ("babygrad.ops.summation",), ()),
+        ("PowerScalar.backward", ("babygrad.ops.power_scalar",), ()),
+        ("MatMul.backward", ("babygrad.ops.matmul",), ()),
+        ("Tensor.backward", ("babygrad.backward", "babygrad.accumulate"), ()),
+    ],
+)
 def test_regions_name_the_items_they_serve(regions, function, serves, also):
     region = _region(regions, function)
     assert (region.serves, region.also) == (serves, also)
@@ -73,8 +79,9 @@ def test_regions_name_the_items_they_serve(regions, function, serves, also):
 def test_unbroadcast_is_also_graded_by_every_op_that_calls_it(regions):
     region = _region(regions, "unbroadcast")
     assert region.serves == ("babygrad.broadcasting",)
-    assert set(region.also) == {f"babygrad.ops.{op}" for op in
-                                ("add", "mul", "sub", "div", "pow", "broadcast_to", "matmul")}
+    assert set(region.also) == {
+        f"babygrad.ops.{op}" for op in ("add", "mul", "sub", "div", "pow", "broadcast_to", "matmul")
+    }
     assert (region.file, region.body) == ("babygrad/ops.py", region.start + 4)
 
 
@@ -84,8 +91,11 @@ def test_every_region_names_rubric_items_and_every_item_has_a_region(regions):
     named = {item for region in regions for item in (*region.serves, *region.also)}
     assert named <= known, named - known
     assert all(region.function for region in regions)
-    graded_alone = {item.id for item in rubric.items
-                    if not item.id.endswith(".graphs") and not item.extra_credit}
+    graded_alone = {
+        item.id
+        for item in rubric.items
+        if not item.id.endswith(".graphs") and not item.extra_credit
+    }
     assert graded_alone - named == set(NOT_IN_A_REGION)
     assert len({(r.file, r.start) for r in regions}) == len(regions) == 62
 
@@ -95,8 +105,13 @@ def test_every_region_names_rubric_items_and_every_item_has_a_region(regions):
 
 def test_the_overwrite_mutant_of_add_exists(made):
     changed, _ = made
-    (overwrite,) = [m for m in changed if m.region.function == "Value.__add__"
-                    and m.operator == "aug-assign-to-assign" and "self.grad" in m.description]
+    (overwrite,) = [
+        m
+        for m in changed
+        if m.region.function == "Value.__add__"
+        and m.operator == "aug-assign-to-assign"
+        and "self.grad" in m.description
+    ]
     assert overwrite.kind == "mutant"
     assert overwrite.description.endswith("`self.grad += out.grad` -> `self.grad = out.grad`")
     assert overwrite.description.startswith(f"engine.py:{overwrite.line} Value.__add__: ")
@@ -110,8 +125,10 @@ def _only_inside(mutant, original: str) -> bool:
     after = mutant.files[mutant.region.file].splitlines()
     region = mutant.region
     tail = len(before) - region.end + 1
-    return (after[: region.start] == before[: region.start]
-            and after[len(after) - tail :] == before[region.end - 1 :])
+    return (
+        after[: region.start] == before[: region.start]
+        and after[len(after) - tail :] == before[region.end - 1 :]
+    )
 
 
 def test_every_mutant_compiles_and_changes_only_its_region(made, originals):
@@ -137,27 +154,52 @@ def test_mutants_are_distinct_programs_with_unique_ids(made):
 def test_mutants_are_the_same_on_every_call(tmp_path, made):
     """Made afresh (not from the cache), micrograd's mutants are the same, in the same order,
     with the same ids, as those made with babygrad's beside them."""
-    shutil.copytree(REFERENCE / "micrograd", tmp_path / "micrograd",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REFERENCE / "micrograd",
+        tmp_path / "micrograd",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     runs = []
     for _ in range(2):
         generator._all.cache_clear()
-        runs.append([(m.id, m.description, m.files)
-                     for m in [*generator.mutants(tmp_path), *generator.do_nothing(tmp_path)]])
+        runs.append(
+            [
+                (m.id, m.description, m.files)
+                for m in [*generator.mutants(tmp_path), *generator.do_nothing(tmp_path)]
+            ]
+        )
     assert runs[0] == runs[1]
-    assert runs[0] == [(m.id, m.description, m.files) for m in [*made[0], *made[1]]
-                       if m.region.file == "micrograd/engine.py"]
+    assert runs[0] == [
+        (m.id, m.description, m.files)
+        for m in [*made[0], *made[1]]
+        if m.region.file == "micrograd/engine.py"
+    ]
 
 
 def test_operators_have_stable_names_and_a_size_the_audit_can_grade(made):
     changed, idle = made
     names = generator.operator_names()
     assert len(names) == len(set(names))
-    assert {"aug-assign-to-assign", "assign-to-aug-assign", "delete-statement",
-            "condition-true", "condition-false", "swap-operands", "swap-arguments",
-            "swap-receiver", "tuple-drop", "tuple-reorder", "drop-reversed", "add-reversed",
-            "any-to-all", "all-to-any", "binary-add-to-sub", "number-plus-one",
-            "condition-negate", "zero-iteration-loop"} <= set(names)
+    assert {
+        "aug-assign-to-assign",
+        "assign-to-aug-assign",
+        "delete-statement",
+        "condition-true",
+        "condition-false",
+        "swap-operands",
+        "swap-arguments",
+        "swap-receiver",
+        "tuple-drop",
+        "tuple-reorder",
+        "drop-reversed",
+        "add-reversed",
+        "any-to-all",
+        "all-to-any",
+        "binary-add-to-sub",
+        "number-plus-one",
+        "condition-negate",
+        "zero-iteration-loop",
+    } <= set(names)
     assert {m.operator for m in changed} <= set(names)
     assert {m.operator for m in idle} <= set(generator.DO_NOTHING)
     used = Counter(m.operator for m in changed)
@@ -172,17 +214,28 @@ def test_every_region_has_do_nothing_variants(regions, made):
         by_region[(mutant.region.file, mutant.region.start)].add(mutant.operator)
     assert all(by_region.values()), [key for key, found in by_region.items() if not found]
     assert by_region[("micrograd/engine.py", _region(regions, "Value.__mul__").start)] == {
-        "do-nothing-return-none", "do-nothing-identity", "do-nothing-no-closure"}
+        "do-nothing-return-none",
+        "do-nothing-identity",
+        "do-nothing-no-closure",
+    }
     assert by_region[("babygrad/tensor.py", _region(regions, "Tensor.backward").start)] == {
-        "do-nothing-pass"}
+        "do-nothing-pass"
+    }
     assert by_region[("babygrad/ops.py", _region(regions, "Summation.forward").start)] == {
-        "do-nothing-return-none", "do-nothing-identity", "do-nothing-zeros", "do-nothing-ones"}
+        "do-nothing-return-none",
+        "do-nothing-identity",
+        "do-nothing-zeros",
+        "do-nothing-ones",
+    }
 
 
 def test_the_no_closure_variant_builds_the_node_without_its_backward(made):
     _, idle = made
-    (variant,) = [m for m in idle if m.region.function == "Value.__add__"
-                  and m.operator == "do-nothing-no-closure"]
+    (variant,) = [
+        m
+        for m in idle
+        if m.region.function == "Value.__add__" and m.operator == "do-nothing-no-closure"
+    ]
     region = variant.region
     lines = variant.files[region.file].splitlines()[region.first - 1 :]
     body = lines[: [line.strip() for line in lines].index("# END SOLUTION")]
@@ -192,16 +245,27 @@ def test_the_no_closure_variant_builds_the_node_without_its_backward(made):
 
 def test_a_backward_that_does_nothing_returns_a_zero_gradient_per_input(tmp_path, made):
     _, idle = made
-    (zeros,) = [m for m in idle if m.region.function == "Mul.backward"
-                and m.operator == "do-nothing-zeros"]
+    (zeros,) = [
+        m for m in idle if m.region.function == "Mul.backward" and m.operator == "do-nothing-zeros"
+    ]
     root = zeros.write(REFERENCE, tmp_path / zeros.id)
-    run = subprocess.run([sys.executable, "-c", (
-        "import numpy as np\n"
-        "from babygrad import Tensor\n"
-        "a, b = Tensor(np.ones((2, 3))), Tensor(np.ones(3))\n"
-        "(a * b).sum().backward()\n"
-        "print(a.grad.shape, float(abs(a.grad.data).sum()), b.grad.shape)\n")],
-        cwd=root, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import numpy as np\n"
+                "from babygrad import Tensor\n"
+                "a, b = Tensor(np.ones((2, 3))), Tensor(np.ones(3))\n"
+                "(a * b).sum().backward()\n"
+                "print(a.grad.shape, float(abs(a.grad.data).sum()), b.grad.shape)\n"
+            ),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.stdout.strip() == "(2, 3) 0.0 (3,)", run.stderr
 
 
@@ -265,9 +329,19 @@ def test_cosmic_ray_numbers_keep_their_layout():
 
 
 def test_the_grading_path_does_not_need_cosmic_ray():
-    run = subprocess.run([sys.executable, "-c", (
-        "import sys\n"
-        "import grader.workflows.mutants, grader.workflows.stubs\n"
-        "print(any(name.startswith(('cosmic_ray', 'parso')) for name in sys.modules))\n")],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys\n"
+                "import grader.workflows.mutants, grader.workflows.stubs\n"
+                "print(any(name.startswith(('cosmic_ray', 'parso')) for name in sys.modules))\n"
+            ),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.stdout.strip() == "False", run.stderr

@@ -31,46 +31,135 @@ class Named:
 
 
 CASES = [
-    Named("overwrite-grad", "micrograd.accumulate:overwrite-in-pow",
-          ("a = Value(1.0)", "b = a ** 2", "a.grad = 0.5", "b.grad = ", "b._backward()",
-           "print(a.grad)"), 6, status="partial"),
-    Named("overwrite-grad", "micrograd.accumulate:overwrite-in-mul",
-          ("a = Value(1.0)", "b = a * a", "a.grad = 0.5", "b.grad = ", "b._backward()",
-           "print(a.grad)"), 6, status="partial"),
-    Named("overwrite-grad", "babygrad.accumulate:ledger-overwrites",
-          ("n0 = Given(1.0)(Tensor(", "n1 = Given(", "n1.backward()"), 4),
-    Named("topo-not-reversed", "micrograd.backward:walks-forwards",
-          ("n0 = Value(1.0)", "micrograd.engine.build_topo = lambda root: [n0, ",
-           ".backward()"), 7, status="partial"),
-    Named("no-seed", "micrograd.backward:no-seed",
-          ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0,",
-           "micrograd.engine.build_topo = lambda root: [n0, n1]", "n1.backward()"), 5),
-    Named("revisits-shared-nodes", "micrograd.topo:revisits-shared-nodes",
-          ("depth = 16", "for _ in range(depth):", "build_topo(node)"), 9, status="partial"),
-    Named("revisits-shared-nodes", "micrograd.zero_grad:revisits-shared-nodes",
-          ("depth = 16", "for _ in range(depth):", "zero_grad(nodes[-1])"), 11,
-          status="partial"),
-    Named("revisits-shared-nodes", "micrograd.zero_grad:no-visited-check",
-          ("depth = 16", "for _ in range(depth):", "zero_grad(nodes[-1])"), 11,
-          status="partial"),
-    Named("no-visited-set", "micrograd.topo:no-visited-check",
-          ("n0 = Value(1.0)", "n1 = given(Value(0.0, (n0, n0,)), (n0, 2.0), (n0, 2.0))",
-           "print(build_topo(n1))"), 3),
-    Named("tanh-derivative", "micrograd.ops.tanh:one-minus-t",
-          ("a = Value(1.0)", "out = a.tanh()", "out.grad = 1.0", "out._backward()"), 5),
-    Named("tanh-derivative", "babygrad.ops.tanh:one-minus-t",
-          ("a = Tensor([1.0], requires_grad=True)", "op = ops.Tanh()",
-           "grads = op.backward(Tensor([1.0], requires_grad=False), out)"),
-          5),
-    Named("broadcast-no-sum", "babygrad.ops.broadcast_to:no-sum",
-          ("a = Tensor([1.0], requires_grad=True)", "op = ops.BroadcastTo((2,))",
-           "grads = op.backward(Tensor([1.0, 1.0], requires_grad=False), out)"), 5),
-    Named("transpose-same-axes", "babygrad.ops.transpose:same-axes",
-          ("op = ops.Transpose((1, 2, 0))",), 5),
-    Named("summation-shape", "babygrad.ops.summation:axes-lost", ("op = ops.Summation(",), 5,
-          status="error"),
-    Named("matmul-no-transpose", "babygrad.ops.matmul:no-transpose",
-          ("a = Tensor([[1.0]], requires_grad=True)", "op = ops.MatMul()"), 6, status="error"),
+    Named(
+        "overwrite-grad",
+        "micrograd.accumulate:overwrite-in-pow",
+        (
+            "a = Value(1.0)",
+            "b = a ** 2",
+            "a.grad = 0.5",
+            "b.grad = ",
+            "b._backward()",
+            "print(a.grad)",
+        ),
+        6,
+        status="partial",
+    ),
+    Named(
+        "overwrite-grad",
+        "micrograd.accumulate:overwrite-in-mul",
+        (
+            "a = Value(1.0)",
+            "b = a * a",
+            "a.grad = 0.5",
+            "b.grad = ",
+            "b._backward()",
+            "print(a.grad)",
+        ),
+        6,
+        status="partial",
+    ),
+    Named(
+        "overwrite-grad",
+        "babygrad.accumulate:ledger-overwrites",
+        ("n0 = Given(1.0)(Tensor(", "n1 = Given(", "n1.backward()"),
+        4,
+    ),
+    Named(
+        "topo-not-reversed",
+        "micrograd.backward:walks-forwards",
+        ("n0 = Value(1.0)", "micrograd.engine.build_topo = lambda root: [n0, ", ".backward()"),
+        7,
+        status="partial",
+    ),
+    Named(
+        "no-seed",
+        "micrograd.backward:no-seed",
+        (
+            "n0 = Value(1.0)",
+            "n1 = given(Value(0.0, (n0,",
+            "micrograd.engine.build_topo = lambda root: [n0, n1]",
+            "n1.backward()",
+        ),
+        5,
+    ),
+    Named(
+        "revisits-shared-nodes",
+        "micrograd.topo:revisits-shared-nodes",
+        ("depth = 16", "for _ in range(depth):", "build_topo(node)"),
+        9,
+        status="partial",
+    ),
+    Named(
+        "revisits-shared-nodes",
+        "micrograd.zero_grad:revisits-shared-nodes",
+        ("depth = 16", "for _ in range(depth):", "zero_grad(nodes[-1])"),
+        11,
+        status="partial",
+    ),
+    Named(
+        "revisits-shared-nodes",
+        "micrograd.zero_grad:no-visited-check",
+        ("depth = 16", "for _ in range(depth):", "zero_grad(nodes[-1])"),
+        11,
+        status="partial",
+    ),
+    Named(
+        "no-visited-set",
+        "micrograd.topo:no-visited-check",
+        (
+            "n0 = Value(1.0)",
+            "n1 = given(Value(0.0, (n0, n0,)), (n0, 2.0), (n0, 2.0))",
+            "print(build_topo(n1))",
+        ),
+        3,
+    ),
+    Named(
+        "tanh-derivative",
+        "micrograd.ops.tanh:one-minus-t",
+        ("a = Value(1.0)", "out = a.tanh()", "out.grad = 1.0", "out._backward()"),
+        5,
+    ),
+    Named(
+        "tanh-derivative",
+        "babygrad.ops.tanh:one-minus-t",
+        (
+            "a = Tensor([1.0], requires_grad=True)",
+            "op = ops.Tanh()",
+            "grads = op.backward(Tensor([1.0], requires_grad=False), out)",
+        ),
+        5,
+    ),
+    Named(
+        "broadcast-no-sum",
+        "babygrad.ops.broadcast_to:no-sum",
+        (
+            "a = Tensor([1.0], requires_grad=True)",
+            "op = ops.BroadcastTo((2,))",
+            "grads = op.backward(Tensor([1.0, 1.0], requires_grad=False), out)",
+        ),
+        5,
+    ),
+    Named(
+        "transpose-same-axes",
+        "babygrad.ops.transpose:same-axes",
+        ("op = ops.Transpose((1, 2, 0))",),
+        5,
+    ),
+    Named(
+        "summation-shape",
+        "babygrad.ops.summation:axes-lost",
+        ("op = ops.Summation(",),
+        5,
+        status="error",
+    ),
+    Named(
+        "matmul-no-transpose",
+        "babygrad.ops.matmul:no-transpose",
+        ("a = Tensor([[1.0]], requires_grad=True)", "op = ops.MatMul()"),
+        6,
+        status="error",
+    ),
 ]
 
 
@@ -78,9 +167,14 @@ def test_every_named_bug_has_a_planted_case():
     assert {case.bug for case in CASES} == set(BUGS)
 
 
-UNNAMED = ["micrograd.ops.mul:closure-on-self", "micrograd.ops.add:no-chain-rule",
-           "micrograd.sugar:neg-detached", "micrograd.ops.relu:returns-operand",
-           "micrograd.ops.relu:does-nothing", "micrograd.ops.relu:passes-at-zero"]
+UNNAMED = [
+    "micrograd.ops.mul:closure-on-self",
+    "micrograd.ops.add:no-chain-rule",
+    "micrograd.sugar:neg-detached",
+    "micrograd.ops.relu:returns-operand",
+    "micrograd.ops.relu:does-nothing",
+    "micrograd.ops.relu:passes-at-zero",
+]
 """Bugs that are none of ``BUGS``: where they fail, no classic bug may be named. The first
 loses a contribution on shared nodes (its closures replace each other on an operand) without
 a ``=`` anywhere, and once cost micrograd.accumulate under the name overwrite-grad; so did a
@@ -90,8 +184,11 @@ relu that returns its operand (``return self``: a preloaded gradient lost to no 
 @pytest.mark.parametrize("planted", UNNAMED)
 def test_a_bug_that_is_no_classic_one_is_not_named(tmp_path, planted):
     bug = CATALOGUE[planted]
-    items = grade_items(plant(tmp_path, bug), assignment="micrograd",
-                        only=[bug.item, "micrograd.accumulate", "micrograd.graphs"])
+    items = grade_items(
+        plant(tmp_path, bug),
+        assignment="micrograd",
+        only=[bug.item, "micrograd.accumulate", "micrograd.graphs"],
+    )
     assert items[bug.item]["score"] < items[bug.item]["max_score"]
     assert {item_id: item["bugs"] for item_id, item in items.items() if item["bugs"]} == {}
 
@@ -117,8 +214,7 @@ def _example(feedback: str) -> list[str]:
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.bug}@{c.item}" for c in CASES])
 def test_a_planted_classic_bug_is_named_with_a_small_example(tmp_path, case):
     submission = plant(tmp_path, CATALOGUE[case.planted])
-    item = grade_items(submission, assignment=case.item.split(".")[0],
-                       only=[case.item])[case.item]
+    item = grade_items(submission, assignment=case.item.split(".")[0], only=[case.item])[case.item]
     assert item["status"] == case.status, item["feedback"]
     assert item["score"] < item["max_score"]
     assert case.bug in item["bugs"], item["feedback"]

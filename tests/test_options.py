@@ -24,29 +24,43 @@ pytest_plugins = ["pytester"]
 def grading_process_options(pytester: pytest.Pytester, options: GradeOptions) -> GradeOptions:
     """The record the plugin rebuilds from the grading process's command line."""
     command = pytest_command("micrograd", options, pytester.path / "results.json", slot=3)
-    arguments = command[command.index("pytest") + 2:]  # after the suite
+    arguments = command[command.index("pytest") + 2 :]  # after the suite
     config = pytester.parseconfig(*arguments)
     rebuilt = from_pytest(config)
     assert rebuilt is not None
     return rebuilt
 
 
-@pytest.mark.parametrize("options", [
-    GradeOptions(REFERENCE),
-    GradeOptions(REFERENCE, seed=5, only=("micrograd.topo", "micrograd.ops"), torch=False,
-                 reference=None, sandbox="none", memory_mb=1024, replay=IN_MEMORY,
-                 import_budget=12.5),
-], ids=["defaults", "every-option"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        GradeOptions(REFERENCE),
+        GradeOptions(
+            REFERENCE,
+            seed=5,
+            only=("micrograd.topo", "micrograd.ops"),
+            torch=False,
+            reference=None,
+            sandbox="none",
+            memory_mb=1024,
+            replay=IN_MEMORY,
+            import_budget=12.5,
+        ),
+    ],
+    ids=["defaults", "every-option"],
+)
 def test_the_grading_process_reads_back_the_options_it_was_given(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-        options: GradeOptions) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, options: GradeOptions
+) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     assert grading_process_options(pytester, options) == replace(
-        options, assignment="micrograd", slot=3)
+        options, assignment="micrograd", slot=3
+    )
 
 
-def test_no_submission_is_no_grading_run(pytester: pytest.Pytester,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_submission_is_no_grading_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     assert from_pytest(pytester.parseconfig("-p", "grader.grading.plugin")) is None
 
@@ -65,8 +79,9 @@ def test_import_budget_on_the_command_line() -> None:
 
 
 @pytest.mark.parametrize(("import_budget", "limit"), [(None, 2.0), (30.0, 30.0)])
-def test_the_import_budget_limits_importing_the_submission(import_budget: float | None,
-                                                           limit: float) -> None:
+def test_the_import_budget_limits_importing_the_submission(
+    import_budget: float | None, limit: float
+) -> None:
     """Importing gets the option's seconds, by default twice the item's request budget
     (``micrograd.topo``: 1 s); the requests after it keep the item's."""
     budgets: list[float] = []

@@ -59,8 +59,10 @@ EXACT = Tolerance(atol=1e-9, rtol=1e-9)
 
 def configurations() -> dict[str, Oracles]:
     """Every oracle configuration this machine can grade in."""
-    found = {"reference": Oracles(REFERENCE, use_torch=False),
-             "finite differences": Oracles(None, use_torch=False)}
+    found = {
+        "reference": Oracles(REFERENCE, use_torch=False),
+        "finite differences": Oracles(None, use_torch=False),
+    }
     if TORCH:
         found |= {"reference+torch": Oracles(REFERENCE), "torch": Oracles(None)}
     return found
@@ -70,11 +72,14 @@ CONFIGURATIONS = configurations()
 
 
 def assert_close(got: Evaluation, want: Evaluation, tol: Tolerance, what: str) -> None:
-    for kind, pairs in (("value", zip(got.values, want.values, strict=True)),
-                        ("grad", zip(got.grads, want.grads, strict=True))):
+    for kind, pairs in (
+        ("value", zip(got.values, want.values, strict=True)),
+        ("grad", zip(got.grads, want.grads, strict=True)),
+    ):
         for index, (a, b) in enumerate(pairs):
             assert tol.close(np.asarray(a), np.asarray(b)), (
-                f"{what}: {kind} {index} is {a}, the reference says {b}")
+                f"{what}: {kind} {index} is {a}, the reference says {b}"
+            )
 
 
 def right_in_every_configuration(graph: Graph, out_grad: np.ndarray | None) -> Evaluation:
@@ -88,7 +93,8 @@ def right_in_every_configuration(graph: Graph, out_grad: np.ndarray | None) -> E
         assert_close(first, truth, bound, f"{name}: {oracles.primary.name}")
         for confirmer in oracles.confirmers:
             assert oracles.agrees(confirmer, graph, out_grad, first), (
-                f"{name}: {confirmer.name} does not confirm {oracles.primary.name}")
+                f"{name}: {confirmer.name} does not confirm {oracles.primary.name}"
+            )
     return truth
 
 
@@ -139,19 +145,27 @@ def suite_tests(assignment: str, run_seed: int) -> list[Any]:
         (rubric,) = [mark for mark in test.pytestmark if mark.name == "rubric"]
         share = rubric.kwargs.get("share", 1)
         examples = max(3, -(-RUBRIC.by_id[rubric.args[0]].examples // share))
-        settings(max_examples=examples, database=None, deadline=None,
-                 suppress_health_check=list(HealthCheck))(test)
+        settings(
+            max_examples=examples,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )(test)
         tests.append(seed(run_seed + zlib.crc32(name.encode()))(test))
     return tests
 
 
-SUITE_RUNS = [(assignment, run_seed) for assignment in ("micrograd", "babygrad")
-              for run_seed in (RUBRIC.seed, RUBRIC.seed + 7919)]
+SUITE_RUNS = [
+    (assignment, run_seed)
+    for assignment in ("micrograd", "babygrad")
+    for run_seed in (RUBRIC.seed, RUBRIC.seed + 7919)
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("assignment", "run_seed"), SUITE_RUNS,
-                         ids=[f"{a}-{s}" for a, s in SUITE_RUNS])
+@pytest.mark.parametrize(
+    ("assignment", "run_seed"), SUITE_RUNS, ids=[f"{a}-{s}" for a, s in SUITE_RUNS]
+)
 def test_every_suite_strategy_in_every_configuration(assignment, run_seed):
     tests = suite_tests(assignment, run_seed)
     assert len(tests) >= 5
@@ -170,10 +184,12 @@ def graded_ops() -> list[tuple[str, str, str, Any]]:
     alone (its own backward), ``single_op_graphs`` where as a one-op graph (micrograd's sugar,
     babygrad's operator forms); each micrograd parameter apart (babygrad's depend on the
     shape)."""
-    found = [(draw, "scalar", op, param)
-             for draw, ops in (("op", MICROGRAD_PRIMITIVES), ("graph", MICROGRAD_SUGAR))
-             for op in ops
-             for param in OPS[op].params(())]
+    found = [
+        (draw, "scalar", op, param)
+        for draw, ops in (("op", MICROGRAD_PRIMITIVES), ("graph", MICROGRAD_SUGAR))
+        for op in ops
+        for param in OPS[op].params(())
+    ]
     found += [("op", "tensor", op, ANY) for op in BABYGRAD_OP_ITEMS.values()]
     return found + [("graph", "tensor", op, ANY) for op in BABYGRAD_OPERATOR_FORMS]
 
@@ -181,10 +197,12 @@ def graded_ops() -> list[tuple[str, str, str, Any]]:
 GRADED_OPS = graded_ops()
 
 
-@pytest.mark.parametrize(("draw", "kind", "op", "param"), GRADED_OPS,
-                         ids=[f"{d}-{k}-{o}-{p}" for d, k, o, p in GRADED_OPS])
-@settings(max_examples=25, database=None, deadline=None,
-          suppress_health_check=list(HealthCheck))
+@pytest.mark.parametrize(
+    ("draw", "kind", "op", "param"),
+    GRADED_OPS,
+    ids=[f"{d}-{k}-{o}-{p}" for d, k, o, p in GRADED_OPS],
+)
+@settings(max_examples=25, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @seed(3)
 @given(data=st.data())
 def test_finite_differences_alone_are_right_on_every_graded_op(draw, kind, op, param, data):
@@ -198,8 +216,12 @@ def test_finite_differences_alone_are_right_on_every_graded_op(draw, kind, op, p
     out_grad = None if out_grad is None else np.asarray(out_grad)
     single = CONFIGURATIONS["finite differences"]
     assert single.names == ["finite differences"]
-    assert_close(single.expected(graph, out_grad), REF.evaluate_graph(graph, out_grad),
-                 numeric.TOLERANCE, f"finite differences on {op}({param})")
+    assert_close(
+        single.expected(graph, out_grad),
+        REF.evaluate_graph(graph, out_grad),
+        numeric.TOLERANCE,
+        f"finite differences on {op}({param})",
+    )
 
 
 def test_finite_differences_alone_grade_a_correct_engine_with_their_own_bound():
@@ -217,8 +239,7 @@ def test_finite_differences_alone_grade_a_correct_engine_with_their_own_bound():
         answer = probes.probe_graph(engine, {"graph": graph.to_json()})
         expected = oracles.expected(graph)
         for got, want in zip(answer["grads"], expected.grads, strict=False):
-            assert oracles.tolerance(tight).close(np.asarray(got["data"]).reshape(want.shape),
-                                                  want)
+            assert oracles.tolerance(tight).close(np.asarray(got["data"]).reshape(want.shape), want)
 
     agrees()
 
@@ -236,8 +257,9 @@ def test_the_options_choose_the_oracles(monkeypatch):
     assert Oracles(None).names == ["finite differences"]
 
 
-MANY = settings(max_examples=1000, database=None, deadline=None,
-                suppress_health_check=list(HealthCheck))
+MANY = settings(
+    max_examples=1000, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @needs_torch

@@ -20,8 +20,14 @@ from tests.grading import REFERENCE, REPO
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=600)
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
@@ -39,19 +45,33 @@ def test_release_builds_where_the_caller_says(tmp_path):
 def test_grade_reads_and_writes_where_the_caller_says(tmp_path):
     shutil.copytree(REFERENCE, tmp_path / "mine", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(REPO / "rubric.yaml", tmp_path / "rubric.yaml")
-    _run(tmp_path, "-m", "grader", "grade", "--submission", "mine", "--rubric", "rubric.yaml",
-         "--only", "micrograd.ops.add", "--json", "report/grade.json")
+    _run(
+        tmp_path,
+        "-m",
+        "grader",
+        "grade",
+        "--submission",
+        "mine",
+        "--rubric",
+        "rubric.yaml",
+        "--only",
+        "micrograd.ops.add",
+        "--json",
+        "report/grade.json",
+    )
     (item,) = json.loads((tmp_path / "report" / "grade.json").read_text())["items"]
     assert (item["id"], item["status"]) == ("micrograd.ops.add", "passed")
 
 
 def test_batch_hands_its_workers_absolute_paths(tmp_path, monkeypatch):
     seen = []
-    monkeypatch.setattr(batch, "run",
-                        lambda options, console: seen.append(options) or batch.BatchResult())
+    monkeypatch.setattr(
+        batch, "run", lambda options, console: seen.append(options) or batch.BatchResult()
+    )
     monkeypatch.chdir(tmp_path)
-    args = cli.parser().parse_args(["batch", "uploads", "--out", "grades", "--rubric", "r.yaml",
-                                    "--reference", "ref"])
+    args = cli.parser().parse_args(
+        ["batch", "uploads", "--out", "grades", "--rubric", "r.yaml", "--reference", "ref"]
+    )
     assert batch.main(args) == api.EXIT_OK
     (options,) = seen
     paths = [options.submissions, options.out, options.grading.rubric, options.grading.reference]

@@ -21,23 +21,39 @@ from tests.programs import needs_dot
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pictures")]  # figures graded once
 SVG = "{http://www.w3.org/2000/svg}"
 CLASSIC = {
-    "overwrite-grad": ("micrograd.accumulate", {"micrograd/engine.py": [
-        ("self.grad += out.grad\n", "self.grad = out.grad\n"),
-        ("other.grad += out.grad", "other.grad = out.grad")]}),
-    "tanh-derivative": ("micrograd.ops.tanh", {"micrograd/engine.py": [
-        ("1.0 - t * t", "1.0 - t")]}),
-    "transpose-same-axes": ("babygrad.ops.transpose", {"babygrad/ops.py": [
-        ("np.transpose(out_grad.data, np.argsort(self.axes))",
-         "np.transpose(out_grad.data, self.axes)")]}),
+    "overwrite-grad": (
+        "micrograd.accumulate",
+        {
+            "micrograd/engine.py": [
+                ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+                ("other.grad += out.grad", "other.grad = out.grad"),
+            ]
+        },
+    ),
+    "tanh-derivative": (
+        "micrograd.ops.tanh",
+        {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]},
+    ),
+    "transpose-same-axes": (
+        "babygrad.ops.transpose",
+        {
+            "babygrad/ops.py": [
+                (
+                    "np.transpose(out_grad.data, np.argsort(self.axes))",
+                    "np.transpose(out_grad.data, self.axes)",
+                )
+            ]
+        },
+    ),
 }
 # A grader-made graph (``dag_figure``): edges carry their local gradient as a label.
 LABELLED: Figure = {
-    "nodes": [{"id": "n0", "op": "leaf", "value": None, "expected": "3", "got": "1",
-               "wrong": True},
-              {"id": "n1", "op": "given", "value": None, "expected": "1", "got": "1",
-               "wrong": False}],
-    "edges": [{"from": "n0", "to": "n1", "label": "x1"}, {"from": "n0", "to": "n1",
-                                                          "label": "x2"}]}
+    "nodes": [
+        {"id": "n0", "op": "leaf", "value": None, "expected": "3", "got": "1", "wrong": True},
+        {"id": "n1", "op": "given", "value": None, "expected": "1", "got": "1", "wrong": False},
+    ],
+    "edges": [{"from": "n0", "to": "n1", "label": "x1"}, {"from": "n0", "to": "n1", "label": "x2"}],
+}
 
 
 @pytest.fixture(scope="session")  # once per run: see tests/conftest.py
@@ -95,9 +111,12 @@ def _check_text(figure: Figure) -> None:
         label = f" ({edge['label']})" if edge.get("label") else ""
         operands.setdefault(edge["to"], []).append(edge["from"] + label)
     for node in figure["nodes"]:
-        head = f"{node['id']} = {node['op']}({', '.join(operands[node['id']])})" \
-            if node["id"] in operands else f"{node['id']}  {node['op']}"
-        (line, wrong), = [(ln, w) for ln, w in lines if head in ln]
+        head = (
+            f"{node['id']} = {node['op']}({', '.join(operands[node['id']])})"
+            if node["id"] in operands
+            else f"{node['id']}  {node['op']}"
+        )
+        ((line, wrong),) = [(ln, w) for ln, w in lines if head in ln]
         assert wrong == node["wrong"] == (pictures.MARK in line and "WRONG" in line), line
         for key in ("value", "expected", "got"):
             for part in (node[key] or "").split():
@@ -149,10 +168,12 @@ def test_an_array_shows_its_shape_beside_its_values():
     assert show(np.array([0.5, 1.5])) == "shape (2,) [0.5, 1.5]"
     assert show(batched) == "shape (2, 1, 1, 1)\n[[[[0.]]],\n [[[1.]]]]"  # no blank lines
     assert mismatch("x.grad", np.array([1.0, 2.0]), np.array([1.0, 3.0]), tol) == (
-        "x.grad: expected shape (2,) [1., 3.], got shape (2,) [1., 2.]")
+        "x.grad: expected shape (2,) [1., 3.], got shape (2,) [1., 2.]"
+    )
     assert mismatch("a.grad", batched + 1, batched, tol) == (
         "a.grad:\nexpected shape (2, 1, 1, 1)\n[[[[0.]]],\n [[[1.]]]]\n"
-        "got shape (2, 1, 1, 1)\n[[[[1.]]],\n [[[2.]]]]")
+        "got shape (2, 1, 1, 1)\n[[[[1.]]],\n [[[2.]]]]"
+    )
 
 
 @needs_dot
@@ -188,4 +209,3 @@ def test_svg_ids_carry_the_prefix_so_several_pictures_fit_one_page(figures):
     assert svg is not None
     ids = [el.get("id") for el in ET.fromstring(svg).iter() if el.get("id")]
     assert ids and all(i.startswith("item-x") for i in ids)
-

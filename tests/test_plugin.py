@@ -28,48 +28,69 @@ def run(pytester: pytest.Pytester, tests: str) -> pytest.RunResult:
     rubric = pytester.makefile(".yaml", rubric=RUBRIC)
     pytester.makepyfile(test_suite=tests)
     return pytester.runpytest_subprocess(
-        "-p", "grader.grading.plugin", "--grader-submission", str(REFERENCE), "--grader-rubric",
-        str(rubric), "--grader-assignment", "micrograd", "--grader-sandbox", "none")
+        "-p",
+        "grader.grading.plugin",
+        "--grader-submission",
+        str(REFERENCE),
+        "--grader-rubric",
+        str(rubric),
+        "--grader-assignment",
+        "micrograd",
+        "--grader-sandbox",
+        "none",
+    )
 
 
 def test_a_rubric_item_without_a_test_is_refused(pytester: pytest.Pytester) -> None:
-    result = run(pytester, """
+    result = run(
+        pytester,
+        """
 from grader.grading.plugin import graded
 
 @graded("micrograd.topo")
 def test_topo(grading):
     pass
-""")
+""",
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*micrograd.zero_grad have no grading test*"])
 
 
 def test_a_test_naming_no_item_is_refused(pytester: pytest.Pytester) -> None:
-    result = run(pytester, """
+    result = run(
+        pytester,
+        """
 def test_unmarked():
     pass
-""")
+""",
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*names no rubric item*"])
 
 
 def test_a_test_naming_an_unknown_item_is_refused(pytester: pytest.Pytester) -> None:
-    result = run(pytester, """
+    result = run(
+        pytester,
+        """
 from grader.grading.plugin import graded
 
 @graded("micrograd.nonsense")
 def test_x(grading):
     pass
-""")
+""",
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*micrograd.nonsense*not in*"])
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ("points: 10", "points: -1"),
-    ("hint: h}", "hint: h, colour: red}"),
-    ("micrograd: {title", "micrograd: {tytle"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("points: 10", "points: -1"),
+        ("hint: h}", "hint: h, colour: red}"),
+        ("micrograd: {title", "micrograd: {tytle"),
+    ],
+)
 def test_schema_errors_name_line_and_field(tmp_path, change, message) -> None:
     path = tmp_path / "rubric.yaml"
     path.write_text(RUBRIC.replace(change, message, 1))

@@ -16,25 +16,39 @@ from tests.planted import REFERENCE
 
 pytest_plugins = ["pytester"]
 
-VERDICT = WrongAnswer("failed", "wrong gradient", ["a.grad: expected 1, got 2"], "print(1)",
-                      ["tanh-derivative: 1 - t"])
+VERDICT = WrongAnswer(
+    "failed",
+    "wrong gradient",
+    ["a.grad: expected 1, got 2"],
+    "print(1)",
+    ["tanh-derivative: 1 - t"],
+)
 
 
 # ----------------------------------------------------------------------- _grade_failure
+
 
 def test_a_verdict_is_its_own_failure():
     assert _grade_failure(VERDICT) is VERDICT
 
 
 def test_a_verdict_is_found_inside_nested_exception_groups():
-    group = ExceptionGroup("outer", [ValueError("x"),
-                                     ExceptionGroup("inner", [KeyError("k"), VERDICT])])
+    group = ExceptionGroup(
+        "outer", [ValueError("x"), ExceptionGroup("inner", [KeyError("k"), VERDICT])]
+    )
     assert _grade_failure(group) is VERDICT
 
 
-@pytest.mark.parametrize("exc", [None, AssertionError("grader bug"), KeyError("k"),
-                                 ExceptionGroup("no verdict", [ValueError("v")])],
-                         ids=["none", "assertion", "key-error", "group"])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        None,
+        AssertionError("grader bug"),
+        KeyError("k"),
+        ExceptionGroup("no verdict", [ValueError("v")]),
+    ],
+    ids=["none", "assertion", "key-error", "group"],
+)
 def test_anything_else_is_no_verdict(exc):
     assert _grade_failure(exc) is None
 
@@ -142,25 +156,50 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
 
     def grade(*extra: str) -> tuple[pytest.RunResult, dict, dict]:
         outcome = pytester.runpytest_inprocess(
-            "-p", "grader.grading.plugin", "--grader-submission", str(REFERENCE),
-            "--grader-rubric", str(rubric), "--grader-assignment", "micrograd",
-            "--grader-sandbox", "none", "--grader-no-torch", "--grader-results", str(results),
-            "-p", "no:cacheprovider", *extra)
+            "-p",
+            "grader.grading.plugin",
+            "--grader-submission",
+            str(REFERENCE),
+            "--grader-rubric",
+            str(rubric),
+            "--grader-assignment",
+            "micrograd",
+            "--grader-sandbox",
+            "none",
+            "--grader-no-torch",
+            "--grader-results",
+            str(results),
+            "-p",
+            "no:cacheprovider",
+            *extra,
+        )
         payload = json.loads(results.read_text())
-        return (outcome, {i["id"]: i for i in payload["items"]},
-                {o["name"]: o | {"internal_errors": payload["internal_errors"]}
-                 for o in payload["outcomes"]})
+        return (
+            outcome,
+            {i["id"]: i for i in payload["items"]},
+            {
+                o["name"]: o | {"internal_errors": payload["internal_errors"]}
+                for o in payload["outcomes"]
+            },
+        )
 
     return grade
 
 
 def test_outcomes_of_every_kind(run):
     result, items, outcomes = run()
-    assert set(outcomes) == {"test_topo_passes", "test_topo_fails", "test_backward_times_out",
-                             "test_backward_stops_while_shrinking", "test_zero_grad_is_missing",
-                             "test_zero_grad_grader_bug", "test_deep_setup_error",
-                             "test_graphs_property", "test_topo_not_gradable",
-                             "test_topo_property_not_gradable"}
+    assert set(outcomes) == {
+        "test_topo_passes",
+        "test_topo_fails",
+        "test_backward_times_out",
+        "test_backward_stops_while_shrinking",
+        "test_zero_grad_is_missing",
+        "test_zero_grad_grader_bug",
+        "test_deep_setup_error",
+        "test_graphs_property",
+        "test_topo_not_gradable",
+        "test_topo_property_not_gradable",
+    }
     # pytest's own view: an abort is a failure, never a skip; not gradable is a skip
     result.assert_outcomes(passed=1, failed=6, errors=1, skipped=2)
 
@@ -168,27 +207,37 @@ def test_outcomes_of_every_kind(run):
     assert outcomes["test_topo_passes"]["status"] == "passed"
     fails = outcomes["test_topo_fails"]
     assert (fails["passed"], fails["status"], fails["reason"], fails["weight"]) == (
-        False, "failed", "wrong gradient", 3.0)
+        False,
+        "failed",
+        "wrong gradient",
+        3.0,
+    )
     assert fails["details"] == ["a.grad: expected 1, got 2"]
     assert (fails["snippet"], fails["bugs"]) == ("print(1)", ["tanh-derivative: 1 - t"])
 
     timeout = outcomes["test_backward_times_out"]
     assert (timeout["passed"], timeout["status"], timeout["reason"]) == (
-        False, "timeout", "timed out after 1 s of CPU time")
+        False,
+        "timeout",
+        "timed out after 1 s of CPU time",
+    )
     shrinking = outcomes["test_backward_stops_while_shrinking"]
-    assert (shrinking["status"], shrinking["details"]) == ("failed",
-                                                           ["a.grad: expected 1, got 2"])
+    assert (shrinking["status"], shrinking["details"]) == ("failed", ["a.grad: expected 1, got 2"])
     missing = outcomes["test_zero_grad_is_missing"]
     assert (missing["status"], missing["reason"]) == ("missing", "not implemented: zero_grad")
 
     for name in ("test_zero_grad_grader_bug", "test_deep_setup_error"):
         broken = outcomes[name]
         assert (broken["passed"], broken["status"], broken["reason"]) == (
-            False, "error", "internal grader error (not your fault)")
+            False,
+            "error",
+            "internal grader error (not your fault)",
+        )
     internal = outcomes["test_topo_passes"]["internal_errors"]
     assert len(internal) == 2
-    assert any("test_zero_grad_grader_bug" in e and "the grader's own mistake" in e
-               for e in internal)
+    assert any(
+        "test_zero_grad_grader_bug" in e and "the grader's own mistake" in e for e in internal
+    )
     assert any("test_deep_setup_error" in e and "fixture broke" in e for e in internal)
 
     prop = outcomes["test_graphs_property"]
@@ -196,20 +245,32 @@ def test_outcomes_of_every_kind(run):
 
     waiting = outcomes["test_topo_not_gradable"]
     assert (waiting["passed"], waiting["status"], waiting["reason"]) == (
-        False, "not_gradable", "not gradable until micrograd.ops.tanh and micrograd.ops.add pass")
+        False,
+        "not_gradable",
+        "not gradable until micrograd.ops.tanh and micrograd.ops.add pass",
+    )
     waiting = outcomes["test_topo_property_not_gradable"]  # at once, never shrunk
     assert (waiting["status"], waiting["reason"]) == (
-        "not_gradable", "not gradable until micrograd.ops.tanh passes")
+        "not_gradable",
+        "not gradable until micrograd.ops.tanh passes",
+    )
 
 
 def test_item_results_from_the_outcomes(run):
     _, items, _ = run()
-    assert set(items) == {"micrograd.topo", "micrograd.backward", "micrograd.zero_grad",
-                          "micrograd.deep", "micrograd.graphs"}
+    assert set(items) == {
+        "micrograd.topo",
+        "micrograd.backward",
+        "micrograd.zero_grad",
+        "micrograd.deep",
+        "micrograd.graphs",
+    }
     topo = items["micrograd.topo"]  # the tests that are not gradable do not count
     assert (topo["status"], topo["score"], topo["max_score"]) == ("partial", 2.5, 10)
-    assert [t["test"] for t in topo["not_gradable"]] == ["test_topo_not_gradable",
-                                                         "test_topo_property_not_gradable"]
+    assert [t["test"] for t in topo["not_gradable"]] == [
+        "test_topo_not_gradable",
+        "test_topo_property_not_gradable",
+    ]
     assert topo["bugs"] == ["tanh-derivative"]
     assert topo["reason"] == "wrong gradient"
     backward = items["micrograd.backward"]
@@ -227,8 +288,12 @@ def test_item_results_from_the_outcomes(run):
 def test_only_the_selected_items_are_run_and_scored(run):
     result, items, outcomes = run("--grader-only", "micrograd.topo")
     assert set(items) == {"micrograd.topo"}
-    assert set(outcomes) == {"test_topo_passes", "test_topo_fails", "test_topo_not_gradable",
-                             "test_topo_property_not_gradable"}
+    assert set(outcomes) == {
+        "test_topo_passes",
+        "test_topo_fails",
+        "test_topo_not_gradable",
+        "test_topo_property_not_gradable",
+    }
     result.assert_outcomes(passed=1, failed=1, skipped=2, deselected=6)
 
 
@@ -237,6 +302,7 @@ def test_a_test_not_gradable_is_never_recorded_for_replay(run, tmp_path):
     folder = tmp_path / "recordings"
     folder.mkdir()
     run("--grader-replay", str(folder))
-    recorded = {json.loads(p.read_text())["test"].rsplit("::", 1)[-1]
-                for p in folder.glob("*.json")}
+    recorded = {
+        json.loads(p.read_text())["test"].rsplit("::", 1)[-1] for p in folder.glob("*.json")
+    }
     assert recorded == {"test_graphs_property"}

@@ -32,8 +32,17 @@ from tests.venvs import overlay_venv
 
 pytestmark = pytest.mark.slow
 
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "dist", "build", "*.egg-info",
-                                    "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis")
+NOT_COPIED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "dist",
+    "build",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+)
 SECRET = "20261123"
 ENVIRONMENT = {  # what make reads from the environment, per command
     "make test": {"ARGS": "tests/test_formats.py"},
@@ -65,8 +74,14 @@ COMMANDS = readme_commands((REPO / "README.md").read_text())
 
 def notebook(source: str) -> str:
     """A notebook as Jupyter saves it, with ``source`` as its one code cell."""
-    cell = {"cell_type": "code", "execution_count": None, "id": "engine", "metadata": {},
-            "outputs": [], "source": source.splitlines(keepends=True)}
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "engine",
+        "metadata": {},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
     return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
@@ -89,10 +104,17 @@ def _environment(root: Path, command: str) -> dict[str, str]:
     its command line, such as ARGS) and pytest-xdist put there."""
     makefile = (root / "Makefile").read_text()
     variables = set(re.findall(r"\$\((\w+)\)", makefile))
-    env = {key: value for key, value in os.environ.items()
-           if key not in variables and not key.startswith(("MAKE", "MFLAGS", "PYTEST_"))}
-    env.update(PATH=f"{root / '.venv' / 'bin'}{os.pathsep}{env['PATH']}", SECRET=SECRET,
-               COLUMNS="200", **ENVIRONMENT.get(command, {}))
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in variables and not key.startswith(("MAKE", "MFLAGS", "PYTEST_"))
+    }
+    env.update(
+        PATH=f"{root / '.venv' / 'bin'}{os.pathsep}{env['PATH']}",
+        SECRET=SECRET,
+        COLUMNS="200",
+        **ENVIRONMENT.get(command, {}),
+    )
     return env
 
 
@@ -104,8 +126,15 @@ def test_the_readme_documents_the_commands_this_test_fills_in():
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if not c.startswith("make watch")])
 def test_command(root, command):
-    done = subprocess.run(["bash", "-c", command], cwd=root, env=_environment(root, command),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=root,
+        env=_environment(root, command),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     if command in PRODUCES:
         assert (root / PRODUCES[command]).is_file(), done.stdout + done.stderr
@@ -113,10 +142,15 @@ def test_command(root, command):
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c.startswith("make watch")])
 def test_watch_command_until_ctrl_c(root, command):
-    proc = subprocess.Popen(["bash", "-c", command], cwd=root,
-                            env=_environment(root, command), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=root,
+        env=_environment(root, command),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     output = Output(proc)
     try:
         output.wait_for("(Ctrl-C to stop)", 300)

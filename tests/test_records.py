@@ -28,8 +28,11 @@ from tests.test_checks_fake_worker import session
 
 SUB = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),))
 RDIV = Graph("scalar", (-0.5,), (Node("rdiv", (0,), 2.0),))
-RSUB = Graph("tensor", (np.array([[1.0, -2.0], [0.5, 3.0]]),),
-             (Node("rsub", (0,), 2.0), Node("sum", (1,), None)))
+RSUB = Graph(
+    "tensor",
+    (np.array([[1.0, -2.0], [0.5, 3.0]]),),
+    (Node("rsub", (0,), 2.0), Node("sum", (1,), None)),
+)
 
 
 def answer_of(probe: str, engine: Any, graph: Graph) -> dict[str, Any]:
@@ -42,8 +45,13 @@ def test_the_reference_composes_a_minus_b_as_a_plus_b_times_minus_one():
     made, named = records.parse(answer, "scalar")
     ops = [(m.op, m.args, m.param) for m in made]
     # a, b, the -1 that -b wraps, b * -1, a + (b * -1)
-    assert ops == [(None, (), None), (None, (), None), (None, (), None), ("mul", (1, 2), None),
-                   ("add", (0, 3), None)]
+    assert ops == [
+        (None, (), None),
+        (None, (), None),
+        (None, (), None),
+        ("mul", (1, 2), None),
+        ("add", (0, 3), None),
+    ]
     assert float(made[2].value) == -1.0 and named == [0, 1, 4]
     assert all(not m.adds for m in made)  # leaves: their closures add nothing
 
@@ -98,16 +106,20 @@ def tampered(change: Any) -> dict[str, Any]:
     return answer
 
 
-@pytest.mark.parametrize("change", [
-    lambda r: r["nodes"][3].update(op="div"),  # not one of the grader's primitives
-    lambda r: r["nodes"][3].update(args=[1, 3]),  # an operand made after the node
-    lambda r: r["nodes"][3].update(args=[1]),  # the wrong arity
-    lambda r: r["nodes"][4].update(param=True),
-    lambda r: r["nodes"][2].update(adds=[[5, {"shape": [], "data": [1.0]}]]),
-    lambda r: r["nodes"][2].update(adds=[[0, {"shape": [2], "data": [1.0, 2.0]}]]),
-    lambda r: r.update(named=[0, 1, 9]),
-    lambda r: r.update(nodes=[]),
-], ids=["op", "later operand", "arity", "param", "adds later", "adds shape", "named", "empty"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: r["nodes"][3].update(op="div"),  # not one of the grader's primitives
+        lambda r: r["nodes"][3].update(args=[1, 3]),  # an operand made after the node
+        lambda r: r["nodes"][3].update(args=[1]),  # the wrong arity
+        lambda r: r["nodes"][4].update(param=True),
+        lambda r: r["nodes"][2].update(adds=[[5, {"shape": [], "data": [1.0]}]]),
+        lambda r: r["nodes"][2].update(adds=[[0, {"shape": [2], "data": [1.0, 2.0]}]]),
+        lambda r: r.update(named=[0, 1, 9]),
+        lambda r: r.update(nodes=[]),
+    ],
+    ids=["op", "later operand", "arity", "param", "adds later", "adds shape", "named", "empty"],
+)
 def test_a_record_that_is_not_one_is_an_invalid_answer(change):
     with pytest.raises(protocol.InvalidAnswer):
         records.named_gradients(session("micrograd.sugar"), "scalar", tampered(change), 3)
@@ -126,7 +138,12 @@ def test_the_grader_primitives_make_nodes_without_closures():
         node._backward()
     assert a.grad == b.grad == 0.0
     assert [record.made.get(i, {}).get("op") for i in range(len(record.nodes))] == [
-        None, None, "mul", "tanh"]
+        None,
+        None,
+        "mul",
+        "tanh",
+    ]
     assert engine.Value(1.0) * engine.Value(2.0) is not None  # restored on the way out
     assert "__init__" in vars(engine.Value) and vars(engine.Value)["__mul__"].__name__ == (
-        "__mul__")
+        "__mul__"
+    )

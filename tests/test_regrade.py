@@ -45,8 +45,13 @@ GRADING = GradeOptions(Path(), seed=SECRET_SEED, only=ONLY, slot=SLOT)
 ENGINE = (REFERENCE / MICRO).read_text()
 TANH = ("1.0 - t * t", "1.0 - t")
 SYNTAX = ("def __add__(self, other):", "def __add__(self, other)")
-STATUSES = {"alice": "graded", "bob": "graded", "carol": "import failed",
-            "dave": "refused upload", "erin": "nothing to grade"}
+STATUSES = {
+    "alice": "graded",
+    "bob": "graded",
+    "carol": "import failed",
+    "dave": "refused upload",
+    "erin": "nothing to grade",
+}
 TOTALS = {"alice": "12", "bob": "6", "carol": "0", "dave": "0", "erin": "0"}
 
 
@@ -89,17 +94,21 @@ def copy_of_output(options: BatchOptions, tmp_path: Path, **grading: object) -> 
     with ``grading`` changed."""
     out = tmp_path / "out"
     shutil.copytree(options.out, out)
-    return dataclasses.replace(options, out=out,
-                               grading=dataclasses.replace(options.grading, **grading))
+    return dataclasses.replace(
+        options, out=out, grading=dataclasses.replace(options.grading, **grading)
+    )
 
 
 def rubric_with_tanh_worth(points: int, tmp_path: Path) -> Path:
     rubric = tmp_path / "rubric.yaml"
-    rubric.write_text(edited(GRADING.rubric.read_text(),
-                             "id: micrograd.ops.tanh\n    title: tanh, forward and backward\n"
-                             "    points: 6\n",
-                             f"id: micrograd.ops.tanh\n    title: tanh, forward and backward\n"
-                             f"    points: {points}\n"))
+    rubric.write_text(
+        edited(
+            GRADING.rubric.read_text(),
+            "id: micrograd.ops.tanh\n    title: tanh, forward and backward\n    points: 6\n",
+            f"id: micrograd.ops.tanh\n    title: tanh, forward and backward\n"
+            f"    points: {points}\n",
+        )
+    )
     return rubric
 
 
@@ -127,11 +136,13 @@ def test_an_unchanged_rerun_reuses_every_grade_and_says_none_moved(first_run, tm
     outcome = batch.run(again, Console(quiet=True))
     assert (outcome.graded, outcome.reused, outcome.changes) == (0, 5, [])
     assert (again.out / "previous" / "grades.csv").read_text() == (
-        options.out / "grades.csv").read_text()
+        options.out / "grades.csv"
+    ).read_text()
     assert rows(again.out, "changes.csv") == {}
     assert "No grade changed since the last run." in (again.out / "summary.html").read_text()
     assert batch.changes_line([], again.out / "changes.csv") == (
-        "no grade changed since the last run")
+        "no grade changed since the last run"
+    )
 
 
 # --------------------------------------------------------------------------- what the key covers
@@ -171,17 +182,36 @@ def test_a_changed_rubric_regrades_and_reports_exactly_who_moved(first_run, tmp_
     rubric = rubric_with_tanh_worth(12, tmp_path)
     parser = argparse.ArgumentParser()
     batch.add_arguments(parser)
-    code = batch.main(parser.parse_args([
-        str(options.submissions), "--out", str(again.out), "-j", "2", "--seed",
-        str(SECRET_SEED), "--slot", str(SLOT), "--rubric", str(rubric),
-        *(f"--only={item}" for item in ONLY)]))
+    code = batch.main(
+        parser.parse_args(
+            [
+                str(options.submissions),
+                "--out",
+                str(again.out),
+                "-j",
+                "2",
+                "--seed",
+                str(SECRET_SEED),
+                "--slot",
+                str(SLOT),
+                "--rubric",
+                str(rubric),
+                *(f"--only={item}" for item in ONLY),
+            ]
+        )
+    )
     assert code == 0
     said = " ".join(capsys.readouterr().err.split())
     assert "5 graded, 0 from the ledger" in said
     assert "1 grade changed since the last run" in said
-    assert rows(again.out, "changes.csv") == {"alice": {
-        "student": "alice", "old total": "12", "new total": "18",
-        "items changed": "micrograd.ops.tanh: 6 -> 12"}}
+    assert rows(again.out, "changes.csv") == {
+        "alice": {
+            "student": "alice",
+            "old total": "12",
+            "new total": "18",
+            "items changed": "micrograd.ops.tanh: 6 -> 12",
+        }
+    }
     summary = (again.out / "summary.html").read_text()
     assert "<h2>What changed since the last run</h2>" in summary
     assert "<td>alice</td><td class=n>12</td><td class=n>18</td>" in summary
@@ -195,13 +225,29 @@ def test_a_killed_rerun_resumes_with_nothing_lost(first_run, tmp_path):
     options, _ = first_run
     again = copy_of_output(options, tmp_path, rubric=rubric_with_tanh_worth(12, tmp_path))
     old = {p.name for p in (again.out / "ledger").glob("*.json")}
-    command = [sys.executable, "-m", "grader", "batch", str(options.submissions), "--out",
-               str(again.out), "-j", "1", "--seed", str(SECRET_SEED), "--slot", str(SLOT),
-               "--rubric", str(again.grading.rubric), *(f"--only={i}" for i in ONLY)]
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        str(options.submissions),
+        "--out",
+        str(again.out),
+        "-j",
+        "1",
+        "--seed",
+        str(SECRET_SEED),
+        "--slot",
+        str(SLOT),
+        "--rubric",
+        str(again.grading.rubric),
+        *(f"--only={i}" for i in ONLY),
+    ]
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr:
-        proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
-                                stderr=stderr)
+        proc = subprocess.Popen(
+            command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=stderr
+        )
 
     def stored() -> int:
         return len({p.name for p in (again.out / "ledger").glob("*.json")} - old)
@@ -247,8 +293,13 @@ def test_the_key_covers_the_grader_the_oracles_and_the_libraries(tmp_path, monke
     reference = tmp_path / "reference"
     shutil.copytree(REFERENCE, reference, ignore=shutil.ignore_patterns("__pycache__"))
     write(reference / MICRO, ENGINE + "# edited\n")
-    digests = {digest(), digest(reference=None), digest(reference=reference),
-               digest(torch=False), digest(reference=None, torch=False)}
+    digests = {
+        digest(),
+        digest(reference=None),
+        digest(reference=reference),
+        digest(torch=False),
+        digest(reference=None, torch=False),
+    }
     monkeypatch.setattr(batch, "grader_digest", lambda: "another grader")
     digests.add(digest())
     monkeypatch.setattr(batch, "libraries", lambda: ("hypothesis 0", "numpy 0", "python 3"))
@@ -271,25 +322,54 @@ class Finished:
 def test_a_result_from_another_grader_is_a_failure(tmp_path):
     """A Dask worker still running an older grader (or other libraries) grades for another
     key: its result is not stored."""
-    key = Key(content="c", rubric="r", seed=None, assignment="all", only=(), grader="mine",
-              reference=None, oracles=(), libraries=("hypothesis 1",), limits=(None, 2048))
+    key = Key(
+        content="c",
+        rubric="r",
+        seed=None,
+        assignment="all",
+        only=(),
+        grader="mine",
+        reference=None,
+        oracles=(),
+        libraries=("hypothesis 1",),
+        limits=(None, 2048),
+    )
     job = batch.Job(Upload("alice", tmp_path, "folder"), key, BatchOptions(tmp_path, tmp_path))
     entry = {"grader": "mine", "libraries": ["hypothesis 1"], "report": {}}
     assert batch._outcome(job, Finished(entry)) == entry
     assert "another grader" in batch._outcome(job, Finished({**entry, "grader": "old"}))["error"]
-    assert "hypothesis 2" in batch._outcome(
-        job, Finished({**entry, "libraries": ["hypothesis 2"]}))["error"]
+    assert (
+        "hypothesis 2"
+        in batch._outcome(job, Finished({**entry, "libraries": ["hypothesis 2"]}))["error"]
+    )
 
 
 # --------------------------------------------------------------------------- statuses, changes
 
 
 def failing(item_id: str, reason: str, status: str = "error", snippet: str = "") -> dict:
-    return {"id": item_id, "assignment": item_id.split(".")[0], "title": item_id, "score": 0,
-            "max_score": 6, "extra_credit": False, "visibility": "visible", "status": status,
-            "bugs": [], "feedback": reason, "reason": reason,
-            "failures": [{"test": f"test_{item_id}", "reason": reason, "details": [],
-                          "snippet": snippet, "bugs": []}]}
+    return {
+        "id": item_id,
+        "assignment": item_id.split(".")[0],
+        "title": item_id,
+        "score": 0,
+        "max_score": 6,
+        "extra_credit": False,
+        "visibility": "visible",
+        "status": status,
+        "bugs": [],
+        "feedback": reason,
+        "reason": reason,
+        "failures": [
+            {
+                "test": f"test_{item_id}",
+                "reason": reason,
+                "details": [],
+                "snippet": snippet,
+                "bugs": [],
+            }
+        ],
+    }
 
 
 def passing(item_id: str) -> dict:
@@ -297,8 +377,15 @@ def passing(item_id: str) -> dict:
 
 
 def status(*items: dict, not_submitted: dict | None = None, **result: str) -> str:
-    report = GradeReport(assignment="all", seed="secret", items=list(items), oracles=[],
-                         protections=[], duration_s=0.0, not_submitted=not_submitted or {})
+    report = GradeReport(
+        assignment="all",
+        seed="secret",
+        items=list(items),
+        oracles=[],
+        protections=[],
+        duration_s=0.0,
+        not_submitted=not_submitted or {},
+    )
     return StudentResult("s", report, **result).status
 
 
@@ -306,45 +393,78 @@ def test_statuses():
     syntax = "SyntaxError: expected ':' (engine.py, line 42)"
     hang = "while importing: timed out after 2.0 s of CPU time"
     crash = "exited (exit code 0) without replying"
-    assert status(passing("micrograd.ops.add"), failing("micrograd.ops.tanh", "wrong",
-                                                        "failed", "x = 1")) == "graded"
-    assert status(failing("micrograd.ops.add", syntax), failing("micrograd.ops.tanh", syntax)
-                  ) == "import failed"
-    assert status(failing("micrograd.ops.add", hang, "timeout"),
-                  failing("micrograd.ops.tanh", hang, "timeout")) == "timed out"
-    assert status(passing("micrograd.ops.add"), failing("babygrad.ops.add", syntax)
-                  ) == "import failed: babygrad"
+    assert (
+        status(
+            passing("micrograd.ops.add"), failing("micrograd.ops.tanh", "wrong", "failed", "x = 1")
+        )
+        == "graded"
+    )
+    assert (
+        status(failing("micrograd.ops.add", syntax), failing("micrograd.ops.tanh", syntax))
+        == "import failed"
+    )
+    assert (
+        status(
+            failing("micrograd.ops.add", hang, "timeout"),
+            failing("micrograd.ops.tanh", hang, "timeout"),
+        )
+        == "timed out"
+    )
+    assert (
+        status(passing("micrograd.ops.add"), failing("babygrad.ops.add", syntax))
+        == "import failed: babygrad"
+    )
     # a crash in one probe costs its item, and an exception in a probe has a counterexample
     assert status(passing("micrograd.ops.add"), failing("micrograd.ops.exp", crash)) == "graded"
-    assert status(failing("micrograd.ops.add", "ValueError: x", snippet="a = Value(1)"),
-                  failing("micrograd.ops.exp", "ValueError: x", snippet="a = Value(1)")
-                  ) == "graded"
-    assert status(passing("micrograd.ops.add"), failing("micrograd.ops.exp", "no grading test ran")
-                  ) == "partly graded: 1 item(s) not graded by the grader (micrograd.ops.exp)"
+    assert (
+        status(
+            failing("micrograd.ops.add", "ValueError: x", snippet="a = Value(1)"),
+            failing("micrograd.ops.exp", "ValueError: x", snippet="a = Value(1)"),
+        )
+        == "graded"
+    )
+    assert (
+        status(passing("micrograd.ops.add"), failing("micrograd.ops.exp", "no grading test ran"))
+        == "partly graded: 1 item(s) not graded by the grader (micrograd.ops.exp)"
+    )
     absent = failing("micrograd.ops.add", "not submitted", "missing")
     assert status(absent, not_submitted={"micrograd": "not submitted"}) == "nothing to grade"
-    assert status(absent, not_submitted={"micrograd": "not submitted"},
-                  refused="a member escapes the folder") == "refused upload"
+    assert (
+        status(
+            absent,
+            not_submitted={"micrograd": "not submitted"},
+            refused="a member escapes the folder",
+        )
+        == "refused upload"
+    )
     assert StudentResult("s", None, error="boom").status == "grader error"
 
 
 def test_changes_against_an_older_grades_csv_without_a_status_column():
     rubric = load(GRADING.rubric)
     items = [i for i in rubric.items if i.id in ONLY]
-    last = ("student,total,max,micrograd.ops.add,micrograd.ops.tanh,notes\n"
-            "alice,12,12,6,6,\nbob,6,12,6,0,\n'=x,0,12,0,0,\ngone,6,12,6,0,\n")
+    last = (
+        "student,total,max,micrograd.ops.add,micrograd.ops.tanh,notes\n"
+        "alice,12,12,6,6,\nbob,6,12,6,0,\n'=x,0,12,0,0,\ngone,6,12,6,0,\n"
+    )
 
     def result(student: str, tanh: float) -> StudentResult:
         graded = [passing("micrograd.ops.add"), {**passing("micrograd.ops.tanh"), "score": tanh}]
         return StudentResult(student, GradeReport("all", "secret", graded, [], [], 0.0))
 
-    now = [result("alice", 6), result("bob", 6), result("=x", 0), result("new", 0),
-           StudentResult("gone", None, error="boom")]
+    now = [
+        result("alice", 6),
+        result("bob", 6),
+        result("=x", 0),
+        result("new", 0),
+        StudentResult("gone", None, error="boom"),
+    ]
     changes = changed_grades(last, now, items)
-    assert changes == [Change("bob", "6", "12", (("micrograd.ops.tanh", "0", "6"),)),
-                       Change("=x", "0", "6", (("micrograd.ops.add", "0", "6"),)),
-                       Change("gone", "6", "", (("micrograd.ops.add", "6", ""),
-                                                ("micrograd.ops.tanh", "0", "")))]
+    assert changes == [
+        Change("bob", "6", "12", (("micrograd.ops.tanh", "0", "6"),)),
+        Change("=x", "0", "6", (("micrograd.ops.add", "0", "6"),)),
+        Change("gone", "6", "", (("micrograd.ops.add", "6", ""), ("micrograd.ops.tanh", "0", ""))),
+    ]
     text = changes_csv(changes)
     assert text.splitlines()[0] == "student,old total,new total,items changed"
     assert "'=x,0,6" in text and "micrograd.ops.add: 6 -> not graded" in text

@@ -43,15 +43,29 @@ def python(student, tmp_path_factory) -> Path:
     differences were wrong; here only what the release declares is installed, so a missing
     dependency or an oracle that is not there shows as it would for a student."""
     venv = tmp_path_factory.mktemp("venv")
-    install = subprocess.run(["make", "-s", f"{venv}/.installed", f"VENV={venv}",
-                              f"PYTHON={BASE_PYTHON}"], cwd=student, env=environment(),
-                             capture_output=True, text=True, timeout=900)
+    install = subprocess.run(
+        ["make", "-s", f"{venv}/.installed", f"VENV={venv}", f"PYTHON={BASE_PYTHON}"],
+        cwd=student,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert install.returncode == 0, install.stdout + install.stderr
     python = venv / "bin" / "python"
-    where = subprocess.run([str(python), "-c", "import importlib.util, grader; "
-                            "print(importlib.util.find_spec('torch'), grader.__file__)"],
-                           cwd=venv, env=environment(), capture_output=True, text=True,
-                           check=True).stdout.split()
+    where = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import importlib.util, grader; "
+            "print(importlib.util.find_spec('torch'), grader.__file__)",
+        ],
+        cwd=venv,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert where == ["None", str(student / "grader" / "__init__.py")], where
     return python
 
@@ -72,8 +86,7 @@ def solution_blocks() -> list[str]:
                 block = []
             elif "# END SOLUTION" in line and block is not None:
                 found.append("\n".join(block))
-                found += [text.strip() for text in block
-                          if len(text.strip()) >= 40]
+                found += [text.strip() for text in block if len(text.strip()) >= 40]
                 block = None
             elif block is not None and not line.strip().startswith("#"):
                 block.append(line)
@@ -81,16 +94,27 @@ def solution_blocks() -> list[str]:
 
 
 def make_grade(student: Path, python: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-s", "grade", f"VENV={python.parent.parent}", *args],
-                          cwd=student, env=environment(), capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        ["make", "-s", "grade", f"VENV={python.parent.parent}", *args],
+        cwd=student,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_contents_and_no_leaks(student):
     names = {p.relative_to(student).as_posix() for p in student.rglob("*") if p.is_file()}
-    assert {"Makefile", "README.md", "rubric.yaml", "pyproject.toml",
-            ".github/workflows/classroom.yml", "exercises/micrograd/engine.py",
-            "grader/grading/suites/test_babygrad.py"} <= names
+    assert {
+        "Makefile",
+        "README.md",
+        "rubric.yaml",
+        "pyproject.toml",
+        ".github/workflows/classroom.yml",
+        "exercises/micrograd/engine.py",
+        "grader/grading/suites/test_babygrad.py",
+    } <= names
     assert not any(n.startswith(("reference/", "tests/")) or "__pycache__" in n for n in names)
     texts = [p.read_text() for p in student.rglob("*") if p.is_file()]
     blocks = solution_blocks()
@@ -112,12 +136,15 @@ def test_make_grade_gives_the_stubs_zero(student, python, tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     document = json.loads((tmp_path / "grade.json").read_text())
     assert document["score"] == 0 and len(document["items"]) == len(
-        load(student / "rubric.yaml").items)
+        load(student / "rubric.yaml").items
+    )
     statuses = {i["id"]: i["status"] for i in document["items"]}
     # accumulate grades the closures of ops that work, broadcasting the reduction of ops that
     # work: none does (tests/test_grading.py)
     assert {i for i, s in statuses.items() if s == "not_gradable"} <= {
-        "micrograd.accumulate", "babygrad.broadcasting"}
+        "micrograd.accumulate",
+        "babygrad.broadcasting",
+    }
     assert set(statuses.values()) <= {"missing", "not_gradable"}
     assert "not implemented" in run.stdout
 
@@ -132,29 +159,42 @@ def test_make_grade_gives_the_reference_full_marks(student, python, tmp_path, se
     shutil.copytree(REFERENCE, submission, ignore=shutil.ignore_patterns("__pycache__"))
     out = {kind: tmp_path / f"grade.{kind}" for kind in ("json", "xml", "md")}
     chosen = "" if seed is None else f"--seed {seed} "
-    run = make_grade(student, python, f"SUBMISSION={submission}",
-                     f"ARGS={chosen}--json {out['json']} --junit {out['xml']} "
-                     f"--markdown {out['md']}")
+    run = make_grade(
+        student,
+        python,
+        f"SUBMISSION={submission}",
+        f"ARGS={chosen}--json {out['json']} --junit {out['xml']} --markdown {out['md']}",
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     document = json.loads(out["json"].read_text())
     assert document["oracles"] == ["finite differences"]
     assert "graded on a single oracle, finite differences" in " ".join(run.stdout.split())
-    lost = {i["id"]: f"{i['status']}: {i['feedback'][:1500]}" for i in document["items"]
-            if i["status"] != "passed" or i["score"] < i["max_score"]}
+    lost = {
+        i["id"]: f"{i['status']}: {i['feedback'][:1500]}"
+        for i in document["items"]
+        if i["status"] != "passed" or i["score"] < i["max_score"]
+    }
     assert not lost, "\n\n".join(f"{k}: {v}" for k, v in lost.items())
     assert document["score"] >= document["max_score"] == 200
     assert len(ET.parse(out["xml"]).getroot().findall(".//testcase")) == len(document["items"])
     assert out["md"].read_text().startswith(f"# Grade: {document['score']:g}/200")
-    notices = subprocess.run([str(python), "-m", "grader.report.formats.classroom",
-                              str(out["json"])],
-                             cwd=student, capture_output=True, text=True, check=True).stdout
+    notices = subprocess.run(
+        [str(python), "-m", "grader.report.formats.classroom", str(out["json"])],
+        cwd=student,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert f"Points {document['score']:g}/200" in notices
 
 
 def test_hidden_items_and_their_tests_stay_out(tmp_path):
     rubric = tmp_path / "rubric.yaml"
-    rubric.write_text((REPO / "rubric.yaml").read_text().replace(
-        "    extra_credit: true\n", "    extra_credit: true\n    visibility: hidden\n", 1))
+    rubric.write_text(
+        (REPO / "rubric.yaml")
+        .read_text()
+        .replace("    extra_credit: true\n", "    extra_credit: true\n    visibility: hidden\n", 1)
+    )
     assert {i.id for i in load(rubric).items if i.visibility == "hidden"} == {"micrograd.deep"}
     student = build_student(tmp_path / "student", rubric)  # also collects its grading tests
     public = load(student / "rubric.yaml")

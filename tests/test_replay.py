@@ -28,16 +28,19 @@ from grader.workflows.bench import with_classic_bugs
 from tests import test_checks_fake_worker as fake
 from tests.grading import REFERENCE, comparable, grade_report
 
-HYPOTHESIS_TESTS = sum(getattr(test, "is_hypothesis_test", False)
-                       for suite in (test_micrograd, test_babygrad)
-                       for test in vars(suite).values())
+HYPOTHESIS_TESTS = sum(
+    getattr(test, "is_hypothesis_test", False)
+    for suite in (test_micrograd, test_babygrad)
+    for test in vars(suite).values()
+)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["reference", "classic bugs"])
 def test_every_grading_test_is_recorded_then_replayed_to_the_same_grade(tmp_path, engine):
-    submission = (REFERENCE if engine == "reference"
-                  else with_classic_bugs(REFERENCE, tmp_path / "buggy"))
+    submission = (
+        REFERENCE if engine == "reference" else with_classic_bugs(REFERENCE, tmp_path / "buggy")
+    )
     recordings = tmp_path / "recordings"
     fresh = grade_report(submission, replay=None)
     first = grade_report(submission, replay=recordings)
@@ -46,8 +49,9 @@ def test_every_grading_test_is_recorded_then_replayed_to_the_same_grade(tmp_path
     # test on the classic mul bug) ends at once and, as an abort, is never recorded: each
     # grade runs it under Hypothesis.
     waiting = [t["test"] for item in fresh.items for t in item["not_gradable"]]
-    assert waiting == ([] if engine == "reference"
-                       else ["test_tanh_accumulates", "test_broadcasting_mul"])
+    assert waiting == (
+        [] if engine == "reference" else ["test_tanh_accumulates", "test_broadcasting_mul"]
+    )
     assert len(files) == HYPOTHESIS_TESTS - len(waiting)
     written = {path: path.stat().st_mtime_ns for path in files}
     again = grade_report(submission, replay=recordings)
@@ -59,8 +63,12 @@ def test_every_grading_test_is_recorded_then_replayed_to_the_same_grade(tmp_path
     if engine == "reference":
         assert not failed and not reported
     else:  # each bug fails its op's item and its assignment's whole graphs, shrunk and replayed
-        assert failed == {"micrograd.ops.tanh", "micrograd.graphs", "babygrad.ops.mul",
-                          "babygrad.graphs"}
+        assert failed == {
+            "micrograd.ops.tanh",
+            "micrograd.graphs",
+            "babygrad.ops.mul",
+            "babygrad.graphs",
+        }
         assert len(reported) >= len(failed)
 
 
@@ -112,6 +120,7 @@ def _attempts(body, seen: list[int]):
         except AssertionError as failure:
             return failure
         return None
+
     return attempt
 
 
@@ -142,7 +151,8 @@ def test_a_folder_keeps_only_the_newest_runs_of_a_test(tmp_path):
         _recorded_run(recordings, _passes, [n])
     kept = replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 3)
     assert sorted(run.calls[0].example["x"] for run in kept) == list(
-        range(2, replay.RUNS_ON_DISK + 2))
+        range(2, replay.RUNS_ON_DISK + 2)
+    )
 
 
 def _asks(plans: list[list[int]]):
@@ -191,8 +201,12 @@ def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
 
     with pytest.raises(replay.Diverged):
         replay.follow(runs, _attempts(big_is_wrong, []), _asks([]))
-    for n, impossible in enumerate([[1, 12, 3, 4],  # the same history, but more calls
-                                    [1, 2]]):  # the same history, another next call
+    for n, impossible in enumerate(
+        [
+            [1, 12, 3, 4],  # the same history, but more calls
+            [1, 2],
+        ]
+    ):  # the same history, another next call
         folder = tmp_path / str(n)
         assert replay.follow(_two_runs(folder), _attempts(_passes, []), _asks([])) is None
         recordings = replay.Recordings.open(str(folder), "rubric", 1)
@@ -202,10 +216,17 @@ def test_an_outcome_no_run_had_or_runs_that_disagree_diverge(tmp_path):
 
 
 def test_a_recording_decodes_to_exactly_what_was_drawn():
-    graph = Graph("tensor", (np.arange(6.0).reshape(2, 3) / 8,),
-                  (Node("sum", (0,), (1,)), Node("mul_scalar", (1,), 0.5)))
-    example = {"case": (graph, np.ones(2), [np.float64(1.5), 2.0]), "dag": diamonds(3),
-               "leaves": 2, "weight": -0.25}
+    graph = Graph(
+        "tensor",
+        (np.arange(6.0).reshape(2, 3) / 8,),
+        (Node("sum", (0,), (1,)), Node("mul_scalar", (1,), 0.5)),
+    )
+    example = {
+        "case": (graph, np.ones(2), [np.float64(1.5), 2.0]),
+        "dag": diamonds(3),
+        "leaves": 2,
+        "weight": -0.25,
+    }
     decoded = replay.decode_example(replay.encode_example(example))
     assert all(replay._same(decoded[k], example[k]) for k in example)
     assert repr(decoded) == repr(example)
@@ -213,15 +234,18 @@ def test_a_recording_decodes_to_exactly_what_was_drawn():
     with pytest.raises(replay.NotReplayable):
         replay.encode_example({"what": object()})
     with pytest.raises(replay.NotReplayable):  # the param would come back a float
-        replay.encode_example({"graph": Graph("scalar", (np.array(1.0),),
-                                              (Node("powk", (0,), np.float64(2.0)),))})
+        replay.encode_example(
+            {"graph": Graph("scalar", (np.array(1.0),), (Node("powk", (0,), np.float64(2.0)),))}
+        )
 
 
 # ------------------------------------------------------------------ asking ahead, in batches
 
+
 def _mul(n: int) -> tuple[Graph, np.ndarray]:
-    return Graph("tensor", (np.full((2,), n / 4), np.arange(2.0) - n), (Node("mul", (0, 1)),)), \
-        np.ones(2)
+    return Graph(
+        "tensor", (np.full((2,), n / 4), np.arange(2.0) - n), (Node("mul", (0, 1)),)
+    ), np.ones(2)
 
 
 def _checked(grading, numbers) -> list[str]:

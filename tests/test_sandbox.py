@@ -106,13 +106,26 @@ class Factory:
         (self.submission / "engine.py").write_text("VALUE = 42\n")
         self.workers: list[Worker] = []
 
-    def __call__(self, mode: str, *, limits: Limits = SMALL, readable=(), hidden=(),
-                 python: Path | str = sys.executable, script: Path = CHAOS,
-                 submission: Path | None = None) -> Worker:
+    def __call__(
+        self,
+        mode: str,
+        *,
+        limits: Limits = SMALL,
+        readable=(),
+        hidden=(),
+        python: Path | str = sys.executable,
+        script: Path = CHAOS,
+        submission: Path | None = None,
+    ) -> Worker:
         worker = launch.worker_in_free_slot(  # free: another run on this machine may hold one
-            [str(python), "-I", str(script), self.token], first_slot=next(_slots),
-            submission=submission or self.submission, readable=[VENV, FIXTURES, FRAMING, *readable],
-            hidden=list(hidden), limits=limits, sandbox=mode)
+            [str(python), "-I", str(script), self.token],
+            first_slot=next(_slots),
+            submission=submission or self.submission,
+            readable=[VENV, FIXTURES, FRAMING, *readable],
+            hidden=list(hidden),
+            limits=limits,
+            sandbox=mode,
+        )
         self.workers.append(worker)
         assert mode == "auto" or worker.mode == mode
         return worker
@@ -180,9 +193,12 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     (top / "answers.txt").write_text("42")
     other = tmp_path / "other"
     other.mkdir()
-    args, bound, masked = policy.mount_plan(Policy(
-        readable=(str(top), str(top / "nested"), str(tmp_path / "missing")),
-        hidden=(str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent")))
+    args, bound, masked = policy.mount_plan(
+        Policy(
+            readable=(str(top), str(top / "nested"), str(tmp_path / "missing")),
+            hidden=(str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent"),
+        )
+    )
     text = " ".join(args)
     assert str(top) in bound and str(top / "nested") not in bound  # covered by its parent
     assert "missing" not in text and "/nonexistent" not in text
@@ -217,16 +233,24 @@ def test_protections_and_the_bwrap_command_come_from_one_policy(tmp_path):
     scratch = str(tmp_path / "scratch")
 
     def derived(p: Policy) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-        return (" ".join(policy.bwrap_arguments(p, scratch, "setpriv")),
-                policy.protections(p, "bwrap"), policy.protections(p, "none"))
+        return (
+            " ".join(policy.bwrap_arguments(p, scratch, "setpriv")),
+            policy.protections(p, "bwrap"),
+            policy.protections(p, "none"),
+        )
 
     command, lines, fallback = derived(base)
     assert "--size 16777216 --tmpfs /dev/shm" in command and "--reuid=64999" in command
     assert "writable: the scratch directory only (and a 16 MB /dev/shm)" in lines
     assert "1 hidden path(s) masked" in lines and "no network (network namespace)" in lines
     assert "NO network isolation" in fallback and "NO ipc and uts namespaces" in fallback
-    for change in [{"shm_bytes": 32 << 20}, {"namespaces": ("pid", "uts")}, {"uid": None},
-                   {"readable": ()}, {"hidden": ()}]:
+    for change in [
+        {"shm_bytes": 32 << 20},
+        {"namespaces": ("pid", "uts")},
+        {"uid": None},
+        {"readable": ()},
+        {"hidden": ()},
+    ]:
         changed = derived(dataclasses.replace(base, **change))
         assert changed[0] != command and changed[1] != lines, change
     command, lines, fallback = derived(dataclasses.replace(base, namespaces=("pid", "uts")))
@@ -243,15 +267,17 @@ def test_rlimits_and_protections_come_from_one_policy():
     assert rlimits[resource.RLIMIT_CORE] == (0, 0)
     for mode in ("bwrap", "none"):
         lines = policy.protections(small, mode)
-        assert {"memory limit 1024 MB (address space)", "process limit 8",
-                "no core dumps"} <= set(lines)
+        assert {"memory limit 1024 MB (address space)", "process limit 8", "no core dumps"} <= set(
+            lines
+        )
         assert any("hard CPU cap 60 s per process" in line for line in lines)
     without_uid = dataclasses.replace(small, uid=None, core_dumps=True)
     assert resource.RLIMIT_NPROC not in dict(without_uid.rlimits())
     assert resource.RLIMIT_CORE not in dict(without_uid.rlimits())
     assert "no core dumps" not in policy.protections(without_uid, "none")
     assert "same uid as the grader: process limit NOT enforced" in policy.protections(
-        without_uid, "none")
+        without_uid, "none"
+    )
 
 
 def test_bwrap_unavailable(make, monkeypatch):
@@ -271,8 +297,10 @@ def test_bwrap_unavailable(make, monkeypatch):
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_echo_round_trips(make, mode):
     worker = make(mode, script=ECHO)
-    messages = [{"i": i, "text": "héllo ✓ " * (i % 7), "nested": [[i, None, True], {"x": 1.5}]}
-                for i in range(200)]
+    messages = [
+        {"i": i, "text": "héllo ✓ " * (i % 7), "nested": [[i, None, True], {"x": 1.5}]}
+        for i in range(200)
+    ]
     for message in messages:
         assert worker.request(message, 5.0) == message
     big = {"blob": "z" * (3 << 20)}  # larger than a pipe buffer in both directions
@@ -288,9 +316,22 @@ def test_inside_view(make, mode):
     info = worker.request({"op": "info"}, 5.0)
     env = info["env"]
     assert set(env) - {"PWD"} == {
-        "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "GRADER_SUBMISSION",
-        "GRADER_SCRATCH", "GRADER_HIDDEN", "GRADER_SANDBOX", "GRADER_WORKER_ID"}
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "GRADER_SUBMISSION",
+        "GRADER_SCRATCH",
+        "GRADER_HIDDEN",
+        "GRADER_SANDBOX",
+        "GRADER_WORKER_ID",
+    }
     assert env["HOME"] == env["GRADER_SCRATCH"] == info["cwd"]
     assert env["GRADER_SUBMISSION"] == os.path.join(info["cwd"], "submission")
     assert env["OPENBLAS_NUM_THREADS"] == "1" and env["PYTHONHASHSEED"] == "0"
@@ -383,13 +424,23 @@ def test_close(make):
 def test_a_slot_serves_one_worker_at_a_time(make):
     first = make("bwrap")
     with pytest.raises(sandbox.SlotBusy):
-        Worker([sys.executable, "-I", str(CHAOS)], submission=make.submission,
-               readable=[VENV, FIXTURES, FRAMING], hidden=[], sandbox="bwrap",
-               slot=first.uid - sandbox.BASE_UID)
+        Worker(
+            [sys.executable, "-I", str(CHAOS)],
+            submission=make.submission,
+            readable=[VENV, FIXTURES, FRAMING],
+            hidden=[],
+            sandbox="bwrap",
+            slot=first.uid - sandbox.BASE_UID,
+        )
     first.close()
-    again = Worker([sys.executable, "-I", str(CHAOS), make.token], submission=make.submission,
-                   readable=[VENV, FIXTURES, FRAMING], hidden=[], sandbox="bwrap",
-                   slot=first.uid - sandbox.BASE_UID)
+    again = Worker(
+        [sys.executable, "-I", str(CHAOS), make.token],
+        submission=make.submission,
+        readable=[VENV, FIXTURES, FRAMING],
+        hidden=[],
+        sandbox="bwrap",
+        slot=first.uid - sandbox.BASE_UID,
+    )
     make.workers.append(again)
     assert again.request({"ok": 1}, 5.0) == {"ok": 1}
 
@@ -424,8 +475,7 @@ def test_sleeping_worker_hits_the_wall_backstop(make, mode):
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_half_a_frame_then_spinning(make, mode):
     worker = make(mode)
-    failure, _ = _fails(worker, {"op": "raw", "hex": "00000064" + "7b22" * 5, "then": "spin"},
-                        0.4)
+    failure, _ = _fails(worker, {"op": "raw", "hex": "00000064" + "7b22" * 5, "then": "spin"}, 0.4)
     assert failure.kind == "timeout" and "CPU" in failure.detail
     make.assert_none_left()
     _still_serves(worker)
@@ -434,8 +484,9 @@ def test_half_a_frame_then_spinning(make, mode):
 @pytest.mark.slow
 def test_half_a_frame_then_sleeping(make):
     worker = make("none", limits=Limits(memory_mb=1024, wall_factor=1.0))
-    failure, elapsed = _fails(worker, {"op": "raw", "hex": "00000064" + "7b22",
-                                       "then": "sleep"}, 0.2)
+    failure, elapsed = _fails(
+        worker, {"op": "raw", "hex": "00000064" + "7b22", "then": "sleep"}, 0.2
+    )
     assert failure.kind == "timeout" and "wall-clock" in failure.detail
     assert elapsed < 5.2 + 10  # the backstop, then the kill, with room for a loaded machine
     _still_serves(worker)
@@ -516,8 +567,7 @@ def test_setsid_daemon_does_not_survive(make, mode, then):
 def test_ten_megabytes_of_output(make, mode):
     worker = make(mode)
     assert worker.request({"op": "print", "bytes": 10 << 20}, 10.0) == {"printed": 10 << 20}
-    excerpt = _eventually(lambda: (text := worker.output_excerpt()).endswith("the end \n")
-                          and text)
+    excerpt = _eventually(lambda: (text := worker.output_excerpt()).endswith("the end \n") and text)
     assert excerpt, worker.output_excerpt()[-200:]
     assert len(excerpt) <= SMALL.output_cap_bytes + 100
     assert excerpt.startswith("red  bell nul start\n")  # escapes and controls are gone
@@ -546,11 +596,14 @@ def test_failure_keeps_the_output(make, mode):
 
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
-@pytest.mark.parametrize(("raw", "detail"), [
-    ("ffffffff", f"exceeds the {Limits().reply_bytes} byte cap"),
-    ("00000003" + "7b7b7b", "not valid JSON"),
-    ("00000002" + "7b7d" + "00000002" + "7b7d", "more than one reply"),
-])
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        ("ffffffff", f"exceeds the {Limits().reply_bytes} byte cap"),
+        ("00000003" + "7b7b7b", "not valid JSON"),
+        ("00000002" + "7b7d" + "00000002" + "7b7d", "more than one reply"),
+    ],
+)
 def test_garbage_on_the_reply_channel(make, mode, raw, detail):
     worker = make(mode)
     failure, _ = _fails(worker, {"op": "raw", "hex": raw})
@@ -589,8 +642,9 @@ def test_network(make, mode):
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
-        got = worker.request({"op": "connect", "host": "127.0.0.1",
-                              "port": server.getsockname()[1]}, 5.0)
+        got = worker.request(
+            {"op": "connect", "host": "127.0.0.1", "port": server.getsockname()[1]}, 5.0
+        )
     if mode == "bwrap":
         assert not got["connected"], got
     else:  # observed, and said plainly
@@ -609,15 +663,20 @@ def test_hidden_paths(make, mode):
         path.chmod(0o755)
     os.symlink(course / "reference.py", make.submission / "leak.py")
     torch_dir = SITE / "torch"
-    worker = make(mode, readable=[course],
-                  hidden=[course / "suites", course / "reference.py", torch_dir])
+    worker = make(
+        mode, readable=[course], hidden=[course / "suites", course / "reference.py", torch_dir]
+    )
     info = worker.request({"op": "info"}, 5.0)
     assert info["env"]["GRADER_HIDDEN"].split(os.pathsep) == sorted(
-        str(p) for p in (course / "suites", course / "reference.py", torch_dir))
+        str(p) for p in (course / "suites", course / "reference.py", torch_dir)
+    )
     public = worker.request({"op": "read", "path": str(course / "public.py")}, 5.0)
     assert public["content"] == "PUBLIC = 3\n"
-    secrets = [str(course / "suites" / "hidden_test.py"), str(course / "reference.py"),
-               info["env"]["GRADER_SUBMISSION"] + "/leak.py"]  # a symlink stays a symlink
+    secrets = [
+        str(course / "suites" / "hidden_test.py"),
+        str(course / "reference.py"),
+        info["env"]["GRADER_SUBMISSION"] + "/leak.py",
+    ]  # a symlink stays a symlink
     if torch_dir.exists():
         secrets.append(str(torch_dir / "__init__.py"))
     for path in secrets:
@@ -652,8 +711,10 @@ def test_writes_outside_scratch(make, mode):
             target.unlink(missing_ok=True)
 
 
-@pytest.mark.skipif(not (IS_ROOT and SYSTEM_PYTHON.exists()), reason="needs root and a "
-                    "system Python that an unprivileged uid can run")
+@pytest.mark.skipif(
+    not (IS_ROOT and SYSTEM_PYTHON.exists()),
+    reason="needs root and a system Python that an unprivileged uid can run",
+)
 def test_fallback_drops_to_the_slot_uid_when_it_can(make):
     worker = make("none", python=SYSTEM_PYTHON)  # the fixture needs no numpy
     assert worker.uid is not None

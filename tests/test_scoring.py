@@ -16,8 +16,13 @@ from grader.report.document import GradeReport
 OPS = Item("micrograd.ops.tanh", "tanh", 6, "d tanh = 1 - t**2")
 WALK = Item("micrograd.backward", "backward", 12, "reversed(topo)", partial_credit=False)
 DEEP = Item("micrograd.deep", "deep", 5, "iterative", extra_credit=True)
-GRAPHS = Item("micrograd.graphs", "graphs", 16, "fix the parts first",
-              depends_on=("micrograd.ops.tanh", "micrograd.backward"))
+GRAPHS = Item(
+    "micrograd.graphs",
+    "graphs",
+    16,
+    "fix the parts first",
+    depends_on=("micrograd.ops.tanh", "micrograd.backward"),
+)
 ITEMS = [OPS, WALK, DEEP, GRAPHS]
 RUBRIC = Rubric(Path("rubric.yaml"), tuple(ITEMS), {}, {})
 
@@ -26,10 +31,17 @@ def passed(item: str, name: str = "test", weight: float = 1.0) -> scoring.TestOu
     return scoring.TestOutcome(item=item, name=name, weight=weight, passed=True)
 
 
-def failed(item: str, name: str = "test", weight: float = 1.0, status: str = "failed",
-           reason: str = "wrong gradient", **fields) -> scoring.TestOutcome:
-    return scoring.TestOutcome(item=item, name=name, weight=weight, passed=False, status=status,
-                       reason=reason, **fields)
+def failed(
+    item: str,
+    name: str = "test",
+    weight: float = 1.0,
+    status: str = "failed",
+    reason: str = "wrong gradient",
+    **fields,
+) -> scoring.TestOutcome:
+    return scoring.TestOutcome(
+        item=item, name=name, weight=weight, passed=False, status=status, reason=reason, **fields
+    )
 
 
 def score(outcomes: list[scoring.TestOutcome], items: list[Item] = ITEMS) -> dict:
@@ -44,22 +56,30 @@ def test_every_test_passing_is_full_marks():
     results = score(all_pass())
     for item in ITEMS:
         result = results[item.id]
-        assert (result.status, result.score, result.max_score) == ("passed", item.points,
-                                                                   item.points)
+        assert (result.status, result.score, result.max_score) == (
+            "passed",
+            item.points,
+            item.points,
+        )
         assert result.feedback == result.reason == result.hint == ""
         assert result.failures == result.fix_first == result.bugs == []
 
 
-@pytest.mark.parametrize(("weights", "failing", "expected"), [
-    ([1, 1, 1], [0], 4.0),           # 2 of 3 equal tests: 2/3 of 6 points
-    ([1, 1, 1], [0, 1], 2.0),
-    ([1, 3], [1], 1.5),              # weights share the points: 1/4 of 6
-    ([1, 3], [0], 4.5),
-    ([2, 2, 2, 2], [3], 4.5),
-])
+@pytest.mark.parametrize(
+    ("weights", "failing", "expected"),
+    [
+        ([1, 1, 1], [0], 4.0),  # 2 of 3 equal tests: 2/3 of 6 points
+        ([1, 1, 1], [0, 1], 2.0),
+        ([1, 3], [1], 1.5),  # weights share the points: 1/4 of 6
+        ([1, 3], [0], 4.5),
+        ([2, 2, 2, 2], [3], 4.5),
+    ],
+)
 def test_partial_credit_shares_the_items_points_by_weight(weights, failing, expected):
-    outcomes = [failed(OPS.id, f"t{n}", w) if n in failing else passed(OPS.id, f"t{n}", w)
-                for n, w in enumerate(weights)]
+    outcomes = [
+        failed(OPS.id, f"t{n}", w) if n in failing else passed(OPS.id, f"t{n}", w)
+        for n, w in enumerate(weights)
+    ]
     result = score(outcomes + all_pass(OPS.id))[OPS.id]
     assert result.score == expected
     assert result.status == "partial"
@@ -104,8 +124,7 @@ def test_extra_credit_counts_in_the_score_not_in_the_maximum():
 def test_losing_extra_credit_leaves_a_full_regular_score():
     results = score(all_pass(DEEP.id) + [failed(DEEP.id, status="error", reason="Recursion")])
     report = GradeReport("micrograd", 0, [r.to_json() for r in results.values()], [], [], 0.0)
-    assert report.score == report.max_score == sum(i.points for i in ITEMS
-                                                   if not i.extra_credit)
+    assert report.score == report.max_score == sum(i.points for i in ITEMS if not i.extra_credit)
 
 
 def test_a_failing_dependency_says_fix_it_first():
@@ -124,8 +143,10 @@ def test_a_dependency_never_costs_points_twice():
     assert clean[GRAPHS.id].status == "passed"
     assert clean[GRAPHS.id].fix_first == []  # nothing to fix here: no "fix first" either
     assert clean[GRAPHS.id].feedback == ""
-    half = score(all_pass(OPS.id, GRAPHS.id) + [failed(OPS.id), passed(GRAPHS.id, "a"),
-                                                 failed(GRAPHS.id, "b")])
+    half = score(
+        all_pass(OPS.id, GRAPHS.id)
+        + [failed(OPS.id), passed(GRAPHS.id, "a"), failed(GRAPHS.id, "b")]
+    )
     assert half[GRAPHS.id].score == GRAPHS.points / 2
     assert half[GRAPHS.id].fix_first == [OPS.id]
 
@@ -138,17 +159,25 @@ def test_a_passing_dependency_is_not_named():
 
 @pytest.mark.parametrize("status", FAILING)
 def test_a_status_of_every_failing_test_is_the_items(status):
-    result = score(all_pass(OPS.id) + [failed(OPS.id, status=status, reason="why"),
-                                       failed(OPS.id, "b", status=status, reason="why")])[OPS.id]
+    result = score(
+        all_pass(OPS.id)
+        + [
+            failed(OPS.id, status=status, reason="why"),
+            failed(OPS.id, "b", status=status, reason="why"),
+        ]
+    )[OPS.id]
     assert (result.status, result.score, result.reason) == (status, 0.0, "why")
 
 
-@pytest.mark.parametrize(("statuses", "expected"), [
-    (["failed", "error"], "error"),
-    (["timeout", "failed"], "timeout"),
-    (["error", "timeout"], "timeout"),
-    (["failed", "missing", "error"], "missing"),
-])
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        (["failed", "error"], "error"),
+        (["timeout", "failed"], "timeout"),
+        (["error", "timeout"], "timeout"),
+        (["failed", "missing", "error"], "missing"),
+    ],
+)
 def test_mixed_failures_report_the_gravest_status(statuses, expected):
     """``missing`` before ``timeout`` before ``error`` before ``failed``: the one that says
     most about what to do."""
@@ -166,42 +195,66 @@ def test_one_failing_test_of_several_is_partial_whatever_its_status(status):
 def test_an_item_no_test_reached_is_an_error_with_no_points():
     result = score(all_pass(OPS.id))[OPS.id]
     assert (result.status, result.score, result.feedback, result.reason) == (
-        "error", 0.0, "no grading test ran", "no grading test ran")
+        "error",
+        0.0,
+        "no grading test ran",
+        "no grading test ran",
+    )
 
 
 def test_the_first_failure_gives_the_reason_figure_and_bugs():
     figure = {"nodes": [], "edges": []}
-    outcomes = [passed(OPS.id, "ok"),
-                failed(OPS.id, "first", reason="wrong gradient in backward",
-                       details=["backward: gradient for a: expected 0.42, got 0.5"],
-                       snippet="a = Value(1.0)\nout = a.tanh()", figure=figure,
-                       bugs=["tanh-derivative: 1 - t", "tanh-derivative: again"]),
-                failed(OPS.id, "second", reason="wrong forward value",
-                       bugs=["other-bug: x"])]
+    outcomes = [
+        passed(OPS.id, "ok"),
+        failed(
+            OPS.id,
+            "first",
+            reason="wrong gradient in backward",
+            details=["backward: gradient for a: expected 0.42, got 0.5"],
+            snippet="a = Value(1.0)\nout = a.tanh()",
+            figure=figure,
+            bugs=["tanh-derivative: 1 - t", "tanh-derivative: again"],
+        ),
+        failed(OPS.id, "second", reason="wrong forward value", bugs=["other-bug: x"]),
+    ]
     result = score(outcomes + all_pass(OPS.id))[OPS.id]
     assert result.reason == "wrong gradient in backward"
     assert result.figure is figure
     assert result.bugs == ["other-bug", "tanh-derivative"]  # ids, once each, sorted
     assert [f["test"] for f in result.failures] == ["first", "second"]
     assert result.failures[0] == {
-        "test": "first", "reason": "wrong gradient in backward",
+        "test": "first",
+        "reason": "wrong gradient in backward",
         "details": ["backward: gradient for a: expected 0.42, got 0.5"],
         "snippet": "a = Value(1.0)\nout = a.tanh()",
-        "bugs": ["tanh-derivative: 1 - t", "tanh-derivative: again"]}
+        "bugs": ["tanh-derivative: 1 - t", "tanh-derivative: again"],
+    }
     assert result.feedback == feedback_text([], result.failures, OPS.hint)
 
 
 def test_feedback_text_lists_fix_first_failures_examples_bugs_then_the_hint():
-    failures = [{"test": "t1", "reason": "wrong gradient", "details": ["a.grad: expected 1"],
-                 "snippet": "print(1)", "bugs": ["overwrite-grad: = not +="]},
-                {"test": "t2", "reason": "timed out", "details": [], "snippet": "", "bugs": []}]
+    failures = [
+        {
+            "test": "t1",
+            "reason": "wrong gradient",
+            "details": ["a.grad: expected 1"],
+            "snippet": "print(1)",
+            "bugs": ["overwrite-grad: = not +="],
+        },
+        {"test": "t2", "reason": "timed out", "details": [], "snippet": "", "bugs": []},
+    ]
     assert feedback_text(["micrograd.topo"], failures, "use +=").splitlines() == [
         "Fix micrograd.topo first: this item uses it.",
-        "t1: wrong gradient", "a.grad: expected 1",
-        "Smallest example (runnable):", "```python", "print(1)", "```",
+        "t1: wrong gradient",
+        "a.grad: expected 1",
+        "Smallest example (runnable):",
+        "```python",
+        "print(1)",
+        "```",
         "Recognised bug: overwrite-grad: = not +=",
         "t2: timed out",
-        "Hint: use +="]
+        "Hint: use +=",
+    ]
 
 
 def test_feedback_text_is_empty_with_nothing_to_say():
@@ -223,26 +276,37 @@ def test_an_item_no_test_reached_is_a_dependency_to_fix_first():
 
 
 def not_gradable(item: str, name: str, needs: str = "micrograd.ops.exp") -> scoring.TestOutcome:
-    return scoring.TestOutcome(item=item, name=name, weight=1.0, passed=False,
-                               status=scoring.NOT_GRADABLE,
-                               reason=f"not gradable until {needs} passes")
+    return scoring.TestOutcome(
+        item=item,
+        name=name,
+        weight=1.0,
+        passed=False,
+        status=scoring.NOT_GRADABLE,
+        reason=f"not gradable until {needs} passes",
+    )
 
 
 def test_a_test_that_is_not_gradable_does_not_count():
     """Its share of the item goes to the tests that ran; the feedback says what to fix first."""
-    outcomes = [passed(OPS.id, "a"), failed(OPS.id, "b"), not_gradable(OPS.id, "c"),
-                not_gradable(OPS.id, "d", "micrograd.sugar")]
+    outcomes = [
+        passed(OPS.id, "a"),
+        failed(OPS.id, "b"),
+        not_gradable(OPS.id, "c"),
+        not_gradable(OPS.id, "d", "micrograd.sugar"),
+    ]
     result = score(outcomes + all_pass(OPS.id))[OPS.id]
     assert (result.status, result.score, result.reason) == ("partial", 3.0, "wrong gradient")
     assert [f["test"] for f in result.failures] == ["b"]
     assert result.not_gradable == [
         {"test": "c", "reason": "not gradable until micrograd.ops.exp passes"},
-        {"test": "d", "reason": "not gradable until micrograd.sugar passes"}]
+        {"test": "d", "reason": "not gradable until micrograd.sugar passes"},
+    ]
     assert result.feedback.splitlines()[-3:] == [
         "c: not gradable until micrograd.ops.exp passes",
         "d: not gradable until micrograd.sugar passes",
         "(A test that is not gradable yet does not count: the item is scored on the tests "
-        "that ran.)"]
+        "that ran.)",
+    ]
 
 
 @pytest.mark.parametrize("item", [OPS, WALK])  # partial credit, all or nothing
@@ -263,5 +327,6 @@ def test_an_item_none_of_whose_tests_is_gradable_earns_nothing():
     assert (result.status, result.score) == (scoring.NOT_GRADABLE, 0.0)
     assert result.reason == "not gradable until micrograd.ops.add passes"
     assert result.feedback.splitlines()[-1] == (
-        "(No test of this item could be graded yet: it scores 0 until then.)")
+        "(No test of this item could be graded yet: it scores 0 until then.)"
+    )
     assert OPS.id in results[GRAPHS.id].fix_first

@@ -29,9 +29,13 @@ grades them for every engine in every oracle configuration."""
 GRADED = [item.id for item in RUBRIC.items if item.id not in SEEDLESS]
 ENGINES = ["reference", *sorted(set(CORRECT_ENGINES) - {"reference"})]
 """The reference first: it records what the others replay."""
-CELLS = [pytest.param(engine, seed, id=f"{engine}-{seed}",
-                      marks=pytest.mark.xdist_group(f"seed-{seed}"))  # one worker, in order
-         for seed in SEEDS for engine in ENGINES]
+CELLS = [
+    pytest.param(
+        engine, seed, id=f"{engine}-{seed}", marks=pytest.mark.xdist_group(f"seed-{seed}")
+    )  # one worker, in order
+    for seed in SEEDS
+    for engine in ENGINES
+]
 
 
 @pytest.fixture(scope="session")
@@ -42,15 +46,18 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 
 @pytest.mark.parametrize(("engine", "seed"), CELLS)
 def test_a_correct_engine_gets_full_marks_with_seed(engine, seed, recordings):
-    report = grade_report(CORRECT_ENGINES[engine], seed=seed, only=GRADED,
-                          replay=recordings[seed])
+    report = grade_report(CORRECT_ENGINES[engine], seed=seed, only=GRADED, replay=recordings[seed])
     if engine == "reference":  # that grade drew afresh (and recorded); now it replays
-        replayed = grade_report(CORRECT_ENGINES[engine], seed=seed, only=GRADED,
-                                replay=recordings[seed])
+        replayed = grade_report(
+            CORRECT_ENGINES[engine], seed=seed, only=GRADED, replay=recordings[seed]
+        )
         assert comparable(replayed) == comparable(report)
     items = {item["id"]: item for item in report.items}
     assert set(items) == set(GRADED)
-    lost = {k: f"{v['status']} {v['score']}/{v['max_score']}: {v['feedback'][:2000]}"
-            for k, v in items.items() if k not in MAY_LOSE.get(engine, set())
-            and (v["status"] != "passed" or v["score"] != v["max_score"])}
+    lost = {
+        k: f"{v['status']} {v['score']}/{v['max_score']}: {v['feedback'][:2000]}"
+        for k, v in items.items()
+        if k not in MAY_LOSE.get(engine, set())
+        and (v["status"] != "passed" or v["score"] != v["max_score"])
+    }
     assert not lost, "\n\n".join(f"{k}: {v}" for k, v in lost.items())

@@ -22,14 +22,18 @@ from grader.worker import probes, protocol
 from grader.worker.engines import load_engine
 from tests.grading import REFERENCE
 
-DAGS = [diamonds(2), shallow(3, (0.5, -2.0, 1.0)),
-        Dag(2, (((0, 1.0), (1, -1.5)), ((2, 2.0), (0, 0.25)), ((3, 1.0), (2, 1.0))))]
+DAGS = [
+    diamonds(2),
+    shallow(3, (0.5, -2.0, 1.0)),
+    Dag(2, (((0, 1.0), (1, -1.5)), ((2, 2.0), (0, 0.25)), ((3, 1.0), (2, 1.0)))),
+]
 
 
 def run(snippet: str) -> str:
     """``snippet`` run as a student would, beside the reference's packages."""
-    done = subprocess.run([sys.executable, "-c", snippet], cwd=REFERENCE, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", snippet], cwd=REFERENCE, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -42,14 +46,20 @@ def decoded(grads: list) -> list[np.ndarray | None]:
 def test_a_micrograd_dag_snippet_builds_the_probed_graph(dag):
     every = ", ".join(f"n{i}.grad" for i in range(dag.size))
     printed = ast.literal_eval(run(dag_snippet(dag, f"{{root}}.backward()\nprint([{every}])")))
-    probed = probes.probe_backward(load_engine(REFERENCE, "micrograd"),
-                                   {"dag": dag.to_json(), "order": sorted(dag.reachable())})
+    probed = probes.probe_backward(
+        load_engine(REFERENCE, "micrograd"),
+        {"dag": dag.to_json(), "order": sorted(dag.reachable())},
+    )
     assert np.allclose(printed, decoded(probed["passes"][0]["grads"]))
     assert np.allclose(printed, dag.backward(1)[0])
 
 
-VARIANTS = {"default": {}, "frozen": {"frozen": [1]}, "upstream": {"grad": [0.5, -1.5]},
-            "wrapped": {"wrap_leaves": True}}
+VARIANTS = {
+    "default": {},
+    "frozen": {"frozen": [1]},
+    "upstream": {"grad": [0.5, -1.5]},
+    "wrapped": {"wrap_leaves": True},
+}
 """How a check may call ``Tensor.backward``: leaf 1 not requiring grad, an upstream gradient,
 each leaf the grader's op of a tensor."""
 
@@ -58,18 +68,28 @@ each leaf the grader's op of a tensor."""
 @pytest.mark.parametrize("dag", DAGS, ids=range(len(DAGS)))
 def test_a_babygrad_dag_snippet_builds_the_probed_graph(dag, variant):
     options = VARIANTS[variant]
-    every = ", ".join(f"None if n{i}.grad is None else n{i}.grad.data.tolist()"
-                      for i in range(dag.size))
-    snippet = tensor_dag_snippet(dag, (2,), frozen=options.get("frozen", ()),
-                                 grad=options.get("grad") and np.array(options["grad"]),
-                                 order=True, wrap_leaves=options.get("wrap_leaves", False))
+    every = ", ".join(
+        f"None if n{i}.grad is None else n{i}.grad.data.tolist()" for i in range(dag.size)
+    )
+    snippet = tensor_dag_snippet(
+        dag,
+        (2,),
+        frozen=options.get("frozen", ()),
+        grad=options.get("grad") and np.array(options["grad"]),
+        order=True,
+        wrap_leaves=options.get("wrap_leaves", False),
+    )
     lines = run(snippet + f"\nimport json\nprint(json.dumps([{every}]))").splitlines()
     printed = json.loads(lines[-1])
-    probed = probes.probe_tensor_backward(load_engine(REFERENCE, "babygrad"),
-                                          {"dag": dag.to_json(), "shape": [2], **options})
+    probed = probes.probe_tensor_backward(
+        load_engine(REFERENCE, "babygrad"), {"dag": dag.to_json(), "shape": [2], **options}
+    )
     assert [g is None for g in printed] == [g is None for g in probed["grads"]]
-    assert all(np.allclose(p, q) for p, q in zip(printed, decoded(probed["grads"]), strict=True)
-               if p is not None)
+    assert all(
+        np.allclose(p, q)
+        for p, q in zip(printed, decoded(probed["grads"]), strict=True)
+        if p is not None
+    )
     assert ast.literal_eval(lines[-2]) == probed["calls"]  # the order backward ran in
 
 
@@ -84,8 +104,9 @@ def test_the_walk_cost_and_chain_snippets_run():
 
 ACCUMULATED = {
     "a * a": Graph("scalar", (3.0,), (Node("mul", (0, 0)),)),
-    "tanh(a) + tanh(a)": Graph("scalar", (0.5,), (Node("tanh", (0,)), Node("tanh", (0,)),
-                                                  Node("add", (1, 2)))),
+    "tanh(a) + tanh(a)": Graph(
+        "scalar", (0.5,), (Node("tanh", (0,)), Node("tanh", (0,)), Node("add", (1, 2)))
+    ),
     "a - b": Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),)),
 }
 
@@ -96,6 +117,8 @@ def test_an_accumulate_snippet_prints_what_the_probe_reports(graph):
     the leaves' closures (several), as ``probe_accumulate``'s preloaded run."""
     preload = [0.5, -1.25][: len(graph.leaves)]
     printed = [float(x) for x in run(accumulate_snippet(graph, 2.0, preload)).split()]
-    answer = probes.probe_accumulate(load_engine(REFERENCE, "micrograd"), {
-        "graph": graph.to_json(), "out_grad": 2.0, "preload": preload, "run": "preloaded"})
+    answer = probes.probe_accumulate(
+        load_engine(REFERENCE, "micrograd"),
+        {"graph": graph.to_json(), "out_grad": 2.0, "preload": preload, "run": "preloaded"},
+    )
     assert printed == [float(decoded([g])[0]) for g in answer["preloaded"]]

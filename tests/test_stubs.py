@@ -373,8 +373,7 @@ def test_render_source_wraps_long_instructions():
 @pytest.mark.parametrize(
     ("source", "message"),
     [
-        ("# BEGIN SOLUTION [c.a]: a\nx = 1\n# BEGIN SOLUTION [c.b]: b\n# END SOLUTION\n",
-         "nested"),
+        ("# BEGIN SOLUTION [c.a]: a\nx = 1\n# BEGIN SOLUTION [c.b]: b\n# END SOLUTION\n", "nested"),
         ("# BEGIN SOLUTION [c.a]: a\nx = 1\n", "never closed"),
         ("x = 1\n# END SOLUTION\n", "without BEGIN"),
         ("# BEGIN SOLUTION [c.a]:\nx = 1\n# END SOLUTION\n", "needs an instruction"),
@@ -410,12 +409,14 @@ def test_markers_name_items_and_may_go_on_over_comment_lines():
     assert block.instruction == "the instruction, on the lines that follow"
     assert stubs.render_source(source, hidden={"course.ops.b"}) == (
         "def f(x):\n    # graded by course.ops.a\n"
-        '    raise NotImplementedError("the instruction, on the lines that follow")\n')
+        '    raise NotImplementedError("the instruction, on the lines that follow")\n'
+    )
 
 
 def test_marker_items_must_be_in_the_rubric():
-    source = ("def f():\n    # BEGIN SOLUTION [course.f; course.g]: a\n    pass\n"
-              "    # END SOLUTION\n")
+    source = (
+        "def f():\n    # BEGIN SOLUTION [course.f; course.g]: a\n    pass\n    # END SOLUTION\n"
+    )
     with pytest.raises(stubs.MarkerError, match=r"f\.py:2: course\.g not in the rubric"):
         stubs.render_source(source, "f.py", known={"course.f"})
     assert "course.f" in stubs.render_source(source, "f.py", known={"course.f", "course.g"})

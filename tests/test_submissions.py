@@ -33,8 +33,14 @@ def zipped(path: Path, members: dict[str, str | zipfile.ZipInfo]) -> Path:
 
 
 def nb(*cells: str) -> str:
-    return json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells],
-                       "nbformat": 4, "nbformat_minor": 5, "metadata": {}})
+    return json.dumps(
+        {
+            "cells": [{"cell_type": "code", "source": c} for c in cells],
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {},
+        }
+    )
 
 
 def found(files: dict[str, str]) -> tuple[str, str] | None:
@@ -42,11 +48,24 @@ def found(files: dict[str, str]) -> tuple[str, str] | None:
 
 
 def test_discover_names_students_and_refuses_duplicates(tmp_path):
-    make(tmp_path, {"alice/engine.py": "", "bob.zip": "", "carol.py": "", "dan.ipynb": "",
-                    "notes.txt": "", ".DS_Store": ""})
+    make(
+        tmp_path,
+        {
+            "alice/engine.py": "",
+            "bob.zip": "",
+            "carol.py": "",
+            "dan.ipynb": "",
+            "notes.txt": "",
+            ".DS_Store": "",
+        },
+    )
     uploads, ignored = submissions.discover(tmp_path)
     assert [(u.student, u.kind) for u in uploads] == [
-        ("alice", "folder"), ("bob", "zip"), ("carol", "py"), ("dan", "ipynb")]
+        ("alice", "folder"),
+        ("bob", "zip"),
+        ("carol", "py"),
+        ("dan", "ipynb"),
+    ]
     assert ignored == ["notes.txt"]
     make(tmp_path, {"alice.py": ""})
     with pytest.raises(submissions.DuplicateStudent, match="alice"):
@@ -56,15 +75,28 @@ def test_discover_names_students_and_refuses_duplicates(tmp_path):
 def test_a_path_is_an_upload_by_its_kind(tmp_path):
     make(tmp_path, {"hw/engine.py": "", "a.ZIP": "", "b.py": "", "c.ipynb": "", "d.txt": ""})
     (tmp_path / "link").symlink_to(tmp_path / "hw")
-    kinds = {name: getattr(submissions.upload_at(tmp_path / name), "kind", None)
-             for name in ("hw", "a.ZIP", "b.py", "c.ipynb", "d.txt", "link", "nowhere")}
-    assert kinds == {"hw": "folder", "a.ZIP": "zip", "b.py": "py", "c.ipynb": "ipynb",
-                     "d.txt": None, "link": None, "nowhere": None}
+    kinds = {
+        name: getattr(submissions.upload_at(tmp_path / name), "kind", None)
+        for name in ("hw", "a.ZIP", "b.py", "c.ipynb", "d.txt", "link", "nowhere")
+    }
+    assert kinds == {
+        "hw": "folder",
+        "a.ZIP": "zip",
+        "b.py": "py",
+        "c.ipynb": "ipynb",
+        "d.txt": None,
+        "link": None,
+        "nowhere": None,
+    }
 
 
 def test_precedence_of_micrograd_candidates():
-    everything = {"a/b/c/micrograd/engine.py": ENGINE, "engine.py": ENGINE,
-                  "x/value.py": ENGINE, "nb.ipynb": nb(ENGINE)}
+    everything = {
+        "a/b/c/micrograd/engine.py": ENGINE,
+        "engine.py": ENGINE,
+        "x/value.py": ENGINE,
+        "nb.ipynb": nb(ENGINE),
+    }
     assert found(everything) == ("package", "a/b/c/micrograd/engine.py")
     del everything["a/b/c/micrograd/engine.py"]
     assert found(everything) == ("file", "engine.py")
@@ -77,45 +109,80 @@ def test_precedence_of_micrograd_candidates():
 
 def test_shallowest_then_alphabetical_and_junk_folders_ignored():
     assert found({"b/engine.py": "", "a/engine.py": "", "a/b/engine.py": ""}) == (
-        "file", "a/engine.py")
+        "file",
+        "a/engine.py",
+    )
     assert found({"__MACOSX/engine.py": "", ".git/engine.py": "", "z/q/engine.py": ""}) == (
-        "file", "z/q/engine.py")
+        "file",
+        "z/q/engine.py",
+    )
 
 
 def test_babygrad_needs_tensor_and_ops():
-    files = {"hw/babygrad/tensor.py": b"", "hw/babygrad/__init__.py": b"",
-             "deep/er/babygrad/tensor.py": b"", "deep/er/babygrad/ops.py": b""}
+    files = {
+        "hw/babygrad/tensor.py": b"",
+        "hw/babygrad/__init__.py": b"",
+        "deep/er/babygrad/tensor.py": b"",
+        "deep/er/babygrad/ops.py": b"",
+    }
     assert submissions.choose_babygrad(files) == "deep/er/babygrad"
     files["hw/babygrad/ops.py"] = b""
     assert submissions.choose_babygrad(files) == "hw/babygrad"
 
 
 def test_prepare_a_nested_folder_into_the_grader_layout(tmp_path):
-    upload = make(tmp_path / "alice", {
-        "hw/x/micrograd/engine.py": ENGINE, "hw/x/micrograd/__init__.py": "",
-        "hw/x/micrograd/nn.py": "", "hw/x/micrograd/data.csv": "1,2",
-        "src/babygrad/tensor.py": "", "src/babygrad/ops.py": "", "src/babygrad/__init__.py": ""})
+    upload = make(
+        tmp_path / "alice",
+        {
+            "hw/x/micrograd/engine.py": ENGINE,
+            "hw/x/micrograd/__init__.py": "",
+            "hw/x/micrograd/nn.py": "",
+            "hw/x/micrograd/data.csv": "1,2",
+            "src/babygrad/tensor.py": "",
+            "src/babygrad/ops.py": "",
+            "src/babygrad/__init__.py": "",
+        },
+    )
     prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out")
-    files = sorted(p.relative_to(prepared.folder).as_posix()
-                   for p in prepared.folder.rglob("*") if p.is_file())
-    assert files == ["babygrad/__init__.py", "babygrad/ops.py", "babygrad/tensor.py",
-                     "micrograd/__init__.py", "micrograd/engine.py", "micrograd/nn.py"]
+    files = sorted(
+        p.relative_to(prepared.folder).as_posix() for p in prepared.folder.rglob("*") if p.is_file()
+    )
+    assert files == [
+        "babygrad/__init__.py",
+        "babygrad/ops.py",
+        "babygrad/tensor.py",
+        "micrograd/__init__.py",
+        "micrograd/engine.py",
+        "micrograd/nn.py",
+    ]
     assert prepared.notes == ["micrograd: hw/x/micrograd/engine.py", "babygrad: src/babygrad/"]
 
 
-@pytest.mark.parametrize("engine, note", [
-    ("hw/engine.py", "micrograd: hw/engine.py"),
-    ("hw/mine.py", "micrograd: hw/mine.py"),
-    ("hw/lecture.ipynb", "micrograd: definitions of the notebook hw/lecture.ipynb"),
-])
+@pytest.mark.parametrize(
+    "engine, note",
+    [
+        ("hw/engine.py", "micrograd: hw/engine.py"),
+        ("hw/mine.py", "micrograd: hw/mine.py"),
+        ("hw/lecture.ipynb", "micrograd: definitions of the notebook hw/lecture.ipynb"),
+    ],
+)
 def test_the_files_beside_a_found_engine_come_along(tmp_path, engine, note):
     text = nb(ENGINE) if engine.endswith(".ipynb") else ENGINE
-    upload = make(tmp_path / "alice", {
-        engine: text, "hw/utils.py": "RNG = 1", "hw/__init__.py": "raise SystemExit",
-        "hw/data/loader.py": "", "hw/notes.txt": "", "other/helpers.py": ""})
+    upload = make(
+        tmp_path / "alice",
+        {
+            engine: text,
+            "hw/utils.py": "RNG = 1",
+            "hw/__init__.py": "raise SystemExit",
+            "hw/data/loader.py": "",
+            "hw/notes.txt": "",
+            "other/helpers.py": "",
+        },
+    )
     prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out")
-    files = sorted(p.relative_to(prepared.folder).as_posix()
-                   for p in prepared.folder.rglob("*") if p.is_file())
+    files = sorted(
+        p.relative_to(prepared.folder).as_posix() for p in prepared.folder.rglob("*") if p.is_file()
+    )
     assert files == ["micrograd/engine.py", "micrograd/utils.py"]
     assert prepared.notes == [note, "micrograd: with the files beside it: utils.py"]
 
@@ -130,7 +197,8 @@ def test_what_a_prepared_folder_holds(tmp_path):
     second = submissions.fingerprints(folder)
     assert second["micrograd"] == first["micrograd"] and second["babygrad"]
     assert submissions.not_submitted("babygrad") == (
-        "not submitted (looked for a babygrad/ folder with tensor.py and ops.py)")
+        "not submitted (looked for a babygrad/ folder with tensor.py and ops.py)"
+    )
 
 
 def test_a_prepared_upload_is_deleted_after_use(tmp_path):
@@ -152,13 +220,18 @@ def test_a_symlinked_engine_in_a_folder_is_skipped(tmp_path):
 def test_single_files_are_the_micrograd_engine(tmp_path):
     (tmp_path / "a.py").write_text("print('no Value here')\n")
     prepared = prepare(Upload("a", tmp_path / "a.py", "py"), tmp_path / "out")
-    assert (prepared.folder / "micrograd" / "engine.py").read_text() == (
-        "print('no Value here')\n")
+    assert (prepared.folder / "micrograd" / "engine.py").read_text() == ("print('no Value here')\n")
 
 
 def test_a_zip_is_read_in_the_sandbox(tmp_path):
-    archive = zipped(tmp_path / "bob.zip", {"w/micrograd/engine.py": ENGINE, "w/big.bin":
-                                            "0" * (30 << 20), "w/babygrad/ops.py": "x = 1"})
+    archive = zipped(
+        tmp_path / "bob.zip",
+        {
+            "w/micrograd/engine.py": ENGINE,
+            "w/big.bin": "0" * (30 << 20),
+            "w/babygrad/ops.py": "x = 1",
+        },
+    )
     prepared = prepare(Upload("bob", archive, "zip"), tmp_path / "out", slot=SLOT)
     assert (prepared.folder / "micrograd" / "engine.py").read_text() == ENGINE
     assert prepared.notes == ["micrograd: w/micrograd/engine.py"]
@@ -170,14 +243,17 @@ def _link() -> zipfile.ZipInfo:
     return info
 
 
-@pytest.mark.parametrize("members, why", [
-    ({"../../evil.py": "x"}, "escapes the folder"),
-    ({"/etc/evil.py": "x"}, "absolute path"),
-    ({"a\\..\\..\\evil.py": "x"}, "escapes the folder"),
-    ({_link(): "/etc/passwd"}, "symbolic link"),
-    ({"bomb.py": "0" * (20 << 20)}, "more than the limit"),
-    ({f"f{n}.txt": "" for n in range(60)}, "more than the limit of 50"),
-])
+@pytest.mark.parametrize(
+    "members, why",
+    [
+        ({"../../evil.py": "x"}, "escapes the folder"),
+        ({"/etc/evil.py": "x"}, "absolute path"),
+        ({"a\\..\\..\\evil.py": "x"}, "escapes the folder"),
+        ({_link(): "/etc/passwd"}, "symbolic link"),
+        ({"bomb.py": "0" * (20 << 20)}, "more than the limit"),
+        ({f"f{n}.txt": "" for n in range(60)}, "more than the limit of 50"),
+    ],
+)
 def test_hostile_archives_are_refused_whole(tmp_path, members, why):
     archive = tmp_path / "m.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
@@ -196,13 +272,16 @@ def test_not_a_zip(tmp_path):
     assert "not a valid zip archive" in prepared.notes[0]
 
 
-@pytest.mark.parametrize("reply", [
-    {"files": {"../x.py": base64.b64encode(b"x").decode()}},
-    {"files": {"x.py": "not base64!"}},
-    {"files": {"x.py": 3}},
-    {"files": {}, "extra": 1},
-    ["files"],
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"files": {"../x.py": base64.b64encode(b"x").decode()}},
+        {"files": {"x.py": "not base64!"}},
+        {"files": {"x.py": 3}},
+        {"files": {}, "extra": 1},
+        ["files"],
+    ],
+)
 def test_the_unpackers_answer_is_checked(reply):
     with pytest.raises(Refused):
         submissions._checked_reply(reply, UploadLimits())
@@ -216,18 +295,20 @@ def test_content_hash_follows_content_and_kind(tmp_path):
     (folder / "micrograd" / "engine.py").write_text(ENGINE + "\n")
     assert submissions.content_hash(upload) != first
     (tmp_path / "f.py").write_text(ENGINE)
-    assert submissions.content_hash(Upload("f", tmp_path / "f.py", "py")) != \
-        submissions.content_hash(Upload("f", tmp_path / "f.py", "ipynb"))
+    assert submissions.content_hash(
+        Upload("f", tmp_path / "f.py", "py")
+    ) != submissions.content_hash(Upload("f", tmp_path / "f.py", "ipynb"))
 
 
 def test_a_notebook_keeps_definitions_only_and_runs_nothing():
-    text = nb("%matplotlib inline\nimport matplotlib_not_installed as plt\nimport math",
-              "from __future__ import annotations\nclass Value:\n    version = 1",
-              "open('/tmp/pwned', 'w')\nwhile True:\n    pass",
-              "def broken(:",
-              "!pip install torch\nEPS = 1e-6\nlabel = f(3)\n@staticmethod\ndef helper():\n"
-              "    return 2",
-              "class Value:\n    version = 2")
+    text = nb(
+        "%matplotlib inline\nimport matplotlib_not_installed as plt\nimport math",
+        "from __future__ import annotations\nclass Value:\n    version = 1",
+        "open('/tmp/pwned', 'w')\nwhile True:\n    pass",
+        "def broken(:",
+        "!pip install torch\nEPS = 1e-6\nlabel = f(3)\n@staticmethod\ndef helper():\n    return 2",
+        "class Value:\n    version = 2",
+    )
     source, notes = notebook.definitions(text)
     assert notes == ["code cell 4 skipped: it does not parse (SyntaxError)"]
     assert "pwned" not in source and "while" not in source and "label" not in source

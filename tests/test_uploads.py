@@ -33,17 +33,36 @@ NO_BABYGRAD = "babygrad: not submitted (looked for a babygrad/ folder with tenso
 
 
 def notebook(*cells: str) -> str:
-    return json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {},
-                                  "outputs": [], "execution_count": None} for c in cells],
-                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "source": c,
+                    "metadata": {},
+                    "outputs": [],
+                    "execution_count": None,
+                }
+                for c in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 def upload(tmp_path: Path, kind: str) -> Path:
     """The reference micrograd engine uploaded as a student would: one file, or a zip."""
     if kind == "ipynb":
         path = tmp_path / "my_engine.ipynb"
-        path.write_text(notebook("%matplotlib inline\nimport matplotlib.pyplot as plt", ENGINE,
-                                 "a = Value(2.0)\nprint(a.tanh())"))
+        path.write_text(
+            notebook(
+                "%matplotlib inline\nimport matplotlib.pyplot as plt",
+                ENGINE,
+                "a = Value(2.0)\nprint(a.tanh())",
+            )
+        )
     elif kind == "py":
         path = tmp_path / "my_engine.py"
         path.write_text(ENGINE)
@@ -54,31 +73,54 @@ def upload(tmp_path: Path, kind: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind, found", [
-    ("ipynb", "micrograd: definitions of the notebook my_engine.ipynb"),
-    ("py", "micrograd: my_engine.py"),
-    ("zip", "micrograd: hw/micrograd/engine.py"),
-])
+@pytest.mark.parametrize(
+    "kind, found",
+    [
+        ("ipynb", "micrograd: definitions of the notebook my_engine.ipynb"),
+        ("py", "micrograd: my_engine.py"),
+        ("zip", "micrograd: hw/micrograd/engine.py"),
+    ],
+)
 def test_grade_takes_a_notebook_a_file_or_a_zip(tmp_path, kind, found):
     out = tmp_path / "grade.json"
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(upload(tmp_path, kind)),
-         "--only", "micrograd.ops.tanh", "--only", "babygrad.ops.add", "--json", str(out)],
-        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            "--submission",
+            str(upload(tmp_path, kind)),
+            "--only",
+            "micrograd.ops.tanh",
+            "--only",
+            "babygrad.ops.add",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"upload: {found}" in run.stdout
     assert run.stdout.count(NO_BABYGRAD) == 1 and "babygrad.ops.add" not in run.stdout
     document = json.loads(out.read_text())
     assert {i["id"]: (i["status"], i["score"]) for i in document["items"]} == {
-        "micrograd.ops.tanh": ("passed", 6), "babygrad.ops.add": ("missing", 0)}
+        "micrograd.ops.tanh": ("passed", 6),
+        "babygrad.ops.add": ("missing", 0),
+    }
     assert document["not_submitted"] == {"babygrad": NO_BABYGRAD.split(": ", 1)[1]}
 
 
 def test_not_a_submission_is_a_usage_error(tmp_path):
     (tmp_path / "engine.txt").write_text(ENGINE)
-    run = subprocess.run([sys.executable, "-m", "grader", "grade", "--submission",
-                          str(tmp_path / "engine.txt")], capture_output=True, text=True,
-                         env={**os.environ, "COLUMNS": "200"})
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--submission", str(tmp_path / "engine.txt")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert run.returncode == 2 and "a folder, .py, .ipynb or .zip" in run.stdout
 
 
@@ -109,14 +151,21 @@ def test_an_absent_assignment_is_one_line_and_every_item_a_zero(tmp_path, monkey
     assert {(t["score"], t["status"]) for t in document["tests"]} == {(0, "failed")}
     assert all("not submitted" in t["output"] for t in document["tests"])
     (row,) = gradebook_csv([StudentResult("alice", report)], RUBRIC.items).splitlines()[1:]
-    assert row.split(",")[1:3 + len(RUBRIC.items)] == ["0", f"{maximum:g}"] + ["0"] * len(
-        RUBRIC.items)
+    assert row.split(",")[1 : 3 + len(RUBRIC.items)] == ["0", f"{maximum:g}"] + ["0"] * len(
+        RUBRIC.items
+    )
 
 
 def test_an_engine_imports_the_module_beside_it(tmp_path):
-    submission = planted(tmp_path, {"micrograd/engine.py": [
-        ("import math\n", "import math\n\nfrom utils import tanh\n"),
-        ("t = math.tanh(self.data)", "t = tanh(self.data)")]})
+    submission = planted(
+        tmp_path,
+        {
+            "micrograd/engine.py": [
+                ("import math\n", "import math\n\nfrom utils import tanh\n"),
+                ("t = math.tanh(self.data)", "t = tanh(self.data)"),
+            ]
+        },
+    )
     (submission / "micrograd" / "utils.py").write_text("from math import tanh  # noqa\n")
     items = grade_items(submission, assignment="micrograd", only=["micrograd.ops.tanh"])
     assert items["micrograd.ops.tanh"]["status"] == "passed", items

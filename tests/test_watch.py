@@ -24,21 +24,36 @@ BUGGY_TANH = "1.0 - t"
 
 
 def _item(ident: str, status: str, score: float, reason: str = "") -> dict:
-    return {"id": ident, "assignment": ident.split(".")[0], "status": status, "score": score,
-            "max_score": 6, "extra_credit": False, "reason": reason}
+    return {
+        "id": ident,
+        "assignment": ident.split(".")[0],
+        "status": status,
+        "score": score,
+        "max_score": 6,
+        "extra_credit": False,
+        "reason": reason,
+    }
 
 
 def test_diff_names_only_what_changed():
-    before = {i["id"]: i for i in [
-        _item("micrograd.ops.tanh", "failed", 0, "wrong gradient"),
-        _item("micrograd.ops.add", "passed", 6),
-        _item("micrograd.ops.mul", "failed", 0, "wrong gradient"),
-        _item("micrograd.ops.exp", "failed", 0, "wrong forward value")]}
-    after = {i["id"]: i for i in [
-        _item("micrograd.ops.tanh", "passed", 6),
-        _item("micrograd.ops.add", "error", 0, "NameError"),
-        _item("micrograd.ops.mul", "failed", 0, "wrong gradient"),
-        _item("micrograd.ops.exp", "partial", 3, "wrong gradient")]}
+    before = {
+        i["id"]: i
+        for i in [
+            _item("micrograd.ops.tanh", "failed", 0, "wrong gradient"),
+            _item("micrograd.ops.add", "passed", 6),
+            _item("micrograd.ops.mul", "failed", 0, "wrong gradient"),
+            _item("micrograd.ops.exp", "failed", 0, "wrong forward value"),
+        ]
+    }
+    after = {
+        i["id"]: i
+        for i in [
+            _item("micrograd.ops.tanh", "passed", 6),
+            _item("micrograd.ops.add", "error", 0, "NameError"),
+            _item("micrograd.ops.mul", "failed", 0, "wrong gradient"),
+            _item("micrograd.ops.exp", "partial", 3, "wrong gradient"),
+        ]
+    }
     assert diff(before, after) == [
         "[green]+ micrograd.ops.tanh now passes[/green] 6/6",
         "[red]- micrograd.ops.add now error: NameError[/red] 0/6",
@@ -51,11 +66,9 @@ def test_diff_names_only_what_changed():
 def test_a_save_re_grades_only_the_assignments_whose_prepared_files_changed():
     both = ["micrograd", "babygrad"]
     before = {"micrograd": "m1", "babygrad": None}
-    assert changed_assignments(before, {"micrograd": "m2", "babygrad": None}, both) == [
-        "micrograd"]
+    assert changed_assignments(before, {"micrograd": "m2", "babygrad": None}, both) == ["micrograd"]
     assert changed_assignments(before, {"micrograd": "m2", "babygrad": "b1"}, both) == both
-    assert changed_assignments(before, {"micrograd": "m1", "babygrad": "b1"}, ["micrograd"]
-                               ) == []
+    assert changed_assignments(before, {"micrograd": "m1", "babygrad": "b1"}, ["micrograd"]) == []
     assert changed_assignments(before, dict(before), both) == []
 
 
@@ -96,9 +109,21 @@ class Output:
 def watching(submission: Path) -> Iterator[Output]:
     """``watch`` on ``submission`` for the tanh item; Ctrl-C at the end must exit 0."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "watch", "--submission", str(submission),
-         "--only", "micrograd.ops.tanh"], cwd=REPO, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"})
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "watch",
+            "--submission",
+            str(submission),
+            "--only",
+            "micrograd.ops.tanh",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     try:
         yield Output(proc)
     finally:
@@ -115,7 +140,7 @@ def test_saving_a_fix_prints_that_the_item_now_passes(tmp_path):
         first = output.wait_for("(Ctrl-C to stop)", 120)
         assert "micrograd 0/6" in first and "micrograd.ops.tanh failed" in first
         engine.write_text(engine.read_text().replace(BUGGY_TANH, "1.0 - t * t"))
-        after = output.wait_for("micrograd 6/6", 120)[len(first):]
+        after = output.wait_for("micrograd 6/6", 120)[len(first) :]
         assert "engine.py saved: re-grading micrograd" in after
         assert "+ micrograd.ops.tanh now passes 6/6" in after
         (submission / "micrograd" / "notes.txt").write_text("not Python: ignored")
@@ -134,7 +159,7 @@ def test_a_single_file_is_watched_and_its_neighbours_are_not(tmp_path):
         assert "upload: micrograd: my_engine.py" in first and "micrograd 0/6" in first
         (tmp_path / "other.py").write_text("class Value: pass\n")  # not part of the upload
         engine.write_text(engine.read_text().replace(BUGGY_TANH, "1.0 - t * t"))
-        after = output.wait_for("micrograd 6/6", 120)[len(first):]
+        after = output.wait_for("micrograd 6/6", 120)[len(first) :]
         assert "my_engine.py saved: re-grading micrograd" in after and "other.py" not in after
         assert "+ micrograd.ops.tanh now passes 6/6" in after
 
@@ -144,9 +169,14 @@ def test_a_single_file_is_watched_and_its_neighbours_are_not(tmp_path):
 def test_make_passes_each_only_item_through(target):
     # under `make test` the outer make's flags and variables (ARGS) would reach this one
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    done = subprocess.run(["make", "-n", target, "SUBMISSION=sub", "ARGS=",
-                           "ONLY=micrograd.ops.tanh micrograd.topo"], cwd=REPO, env=env,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["make", "-n", target, "SUBMISSION=sub", "ARGS=", "ONLY=micrograd.ops.tanh micrograd.topo"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (command,) = [line.strip() for line in done.stdout.splitlines() if "-m grader" in line]
     assert f"-m grader {target} --submission sub" in command
     assert command.endswith("--only micrograd.ops.tanh --only micrograd.topo")

@@ -31,9 +31,25 @@ def test_elsewhere(n):
 
 def test_a_group_runs_on_one_worker_in_order(tmp_path: Path) -> None:
     (tmp_path / "test_groups.py").write_text(MODULE)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup",
-                           "-v", "-p", "no:cacheprovider", "test_groups.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            "test_groups.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     ran = re.findall(r"\[(gw\d)\] .*PASSED test_groups.py::test_grouped\[(\d)\]", done.stdout)
     assert [n for _, n in ran] == [str(n) for n in range(6)], done.stdout

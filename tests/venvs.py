@@ -15,11 +15,13 @@ def overlay_venv(where: Path, first: Path) -> Path:
     base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     subprocess.run([str(base), "-m", "venv", "--without-pip", str(where)], check=True)
     python = where / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
-                              "print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     ours = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "overlay.pth").write_text(
-        f"{first}\nimport site; site.addsitedir({ours!r})\n")
+    (Path(purelib) / "overlay.pth").write_text(f"{first}\nimport site; site.addsitedir({ours!r})\n")
     (where / ".installed").touch()
     return python

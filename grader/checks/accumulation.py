@@ -35,29 +35,41 @@ def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> s
     var = names(graph)
     leaves = var[: len(graph.leaves)]
     out = var[graph.output]
-    held = [f"{v}.grad = {p!r}  # already there, from another use" for v, p in
-            zip(leaves, preload, strict=True)]
+    held = [
+        f"{v}.grad = {p!r}  # already there, from another use"
+        for v, p in zip(leaves, preload, strict=True)
+    ]
     build = build_source(graph, "micrograd")
     if any(node.op in MICROGRAD_COMPOSED for node in graph.nodes):
         build = "\n".join([RECORDING, build, "Value.__init__ = init"])
-        run = [f"for node in reversed(made[{len(leaves)}:]):  # newest first; not the leaves",
-               "    node._backward()"]
+        run = [
+            f"for node in reversed(made[{len(leaves)}:]):  # newest first; not the leaves",
+            "    node._backward()",
+        ]
     else:
         run = [f"{var[index]}._backward()" for index in range(graph.output, len(leaves) - 1, -1)]
     grads = ", ".join(f"{v}.grad" for v in leaves)
-    return "\n".join([IMPORTS["scalar"], build, *held, f"{out}.grad = {out_grad!r}", *run,
-                      f"print({grads})"])
+    return "\n".join(
+        [IMPORTS["scalar"], build, *held, f"{out}.grad = {out_grad!r}", *run, f"print({grads})"]
+    )
 
 
-OP_ITEMS = {"add": "micrograd.ops.add", "add_scalar": "micrograd.ops.add",
-            "mul": "micrograd.ops.mul", "mul_scalar": "micrograd.ops.mul",
-            "powk": "micrograd.ops.pow", "tanh": "micrograd.ops.tanh",
-            "exp": "micrograd.ops.exp", "relu": "micrograd.ops.relu"}
+OP_ITEMS = {
+    "add": "micrograd.ops.add",
+    "add_scalar": "micrograd.ops.add",
+    "mul": "micrograd.ops.mul",
+    "mul_scalar": "micrograd.ops.mul",
+    "powk": "micrograd.ops.pow",
+    "tanh": "micrograd.ops.tanh",
+    "exp": "micrograd.ops.exp",
+    "relu": "micrograd.ops.relu",
+}
 """The item that grades each primitive op of the graph language alone."""
 
 
-def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[str, Any]
-           ) -> list[np.ndarray] | bool:
+def _right(
+    session: GradingSession, split: Graph, out_grad: float, answer: dict[str, Any]
+) -> list[np.ndarray] | bool:
     """A separate run's copies' gradients if its values and gradients are the oracles'
     (``Evaluation`` grads are for a seed of 1: they scale with ``out_grad``); False if they
     are not (or are not numbers), or if an op's result is one of its own operands (then the
@@ -72,23 +84,31 @@ def _right(session: GradingSession, split: Graph, out_grad: float, answer: dict[
     try:
         values = answers.arrays(answer, "values", var)
         if "record" in answer:
-            grads = records.named_gradients(session, split.kind, answer, split.size,
-                                            out_grad)[: len(split.leaves)]
+            grads = records.named_gradients(session, split.kind, answer, split.size, out_grad)[
+                : len(split.leaves)
+            ]
         else:
             grads = answers.arrays(answer, "grads", var[: len(split.leaves)])
     except protocol.InvalidAnswer:
         return False
     tol = session.oracles.tolerance(session.tolerances["micrograd"])
-    wrong = any(mismatch(v, got, want, tol) for v, got, want in zip(
-        [*var, *var[: len(split.leaves)]], [*values, *grads],
-        [*expected.values, *(g * out_grad for g in expected.grads)], strict=True))
+    wrong = any(
+        mismatch(v, got, want, tol)
+        for v, got, want in zip(
+            [*var, *var[: len(split.leaves)]],
+            [*values, *grads],
+            [*expected.values, *(g * out_grad for g in expected.grads)],
+            strict=True,
+        )
+    )
     if not wrong:
         return [g for g in grads if g is not None]
     return not session.oracles.confirmed(split, None, expected)
 
 
-def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
-           case: dict[str, Any]) -> tuple[str, ...]:
+def _needs(
+    session: GradingSession, graph: Graph, split: Graph, out_grad: float, case: dict[str, Any]
+) -> tuple[str, ...]:
     """The items that must pass before this example can grade ``=`` vs ``+=``.
 
     One primitive op: its item. Otherwise the uses apart run again on the grader's own
@@ -103,8 +123,9 @@ def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
 
     def works(own: list[str]) -> dict[str, Any] | None:
         """The composition run's answer where it is right, else None."""
-        answer = session.try_ask("micrograd", "accumulate",
-                                 {**case, "run": "composition", "own": own})
+        answer = session.try_ask(
+            "micrograd", "accumulate", {**case, "run": "composition", "own": own}
+        )
         if answer is None or _right(session, split, out_grad, answer) is False:
             return None
         return answer
@@ -120,8 +141,9 @@ def _needs(session: GradingSession, graph: Graph, split: Graph, out_grad: float,
 
 
 @remembers_verdict
-def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
-                     preload: list[float]) -> None:
+def check_accumulate(
+    session: GradingSession, graph: Graph, out_grad: float, preload: list[float]
+) -> None:
     """Every ``_backward`` adds into its operands' gradients: with each leaf's gradient
     preloaded, a leaf must end at its preload plus what its uses contribute when taken
     apart (``probe_accumulate``).
@@ -146,20 +168,35 @@ def check_accumulate(session: GradingSession, graph: Graph, out_grad: float,
     answer = session.ask("micrograd", "accumulate", {**case, "run": "preloaded"}, snippet)
     var = names(graph)[: len(graph.leaves)]
     preloaded = answers.decoded(answer, "preloaded", var, snippet)
-    uses = [[float(c) for c, owner in zip(copies, owners, strict=True) if owner == leaf]
-            for leaf in range(len(graph.leaves))]
+    uses = [
+        [float(c) for c, owner in zip(copies, owners, strict=True) if owner == leaf]
+        for leaf in range(len(graph.leaves))
+    ]
     tol = session.tolerances["micrograd"]
-    wrong = [m for v, p, mine, got in zip(var, preload, uses, preloaded, strict=True)
-             if (m := mismatch(f"{v}.grad (held {p:g} before; its uses add "
-                               f"{sum(mine):.6g})", got, np.float64(p + sum(mine)), tol))]
+    wrong = [
+        m
+        for v, p, mine, got in zip(var, preload, uses, preloaded, strict=True)
+        if (
+            m := mismatch(
+                f"{v}.grad (held {p:g} before; its uses add {sum(mine):.6g})",
+                got,
+                np.float64(p + sum(mine)),
+                tol,
+            )
+        )
+    ]
     if wrong:
         ops = sorted({node.op for node in graph.nodes} - {"add"} or {"add"})
         values = evaluate(graph)
         want = [np.float64(p + sum(mine)) for p, mine in zip(preload, uses, strict=True)]
-        raise WrongAnswer("failed", f"{', '.join(ops)}: a _backward overwrote a gradient",
-                           wrong[:4], snippet, bugs.diagnose_accumulate(preload, uses,
-                                                                        preloaded, tol),
-                           lambda: graph_figure(graph, values, values, want, preloaded, tol))
+        raise WrongAnswer(
+            "failed",
+            f"{', '.join(ops)}: a _backward overwrote a gradient",
+            wrong[:4],
+            snippet,
+            bugs.diagnose_accumulate(preload, uses, preloaded, tol),
+            lambda: graph_figure(graph, values, values, want, preloaded, tol),
+        )
 
 
 @remembers_verdict
@@ -174,14 +211,19 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
     tree, owners = dag.unrolled()
     snippet = tensor_dag_snippet(dag, shape, wrap_leaves=True)
     run = tensor_backward(session, dag, shape, snippet, wrap_leaves=True)
-    apart_run = tensor_backward(session, tree, shape,
-                                tensor_dag_snippet(tree, shape, wrap_leaves=True),
-                                wrap_leaves=True)
+    apart_run = tensor_backward(
+        session, tree, shape, tensor_dag_snippet(tree, shape, wrap_leaves=True), wrap_leaves=True
+    )
     if not run.calls or not apart_run.calls:
-        raise WrongAnswer("failed", "Tensor.backward propagated nothing",
-                          ["no op's backward ran: a gradient reaches the tensors under the "
-                           "output only through their ops' backward, added into the ledger"],
-                          tensor_dag_snippet(dag, shape, order=True, wrap_leaves=True))
+        raise WrongAnswer(
+            "failed",
+            "Tensor.backward propagated nothing",
+            [
+                "no op's backward ran: a gradient reaches the tensors under the "
+                "output only through their ops' backward, added into the ledger"
+            ],
+            tensor_dag_snippet(dag, shape, order=True, wrap_leaves=True),
+        )
     if bugs.consumers_first(dag, run.calls) or bugs.consumers_first(tree, apart_run.calls):
         return
     shared, apart = run.grads, apart_run.grads
@@ -192,11 +234,18 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
         if len(copies) < 2 or any(c is None for c in copies):
             continue  # not shared, or left without .grad by the walk (babygrad.backward's)
         total = np.sum(copies, axis=0)
-        if (m := mismatch(
-                f"n{index}.grad (used {len(copies)} times; the uses apart add up to "
-                f"{show(total)})", got, total, tol)):
+        if m := mismatch(
+            f"n{index}.grad (used {len(copies)} times; the uses apart add up to {show(total)})",
+            got,
+            total,
+            tol,
+        ):
             wrong.append(m)
     if wrong:
-        raise WrongAnswer("failed", "Tensor.backward lost a contribution to a shared tensor",
-                           wrong[:4], snippet,
-                           bugs.diagnose_ledger(dag, shared, run.calls, shape))
+        raise WrongAnswer(
+            "failed",
+            "Tensor.backward lost a contribution to a shared tensor",
+            wrong[:4],
+            snippet,
+            bugs.diagnose_ledger(dag, shared, run.calls, shape),
+        )

@@ -21,12 +21,15 @@ def arrays(answer: dict[str, Any], key: str, labels: list[str]) -> list[np.ndarr
     items = protocol.field(answer, key, list)
     if len(items) != len(labels):
         raise protocol.InvalidAnswer(f"{len(items)} {key} for {len(labels)} nodes")
-    return [None if item is None else protocol.decode_array(item, label)
-            for item, label in zip(items, labels, strict=True)]
+    return [
+        None if item is None else protocol.decode_array(item, label)
+        for item, label in zip(items, labels, strict=True)
+    ]
 
 
-def decoded(answer: dict[str, Any], key: str, labels: list[str], snippet: str
-            ) -> list[np.ndarray | None]:
+def decoded(
+    answer: dict[str, Any], key: str, labels: list[str], snippet: str
+) -> list[np.ndarray | None]:
     """``arrays``, where an answer that is not arrays is the student's error, shown with
     ``snippet``."""
     try:

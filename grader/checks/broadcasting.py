@@ -25,21 +25,27 @@ def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
     var = names(graph)
     a, b = var[:2]
     op = function_source(graph.nodes[0])
-    return "\n".join([
-        "import numpy as np", IMPORTS["tensor"],
-        *(f"{v} = {format_leaf(value, 'tensor')}  # shape {value.shape}"
-          for v, value in zip(var, graph.leaves, strict=False)),
-        f"g = Tensor({array_literal(out_grad)}, requires_grad=False)  # shape {out_grad.shape}",
-        f"op = {op}",
-        f"grads = op.backward(g, op({a}, {b}))",
-        "# the same op on operands broadcast beforehand; summed back, these are what grads "
-        "should be",
-        f"full = {op}",
-        f"wide = [Tensor(np.broadcast_to(x.data, g.shape), requires_grad=True) "
-        f"for x in ({a}, {b})]",
-        "full_grads = full.backward(g, full(*wide))",
-        "print([x.data.shape for x in grads], [x.data.shape for x in full_grads])",
-        "print(grads, full_grads)"])
+    return "\n".join(
+        [
+            "import numpy as np",
+            IMPORTS["tensor"],
+            *(
+                f"{v} = {format_leaf(value, 'tensor')}  # shape {value.shape}"
+                for v, value in zip(var, graph.leaves, strict=False)
+            ),
+            f"g = Tensor({array_literal(out_grad)}, requires_grad=False)  # shape {out_grad.shape}",
+            f"op = {op}",
+            f"grads = op.backward(g, op({a}, {b}))",
+            "# the same op on operands broadcast beforehand; summed back, these are what grads "
+            "should be",
+            f"full = {op}",
+            f"wide = [Tensor(np.broadcast_to(x.data, g.shape), requires_grad=True) "
+            f"for x in ({a}, {b})]",
+            "full_grads = full.backward(g, full(*wide))",
+            "print([x.data.shape for x in grads], [x.data.shape for x in full_grads])",
+            "print(grads, full_grads)",
+        ]
+    )
 
 
 BROADCAST_OP_ITEMS = {op: item for item, op in BABYGRAD_OP_ITEMS.items()}
@@ -48,21 +54,26 @@ BROADCAST_OP_ITEMS = {op: item for item, op in BABYGRAD_OP_ITEMS.items()}
 
 def widened(graph: Graph, shape: tuple[int, ...]) -> Graph:
     """The same op on its operands broadcast to ``shape`` beforehand: nothing to sum back."""
-    return Graph(graph.kind, tuple(np.broadcast_to(v, shape) for v in graph.leaves),
-                 graph.nodes)
+    return Graph(graph.kind, tuple(np.broadcast_to(v, shape) for v in graph.leaves), graph.nodes)
 
 
 def generic(graph: Graph) -> Graph:
     """The same op on operands of the same shapes holding fixed, distinct values inside every
     elementwise op's domain (bases and divisors positive): an op wrong there is wrong, whatever
     values the drawn example shrank to (``a ** a`` and ``a ** b`` agree where ``a == b``)."""
-    return Graph(graph.kind, tuple(
-        np.linspace(0.6 + 0.5 * i, 1.7 + 0.4 * i, max(v.size, 1)).reshape(v.shape)
-        for i, v in enumerate(graph.leaves)), graph.nodes)
+    return Graph(
+        graph.kind,
+        tuple(
+            np.linspace(0.6 + 0.5 * i, 1.7 + 0.4 * i, max(v.size, 1)).reshape(v.shape)
+            for i, v in enumerate(graph.leaves)
+        ),
+        graph.nodes,
+    )
 
 
-def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray
-                ) -> list[np.ndarray] | bool:
+def _beforehand(
+    session: GradingSession, graph: Graph, out_grad: np.ndarray
+) -> list[np.ndarray] | bool:
     """The op on its operands broadcast beforehand (nothing to sum back): its value and
     gradients if they are the oracles'; False if they are not (the request failed, the answer
     is not numbers, or the numbers are wrong); True if they are not and the oracles disagree
@@ -70,19 +81,29 @@ def _beforehand(session: GradingSession, graph: Graph, out_grad: np.ndarray
     shape = out_grad.shape
     wide = widened(graph, shape)
     expected = session.oracles.expected(wide, out_grad)
-    answer = session.try_ask("babygrad", "broadcast", {
-        "graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"})
+    answer = session.try_ask(
+        "babygrad",
+        "broadcast",
+        {"graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"},
+    )
     try:
-        explicit = None if answer is None else [
-            *answers.arrays({"v": [answer.get("value")]}, "v", ["out.data"]),
-            *answers.arrays(answer, "grads", ["gradient 0", "gradient 1"])]
+        explicit = (
+            None
+            if answer is None
+            else [
+                *answers.arrays({"v": [answer.get("value")]}, "v", ["out.data"]),
+                *answers.arrays(answer, "grads", ["gradient 0", "gradient 1"]),
+            ]
+        )
     except protocol.InvalidAnswer:
         explicit = None
     if explicit is None:
         return False
     tol = session.oracles.tolerance(session.tolerances["babygrad"])
-    if not any(mismatch("", got, want, tol) for got, want in
-               zip(explicit, [expected.values[-1], *expected.grads], strict=True)):
+    if not any(
+        mismatch("", got, want, tol)
+        for got, want in zip(explicit, [expected.values[-1], *expected.grads], strict=True)
+    ):
         return explicit
     return not session.oracles.confirmed(wide, out_grad, expected)
 
@@ -101,8 +122,9 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     nothing."""
     snippet = broadcast_snippet(graph, out_grad)
     explicit = _beforehand(session, graph, out_grad)
-    gate = explicit if isinstance(explicit, bool) else _beforehand(
-        session, generic(graph), out_grad)
+    gate = (
+        explicit if isinstance(explicit, bool) else _beforehand(session, generic(graph), out_grad)
+    )
     if gate is True:
         return  # the oracles disagree on the operands broadcast beforehand: say nothing
     if gate is False:
@@ -119,15 +141,30 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     tol = session.tolerances["babygrad"]
     var = names(graph)[: len(leaves)]
     wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m]
-    wrong += [m for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
-              if (m := mismatch(f"gradient for {v} (shape {leaf})", got,
-                                summed_back(session, full, value_of(graph, v)), tol))]
+    wrong += [
+        m
+        for v, got, full, leaf in zip(var, grads, full_grads, leaves, strict=True)
+        if (
+            m := mismatch(
+                f"gradient for {v} (shape {leaf})",
+                got,
+                summed_back(session, full, value_of(graph, v)),
+                tol,
+            )
+        )
+    ]
     if wrong:
-        found = [bugs.BUGS["broadcast-no-sum"].describe()] if any(
-            g is not None and g.shape == shape != leaf
-            for g, leaf in zip(grads, leaves, strict=True)) else []
-        raise WrongAnswer("failed", "broadcast gradients not summed back", wrong[:4],
-                           snippet, found)
+        found = (
+            [bugs.BUGS["broadcast-no-sum"].describe()]
+            if any(
+                g is not None and g.shape == shape != leaf
+                for g, leaf in zip(grads, leaves, strict=True)
+            )
+            else []
+        )
+        raise WrongAnswer(
+            "failed", "broadcast gradients not summed back", wrong[:4], snippet, found
+        )
 
 
 def value_of(graph: Graph, var: str) -> np.ndarray:

@@ -30,40 +30,76 @@ class Bug:
         return f"{self.id}: {self.title}. Fix: {self.fix}"
 
 
-BUGS = {bug.id: bug for bug in [
-    Bug("overwrite-grad", "gradient overwritten with = instead of accumulated with +=",
-        "add into a gradient, never assign it (+=, not =), in every _backward closure and in "
-        "the ledger: a node used twice receives both contributions"),
-    Bug("topo-not-reversed", "backward walks the topological order forwards",
-        "run the closures from the end of the topological order (the output) back to its "
-        "start: a node's gradient must be complete before its closure passes it on"),
-    Bug("no-seed", "the output gradient is not seeded with 1",
-        "before the walk, seed the gradient of the node backward() is called on with 1 "
-        "(d out / d out = 1)"),
-    Bug("no-visited-set", "build_topo visits shared nodes more than once",
-        "keep a visited set (by identity) and skip nodes already in it"),
-    Bug("revisits-shared-nodes", "the walk goes into a shared node again from every path to "
-        "it (exponential time), although each node appears once in the result",
-        "check whether a node was visited before walking into its operands, and skip it if so"),
-    Bug("tanh-derivative", "tanh derivative written as 1 - t instead of 1 - t**2",
-        "d tanh(x)/dx = 1 - tanh(x)**2"),
-    Bug("broadcast-no-sum", "broadcast backward does not sum over stretched or prepended axes",
-        "sum out_grad over the axes broadcasting added or stretched, then reshape to the "
-        "input's shape"),
-    Bug("transpose-same-axes", "transpose backward reuses the forward permutation",
-        "transpose out_grad by the inverse of the forward permutation, which sends every "
-        "axis back where it came from"),
-    Bug("summation-shape", "summation backward loses the reduced axes' shape",
-        "reshape out_grad so the summed axes have size 1, then broadcast to the input shape"),
-    Bug("matmul-no-transpose", "matmul backward without transposes",
-        "grad_a = out_grad @ b^T and grad_b = a^T @ out_grad (swap the last two axes)"),
-]}
+BUGS = {
+    bug.id: bug
+    for bug in [
+        Bug(
+            "overwrite-grad",
+            "gradient overwritten with = instead of accumulated with +=",
+            "add into a gradient, never assign it (+=, not =), in every _backward closure and in "
+            "the ledger: a node used twice receives both contributions",
+        ),
+        Bug(
+            "topo-not-reversed",
+            "backward walks the topological order forwards",
+            "run the closures from the end of the topological order (the output) back to its "
+            "start: a node's gradient must be complete before its closure passes it on",
+        ),
+        Bug(
+            "no-seed",
+            "the output gradient is not seeded with 1",
+            "before the walk, seed the gradient of the node backward() is called on with 1 "
+            "(d out / d out = 1)",
+        ),
+        Bug(
+            "no-visited-set",
+            "build_topo visits shared nodes more than once",
+            "keep a visited set (by identity) and skip nodes already in it",
+        ),
+        Bug(
+            "revisits-shared-nodes",
+            "the walk goes into a shared node again from every path to "
+            "it (exponential time), although each node appears once in the result",
+            "check whether a node was visited before walking into its operands, and skip it if so",
+        ),
+        Bug(
+            "tanh-derivative",
+            "tanh derivative written as 1 - t instead of 1 - t**2",
+            "d tanh(x)/dx = 1 - tanh(x)**2",
+        ),
+        Bug(
+            "broadcast-no-sum",
+            "broadcast backward does not sum over stretched or prepended axes",
+            "sum out_grad over the axes broadcasting added or stretched, then reshape to the "
+            "input's shape",
+        ),
+        Bug(
+            "transpose-same-axes",
+            "transpose backward reuses the forward permutation",
+            "transpose out_grad by the inverse of the forward permutation, which sends every "
+            "axis back where it came from",
+        ),
+        Bug(
+            "summation-shape",
+            "summation backward loses the reduced axes' shape",
+            "reshape out_grad so the summed axes have size 1, then broadcast to the input shape",
+        ),
+        Bug(
+            "matmul-no-transpose",
+            "matmul backward without transposes",
+            "grad_a = out_grad @ b^T and grad_b = a^T @ out_grad (swap the last two axes)",
+        ),
+    ]
+}
 
 
-def _matches(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray],
-             tol: Tolerance) -> bool:
-    return all(g is not None and tol.close(np.asarray(g), np.asarray(p))
-               for g, p in zip(got, predicted, strict=True))
+def _matches(
+    got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray], tol: Tolerance
+) -> bool:
+    return all(
+        g is not None and tol.close(np.asarray(g), np.asarray(p))
+        for g, p in zip(got, predicted, strict=True)
+    )
 
 
 def _walk(graph: Graph, overwrite: bool) -> list[np.ndarray]:
@@ -80,8 +116,9 @@ def _walk(graph: Graph, overwrite: bool) -> list[np.ndarray]:
     return grads
 
 
-def diagnose_graph(graph: Graph, leaf_grads: Sequence[np.ndarray | None],
-                   tol: Tolerance) -> list[str]:
+def diagnose_graph(
+    graph: Graph, leaf_grads: Sequence[np.ndarray | None], tol: Tolerance
+) -> list[str]:
     """A graph built with operators: is it the gradient overwritten on shared nodes (micrograd
     closures with ``=``, or a babygrad ledger that stores each contribution over the last)?"""
     predicted = _walk(graph, overwrite=True)[: len(graph.leaves)]
@@ -92,8 +129,12 @@ MAX_USES = 8
 """Uses of one leaf beyond which ``diagnose_accumulate`` names nothing (2**uses sums)."""
 
 
-def diagnose_accumulate(preload: Sequence[float], uses: Sequence[Sequence[float]],
-                        got: Sequence[np.ndarray | None], tol: Tolerance) -> list[str]:
+def diagnose_accumulate(
+    preload: Sequence[float],
+    uses: Sequence[Sequence[float]],
+    got: Sequence[np.ndarray | None],
+    tol: Tolerance,
+) -> list[str]:
     """micrograd closures with ``=`` where ``+=`` belongs, on leaves whose gradients held
     ``preload`` before the walk and whose uses contribute ``uses`` (each use's gradient,
     known right): a closure that assigns wipes what the leaf held, preload and earlier
@@ -101,15 +142,20 @@ def diagnose_accumulate(preload: Sequence[float], uses: Sequence[Sequence[float]
     assignment on. Which those are depends on the order the walk runs the closures and each
     closure assigns its operands (and on which closures assign), so any non-empty set of the
     uses may be the one. Named when every leaf that ends wrong ends at one of those sums."""
-    wrong = [(g, contributions) for p, contributions, g in zip(preload, uses, got, strict=True)
-             if g is None or not tol.close(np.asarray(g), np.float64(p + sum(contributions)))]
+    wrong = [
+        (g, contributions)
+        for p, contributions, g in zip(preload, uses, got, strict=True)
+        if g is None or not tol.close(np.asarray(g), np.float64(p + sum(contributions)))
+    ]
 
     def overwritten(g: np.ndarray | None, contributions: Sequence[float]) -> bool:
         if g is None or not 0 < len(contributions) <= MAX_USES:
             return False
-        return any(tol.close(np.asarray(g), np.float64(sum(part)))
-                   for size in range(1, len(contributions) + 1)
-                   for part in itertools.combinations(contributions, size))
+        return any(
+            tol.close(np.asarray(g), np.float64(sum(part)))
+            for size in range(1, len(contributions) + 1)
+            for part in itertools.combinations(contributions, size)
+        )
 
     if wrong and all(overwritten(g, contributions) for g, contributions in wrong):
         return [BUGS["overwrite-grad"].describe()]
@@ -124,8 +170,9 @@ def _predict(compute: Callable[[], np.ndarray]) -> np.ndarray | None:
         return None
 
 
-def _op_models(op: str, param: Any, inputs: Sequence[np.ndarray], g: np.ndarray
-               ) -> dict[str, list[np.ndarray | None]]:
+def _op_models(
+    op: str, param: Any, inputs: Sequence[np.ndarray], g: np.ndarray
+) -> dict[str, list[np.ndarray | None]]:
     """What each classic mistake in this op's backward would return, per input."""
     if op == "tanh":
         return {"tanh-derivative": [_predict(lambda: (1 - np.tanh(inputs[0])) * g)]}
@@ -141,28 +188,34 @@ def _op_models(op: str, param: Any, inputs: Sequence[np.ndarray], g: np.ndarray
     return {}
 
 
-def _agrees(got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray | None],
-            tol: Tolerance) -> bool:
+def _agrees(
+    got: Sequence[np.ndarray | None], predicted: Sequence[np.ndarray | None], tol: Tolerance
+) -> bool:
     """Every input the model predicts matches (shape and values); at least one is predicted."""
     pairs = [(g, p) for g, p in zip(got, predicted, strict=True) if p is not None]
     return bool(pairs) and all(g is not None and tol.close(np.asarray(g), p) for g, p in pairs)
 
 
-def diagnose_op(graph: Graph, out_grad: np.ndarray, grads: Sequence[np.ndarray | None],
-                tol: Tolerance) -> list[str]:
+def diagnose_op(
+    graph: Graph, out_grad: np.ndarray, grads: Sequence[np.ndarray | None], tol: Tolerance
+) -> list[str]:
     """Name a classic mistake in one op's backward from its inputs and the student's grads."""
     node = graph.nodes[0]
     g = np.asarray(out_grad, dtype=np.float64)
-    found = {bug for bug, predicted in _op_models(node.op, node.param, graph.leaves, g).items()
-             if _agrees(grads, predicted, tol)}
+    found = {
+        bug
+        for bug, predicted in _op_models(node.op, node.param, graph.leaves, g).items()
+        if _agrees(grads, predicted, tol)
+    }
     reduces = {"broadcast_to": "broadcast-no-sum", "sum": "summation-shape"}
     if node.op in reduces and grads[0] is not None and grads[0].shape != graph.leaves[0].shape:
         found.add(reduces[node.op])
     return [BUGS[bug].describe() for bug in sorted(found)]
 
 
-def diagnose_op_error(graph: Graph, out_grad: np.ndarray, reason: str,
-                      frames: Sequence[str]) -> list[str]:
+def diagnose_op_error(
+    graph: Graph, out_grad: np.ndarray, reason: str, frames: Sequence[str]
+) -> list[str]:
     """One op's backward raised a shape error: name a classic mistake that raises on exactly
     these shapes (matmul without transposes, summation broadcast without the kept axes)."""
     if not reason.startswith("ValueError") or not any(" in backward:" in f for f in frames):
@@ -170,8 +223,11 @@ def diagnose_op_error(graph: Graph, out_grad: np.ndarray, reason: str,
     node = graph.nodes[0]
     g = np.asarray(out_grad, dtype=np.float64)
     models = _op_models(node.op, node.param, graph.leaves, g)
-    return [BUGS[bug].describe() for bug, predicted in sorted(models.items())
-            if any(p is None for p in predicted)]
+    return [
+        BUGS[bug].describe()
+        for bug, predicted in sorted(models.items())
+        if any(p is None for p in predicted)
+    ]
 
 
 def diagnose_topo(dag: Dag, order: list[int]) -> list[str]:
@@ -209,9 +265,11 @@ def diagnose_backward(dag: Dag, grads: Sequence[np.ndarray | None], passes: int)
     if passes != 1:
         return []
     tol = Tolerance(1e-9, 1e-9)
-    return [BUGS[bug].describe() for bug, predicted in _dag_models(dag).items()
-            if bug != "overwrite-grad"
-            and _matches(grads, [np.float64(p) for p in predicted], tol)]
+    return [
+        BUGS[bug].describe()
+        for bug, predicted in _dag_models(dag).items()
+        if bug != "overwrite-grad" and _matches(grads, [np.float64(p) for p in predicted], tol)
+    ]
 
 
 def requiring_grad(dag: Dag, frozen: Sequence[int]) -> list[bool]:
@@ -223,22 +281,33 @@ def requiring_grad(dag: Dag, frozen: Sequence[int]) -> list[bool]:
     return requires
 
 
-def _tensor_matches(grads: Sequence[np.ndarray | None], predicted: Sequence[float],
-                    seed: np.ndarray, requires: Sequence[bool], tol: Tolerance) -> bool:
+def _tensor_matches(
+    grads: Sequence[np.ndarray | None],
+    predicted: Sequence[float],
+    seed: np.ndarray,
+    requires: Sequence[bool],
+    tol: Tolerance,
+) -> bool:
     """Every tensor that requires grad holds ``predicted * seed``; no other holds anything."""
-    return all(g is None if not req else g is not None and tol.close(np.asarray(g), p * seed)
-               for g, p, req in zip(grads, predicted, requires, strict=True))
+    return all(
+        g is None if not req else g is not None and tol.close(np.asarray(g), p * seed)
+        for g, p, req in zip(grads, predicted, requires, strict=True)
+    )
 
 
-def diagnose_tensor_backward(dag: Dag, grads: Sequence[np.ndarray | None], seed: np.ndarray,
-                             frozen: Sequence[int] = ()) -> list[str]:
+def diagnose_tensor_backward(
+    dag: Dag, grads: Sequence[np.ndarray | None], seed: np.ndarray, frozen: Sequence[int] = ()
+) -> list[str]:
     """A ``Tensor.backward`` on a grader-made graph called with upstream gradient ``seed``:
     name a classic walk bug only when its model gives every tensor the student's gradient."""
     tol = Tolerance(1e-4, 1e-4)
     requires = requiring_grad(dag, frozen)
     seed = np.asarray(seed, dtype=np.float64)
-    return [BUGS[bug].describe() for bug, predicted in _dag_models(dag).items()
-            if _tensor_matches(grads, predicted, seed, requires, tol)]
+    return [
+        BUGS[bug].describe()
+        for bug, predicted in _dag_models(dag).items()
+        if _tensor_matches(grads, predicted, seed, requires, tol)
+    ]
 
 
 def consumers_first(dag: Dag, calls: Sequence[int]) -> str | None:
@@ -253,13 +322,16 @@ def consumers_first(dag: Dag, calls: Sequence[int]) -> str | None:
     for index in sorted(position):
         for operand in dag.operands(index):
             if operand in position and position[operand] < position[index]:
-                return (f"n{operand}'s backward ran before that of n{index}, which uses n{operand}:"
-                        f" n{operand}'s gradient was not complete yet")
+                return (
+                    f"n{operand}'s backward ran before that of n{index}, which uses n{operand}:"
+                    f" n{operand}'s gradient was not complete yet"
+                )
     return None
 
 
-def diagnose_ledger(dag: Dag, grads: Sequence[np.ndarray | None], calls: Sequence[int],
-                    shape: tuple[int, ...]) -> list[str]:
+def diagnose_ledger(
+    dag: Dag, grads: Sequence[np.ndarray | None], calls: Sequence[int], shape: tuple[int, ...]
+) -> list[str]:
     """A ``Tensor.backward`` whose ledger lost contributions on a grader-made DAG (default
     upstream gradient, every leaf requiring grad): overwrite-grad when a ledger that stores
     each contribution over the last, walking in the student's own order (``calls``), gives
@@ -275,7 +347,8 @@ def diagnose_ledger(dag: Dag, grads: Sequence[np.ndarray | None], calls: Sequenc
     for index, got in enumerate(grads):
         want = model.get(index) if index in live else None
         if (got is None) != (want is None) or (
-                want is not None and not tol.close(np.asarray(got), np.full(shape, want))):
+            want is not None and not tol.close(np.asarray(got), np.full(shape, want))
+        ):
             return []
     return [BUGS["overwrite-grad"].describe()]
 

@@ -12,12 +12,16 @@ from grader.worker import protocol
 
 NOTES = {
     "graph": "",
-    "routing": ("(graded with the grader's own forward in every ops class, the grader "
-                "computing the gradients of what was built, so only which ops the operators "
-                "and methods reach counts here; the snippet runs your whole engine)"),
-    "sugar": ("(graded with the grader's own +, *, **, tanh, exp, relu, the grader computing "
-              "the gradients of what was built from them, so only how the other operators "
-              "are built counts here; the snippet runs your whole engine)"),
+    "routing": (
+        "(graded with the grader's own forward in every ops class, the grader "
+        "computing the gradients of what was built, so only which ops the operators "
+        "and methods reach counts here; the snippet runs your whole engine)"
+    ),
+    "sugar": (
+        "(graded with the grader's own +, *, **, tanh, exp, relu, the grader computing "
+        "the gradients of what was built from them, so only how the other operators "
+        "are built counts here; the snippet runs your whole engine)"
+    ),
 }
 """What each way of building a graph leaves to the student, said on failure."""
 
@@ -45,20 +49,29 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
         except protocol.InvalidAnswer as exc:
             raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
     tol = session.oracles.tolerance(session.tolerances[assignment])
-    wrong_values = [m for v, got, exp in zip(var, values, expected.values, strict=True)
-                    if (m := mismatch(f"value of {v}", got, exp, tol))]
-    wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=False)
-                   if (m := mismatch(f"{v}.grad", got, exp, tol))]
+    wrong_values = [
+        m
+        for v, got, exp in zip(var, values, expected.values, strict=True)
+        if (m := mismatch(f"value of {v}", got, exp, tol))
+    ]
+    wrong_grads = [
+        m
+        for v, got, exp in zip(var, grads, expected.grads, strict=False)
+        if (m := mismatch(f"{v}.grad", got, exp, tol))
+    ]
     if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
         return
+
     def draw() -> dict:
         return graph_figure(graph, expected.values, values, expected.grads, grads, tol)
 
     note = [NOTES[probe]] if NOTES[probe] else []
     if wrong_values:
-        raise WrongAnswer("failed", "wrong forward value", [*wrong_values[:4], *note],
-                           snippet, draw=draw)
+        raise WrongAnswer(
+            "failed", "wrong forward value", [*wrong_values[:4], *note], snippet, draw=draw
+        )
     if wrong_grads:
         found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
-        raise WrongAnswer("failed", "wrong gradient", [*wrong_grads[:4], *note], snippet,
-                           found, draw)
+        raise WrongAnswer(
+            "failed", "wrong gradient", [*wrong_grads[:4], *note], snippet, found, draw
+        )

@@ -33,6 +33,11 @@ def sandboxed_worker(session: LaunchSettings) -> Worker:
     if session.reference_dir is not None:
         hidden.append(session.reference_dir.resolve())
     return worker_in_free_slot(
-        [sys.executable, "-I", "-m", "grader.worker.runner"], first_slot=session.slot,
-        submission=session.submission, readable=[Path(sys.prefix), PACKAGE], hidden=hidden,
-        limits=session.limits, sandbox=session.sandbox)
+        [sys.executable, "-I", "-m", "grader.worker.runner"],
+        first_slot=session.slot,
+        submission=session.submission,
+        readable=[Path(sys.prefix), PACKAGE],
+        hidden=hidden,
+        limits=session.limits,
+        sandbox=session.sandbox,
+    )

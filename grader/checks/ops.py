@@ -27,20 +27,26 @@ from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
     """One op alone: forward, then only its own backward with a chosen output gradient."""
     var = names(graph)
-    leaves = [f"{v} = {format_leaf(value, graph.kind)}"
-              for v, value in zip(var, graph.leaves, strict=False)]
+    leaves = [
+        f"{v} = {format_leaf(value, graph.kind)}"
+        for v, value in zip(var, graph.leaves, strict=False)
+    ]
     if graph.kind == "scalar":
         grads = ", ".join(f"{v}.grad" for v in var[: len(graph.leaves)])
-        body = [f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
-                f"out.grad = {array_literal(out_grad)}", "out._backward()",
-                f"print(out.data, {grads})"]
+        body = [
+            f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
+            f"out.grad = {array_literal(out_grad)}",
+            "out._backward()",
+            f"print(out.data, {grads})",
+        ]
     else:
         node = graph.nodes[0]
-        body = [f"op = {function_source(node)}",
-                f"out = op({', '.join(var[: len(graph.leaves)])})",
-                f"grads = op.backward(Tensor({array_literal(out_grad)}, "
-                "requires_grad=False), out)",
-                "print(out.data, grads)"]
+        body = [
+            f"op = {function_source(node)}",
+            f"out = op({', '.join(var[: len(graph.leaves)])})",
+            f"grads = op.backward(Tensor({array_literal(out_grad)}, requires_grad=False), out)",
+            "print(out.data, grads)",
+        ]
     return "\n".join([IMPORTS[graph.kind], *leaves, *body])
 
 
@@ -57,31 +63,40 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     assignment = ASSIGNMENT_OF_KIND[graph.kind]
     snippet = op_snippet(graph, out_grad)
     try:
-        answer = session.ask(assignment, "op", {"graph": graph.to_json(),
-                                             "out_grad": out_grad.tolist()}, snippet)
+        answer = session.ask(
+            assignment, "op", {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
+        )
     except WrongAnswer as failure:  # their code raised: a classic bug may raise just so
-        failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason,
-                                              failure.details)
+        failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason, failure.details)
         raise
     var = names(graph)[: len(graph.leaves)]
     (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
     grads = answers.decoded(answer, "grads", [f"gradient for {v}" for v in var], snippet)
     tol = session.oracles.tolerance(session.tolerances[assignment])
     wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
-    wrong_grads = [m for v, got, exp in zip(var, grads, expected.grads, strict=True)
-                   if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))]
+    wrong_grads = [
+        m
+        for v, got, exp in zip(var, grads, expected.grads, strict=True)
+        if (m := mismatch(f"backward: gradient for {v}", got, exp, tol))
+    ]
     if (wrong or wrong_grads) and not session.oracles.confirmed(graph, out_grad, expected):
         return
+
     def draw() -> dict:
-        return graph_figure(graph, expected.values, [*graph.leaves, value],
-                            [*expected.grads, out_grad], [*grads, out_grad], tol)
+        return graph_figure(
+            graph,
+            expected.values,
+            [*graph.leaves, value],
+            [*expected.grads, out_grad],
+            [*grads, out_grad],
+            tol,
+        )
 
     if wrong:
         raise WrongAnswer("failed", "wrong forward value", [wrong], snippet, draw=draw)
     if wrong_grads:
         found = bugs.diagnose_op(graph, out_grad, grads, tol)
-        raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet,
-                           found, draw)
+        raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet, found, draw)
     if graph.kind == "scalar":
         _check_prev(answer, graph, var)
 
@@ -120,35 +135,52 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
         raise NotGradable((f"{session.current_item} (away from 0)",)) from None
     assignment = ASSIGNMENT_OF_KIND[graph.kind]
     snippet = op_snippet(graph, out_grad)
-    answer = session.ask(assignment, "op", {"graph": graph.to_json(),
-                                            "out_grad": out_grad.tolist()}, snippet)
+    answer = session.ask(
+        assignment, "op", {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
+    )
     (x,) = graph.leaves
     (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
     (grad,) = answers.decoded(answer, "grads", ["gradient for a"], snippet)
-    if wrong := mismatch("forward: out.data", value, evaluate(graph)[-1],
-                         session.tolerances[assignment]):
+    if wrong := mismatch(
+        "forward: out.data", value, evaluate(graph)[-1], session.tolerances[assignment]
+    ):
         raise WrongAnswer("failed", "wrong forward value at 0", [wrong], snippet)
-    if wrong := mismatch("backward: gradient for a", grad, np.full(x.shape, KINK_GRADIENT),
-                         EXACT):
-        raise WrongAnswer("failed", "wrong gradient at 0", [
-            wrong, f"{function_source(graph.nodes[0]) if graph.kind == 'tensor' else 'relu'}"
-            " passes no gradient where its operand is exactly 0: its derivative is taken as 0 "
-            "there (its docstring)"], snippet)
+    if wrong := mismatch("backward: gradient for a", grad, np.full(x.shape, KINK_GRADIENT), EXACT):
+        raise WrongAnswer(
+            "failed",
+            "wrong gradient at 0",
+            [
+                wrong,
+                f"{function_source(graph.nodes[0]) if graph.kind == 'tensor' else 'relu'}"
+                " passes no gradient where its operand is exactly 0: its derivative is taken as 0 "
+                "there (its docstring)",
+            ],
+            snippet,
+        )
 
 
 def _check_prev(answer: dict, graph: Graph, var: list[str]) -> None:
     """A micrograd result records its operands in ``_prev`` (a tuple, list or set: any order),
     or no walk ever reaches them."""
     prev = answer.get("prev")
-    snippet = "\n".join([IMPORTS["scalar"], *(f"{v} = {format_leaf(x, 'scalar')}" for v, x in
-                                               zip(var, graph.leaves, strict=True)),
-                         f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
-                         f"print({', '.join(f'any(p is {v} for p in out._prev)' for v in var)})"])
+    snippet = "\n".join(
+        [
+            IMPORTS["scalar"],
+            *(f"{v} = {format_leaf(x, 'scalar')}" for v, x in zip(var, graph.leaves, strict=True)),
+            f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
+            f"print({', '.join(f'any(p is {v} for p in out._prev)' for v in var)})",
+        ]
+    )
     if not isinstance(prev, list) or not all(type(i) is int for i in prev):
         raise WrongAnswer("error", "invalid answer: out._prev", [], snippet)
     lost = [v for i, v in enumerate(var) if i not in prev]
     if lost:
-        raise WrongAnswer("failed", "the result does not record its operands in _prev",
-                          [f"out._prev must hold {', '.join(var)} (the very objects): "
-                           f"{', '.join(lost)} {'is' if len(lost) == 1 else 'are'} not in it"],
-                          snippet)
+        raise WrongAnswer(
+            "failed",
+            "the result does not record its operands in _prev",
+            [
+                f"out._prev must hold {', '.join(var)} (the very objects): "
+                f"{', '.join(lost)} {'is' if len(lost) == 1 else 'are'} not in it"
+            ],
+            snippet,
+        )

@@ -57,22 +57,25 @@ class ReplayPlan:
 
     def expect(self, requests: list[Request]) -> None:
         """Plan ``requests`` (none: forget the plan)."""
-        self._planned = collections.deque(Planned(request, request_text(request))
-                                          for request in requests)
+        self._planned = collections.deque(
+            Planned(request, request_text(request)) for request in requests
+        )
 
     def answer(self, request: Request, exchange: Exchange) -> dict[str, Any] | None:
         """The planned answer to ``request``, asking ``exchange`` for the batch it starts
         where needed; None when there is no plan, ``request`` is not its next one, or
         batching is off. The worker failing the batch turns batching off and drops the plan
         before the failure propagates."""
-        if (not self._planned or not self.batching
-                or self._planned[0].text != request_text(request)):
+        if not self._planned or not self.batching or self._planned[0].text != request_text(request):
             self._planned.clear()
             return None
         if self._planned[0].result is None:
-            batch = list(itertools.takewhile(
-                lambda planned: planned.request[:2] == request[:2],
-                itertools.islice(self._planned, BATCH_CASES)))
+            batch = list(
+                itertools.takewhile(
+                    lambda planned: planned.request[:2] == request[:2],
+                    itertools.islice(self._planned, BATCH_CASES),
+                )
+            )
             try:
                 results = exchange([planned.request[2] for planned in batch])
             except (WorkerFailure, protocol.InvalidAnswer):

@@ -31,8 +31,10 @@ from grader.worker import protocol
 from grader.worker.encoding import ProbeError
 from grader.worker.recording import MAX_NODES
 
-RECORDED_OPS = {"scalar": frozenset(MICROGRAD_PRIMITIVES),
-                "tensor": frozenset(op.name for op in OPS.values() if op.function)}
+RECORDED_OPS = {
+    "scalar": frozenset(MICROGRAD_PRIMITIVES),
+    "tensor": frozenset(op.name for op in OPS.values() if op.function),
+}
 """The ops the grader's recording parts make, in each kind of graph."""
 
 
@@ -69,47 +71,68 @@ def parse(answer: dict[str, Any], kind: str) -> tuple[list[Made], list[int]]:
         raise protocol.InvalidAnswer("the named nodes are not recorded nodes")
     made: list[Made] = []
     for index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not set(entry) <= {"value", "op", "args", "param",
-                                                             "adds"}:
+        if not isinstance(entry, dict) or not set(entry) <= {
+            "value",
+            "op",
+            "args",
+            "param",
+            "adds",
+        }:
             raise protocol.InvalidAnswer(f"recorded node {index} is malformed")
         value = protocol.decode_array(entry.get("value"), f"the value of node {index}")
         if "op" in entry:
             op, args = entry["op"], entry.get("args")
-            if op not in RECORDED_OPS[kind] or not isinstance(args, list) or not all(
-                    type(a) is int and 0 <= a < index for a in args) or len(args) != OPS[op].arity:
+            if (
+                op not in RECORDED_OPS[kind]
+                or not isinstance(args, list)
+                or not all(type(a) is int and 0 <= a < index for a in args)
+                or len(args) != OPS[op].arity
+            ):
                 raise protocol.InvalidAnswer(f"recorded node {index} is not an op of the grader")
             made.append(Made(value, op, tuple(args), _param(entry.get("param"))))
             continue
         adds = []
         for pair in protocol.field(entry, "adds", list) if "adds" in entry else []:
-            if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int
-                    and 0 <= pair[0] < index):
+            if not (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and type(pair[0]) is int
+                and 0 <= pair[0] < index
+            ):
                 raise protocol.InvalidAnswer(f"what node {index} adds is malformed")
             jacobian = protocol.decode_array(pair[1], f"what node {index} adds")
             if jacobian.shape != value.shape + made[pair[0]].value.shape:
-                raise protocol.InvalidAnswer(f"what node {index} adds has shape "
-                                             f"{jacobian.shape}")
+                raise protocol.InvalidAnswer(f"what node {index} adds has shape {jacobian.shape}")
             adds.append((pair[0], jacobian))
         made.append(Made(value, adds=tuple(adds)))
     return made, named
 
 
-def local_gradients(session: GradingSession, kind: str, node: Made, operands: list[np.ndarray],
-                    g: np.ndarray) -> tuple[np.ndarray, ...]:
+def local_gradients(
+    session: GradingSession, kind: str, node: Made, operands: list[np.ndarray], g: np.ndarray
+) -> tuple[np.ndarray, ...]:
     """``g`` passed back through one of the grader's ops, by the oracles on that op alone."""
-    graph = Graph(kind, tuple(operands), (Node(node.op, tuple(range(len(operands))),
-                                               node.param),))
+    graph = Graph(kind, tuple(operands), (Node(node.op, tuple(range(len(operands))), node.param),))
     try:
         grads = session.oracles.expected(graph, g).grads
-    except (ValueError, TypeError, ArithmeticError, IndexError, KeyError, ProbeError,
-            protocol.InvalidAnswer) as exc:
-        raise protocol.InvalidAnswer(f"a recorded {node.op} cannot be differentiated: "
-                                     f"{type(exc).__name__}") from None
+    except (
+        ValueError,
+        TypeError,
+        ArithmeticError,
+        IndexError,
+        KeyError,
+        ProbeError,
+        protocol.InvalidAnswer,
+    ) as exc:
+        raise protocol.InvalidAnswer(
+            f"a recorded {node.op} cannot be differentiated: {type(exc).__name__}"
+        ) from None
     return tuple(np.asarray(part, dtype=np.float64) for part in grads)
 
 
-def gradients(session: GradingSession, kind: str, made: list[Made], root: int,
-              seed: np.ndarray) -> list[np.ndarray | None]:
+def gradients(
+    session: GradingSession, kind: str, made: list[Made], root: int, seed: np.ndarray
+) -> list[np.ndarray | None]:
     """Every recorded node's gradient when ``root``'s is ``seed``; None for a node the root
     does not reach."""
     grads: list[np.ndarray | None] = [None] * len(made)
@@ -120,8 +143,11 @@ def gradients(session: GradingSession, kind: str, made: list[Made], root: int,
         if g is None or (node.op is None and not node.adds):
             continue
         if node.op is not None:
-            parts = zip(node.args, local_gradients(
-                session, kind, node, [made[a].value for a in node.args], g), strict=True)
+            parts = zip(
+                node.args,
+                local_gradients(session, kind, node, [made[a].value for a in node.args], g),
+                strict=True,
+            )
         else:
             parts = ((j, np.tensordot(g, jacobian, axes=g.ndim)) for j, jacobian in node.adds)
         for operand, part in parts:
@@ -130,8 +156,9 @@ def gradients(session: GradingSession, kind: str, made: list[Made], root: int,
     return grads
 
 
-def named_gradients(session: GradingSession, kind: str, answer: dict[str, Any], count: int,
-                    seed: float = 1.0) -> list[np.ndarray | None]:
+def named_gradients(
+    session: GradingSession, kind: str, answer: dict[str, Any], count: int, seed: float = 1.0
+) -> list[np.ndarray | None]:
     """The gradient of each of the ``count`` named nodes of the graph, its output seeded with
     ``seed``: a micrograd node the output does not reach holds 0.0, a babygrad one None (as
     the engines leave them). ``protocol.InvalidAnswer`` for a record that is not one."""

@@ -164,8 +164,14 @@ class GradingSession:
 
     # -- talking to the worker ------------------------------------------------------------
 
-    def ask(self, assignment: str, probe: str, case: dict[str, Any], snippet: str,
-            on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
+    def ask(
+        self,
+        assignment: str,
+        probe: str,
+        case: dict[str, Any],
+        snippet: str,
+        on_timeout: WrongAnswer | None = None,
+    ) -> dict[str, Any]:
         """One probe on the student's engine: the validated ok-result. A Python exception from
         the student's code is a ``WrongAnswer`` shown with ``snippet``; a hang, a crash or a
         missing function is recorded and raises ``Aborted``, except a timeout where the check
@@ -184,11 +190,11 @@ class GradingSession:
         error = result["error"]
         if error["status"] == "missing":
             self._abort("missing", error["message"], request=True)
-        raise WrongAnswer("error", error["message"], [f"  at {f}" for f in error["frames"]],
-                           snippet)
+        raise WrongAnswer(
+            "error", error["message"], [f"  at {f}" for f in error["frames"]], snippet
+        )
 
-    def try_ask(self, assignment: str, probe: str, case: dict[str, Any]
-                ) -> dict[str, Any] | None:
+    def try_ask(self, assignment: str, probe: str, case: dict[str, Any]) -> dict[str, Any] | None:
         """``ask``, where the student's code failing on this very request (an exception, a
         missing function, a hang, a crash, an invalid reply) is None instead of a verdict,
         and charges the running test nothing (so no snippet: no verdict shows one). A
@@ -216,29 +222,38 @@ class GradingSession:
         assignment, probe, _ = request
         try:
             return self._replay.answer(
-                request, lambda cases: self._exchange(assignment, probe, cases, budget))
+                request, lambda cases: self._exchange(assignment, probe, cases, budget)
+            )
         except (WorkerFailure, protocol.InvalidAnswer):
             self._import(assignment, budget)
             return None
 
-    def _exchange(self, assignment: str, probe: str, cases: list[dict[str, Any]],
-                  budget: float) -> list[dict[str, Any]]:
+    def _exchange(
+        self, assignment: str, probe: str, cases: list[dict[str, Any]], budget: float
+    ) -> list[dict[str, Any]]:
         """One request to the worker: a validated result per case, or ``WorkerFailure`` /
         ``protocol.InvalidAnswer``."""
         self._next_id += 1
         message = protocol.request(self._next_id, assignment, probe, cases)
         return protocol.results(self._started_worker().request(message, budget), message)
 
-    def _request(self, assignment: str, probe: str, case: dict[str, Any], budget: float,
-                 on_timeout: WrongAnswer | None = None) -> dict[str, Any]:
+    def _request(
+        self,
+        assignment: str,
+        probe: str,
+        case: dict[str, Any],
+        budget: float,
+        on_timeout: WrongAnswer | None = None,
+    ) -> dict[str, Any]:
         """One validated result; a dead, hung or garbling worker aborts the running test."""
         try:
             (result,) = self._exchange(assignment, probe, [case], budget)
         except WorkerFailure as failure:
             if failure.kind == "timeout" and on_timeout is not None:
                 raise on_timeout from None
-            self._abort("timeout" if failure.kind == "timeout" else "error", failure.detail,
-                        request=True)
+            self._abort(
+                "timeout" if failure.kind == "timeout" else "error", failure.detail, request=True
+            )
         except protocol.InvalidAnswer as exc:
             self._abort("error", f"invalid answer: {exc}", request=True)
         return result
@@ -258,8 +273,12 @@ class GradingSession:
         if assignment in self._imported:
             return
         try:
-            result = self._request(assignment, "load", {}, budget * IMPORT_BUDGET_FACTOR
-                                   if self.import_budget is None else self.import_budget)
+            result = self._request(
+                assignment,
+                "load",
+                {},
+                budget * IMPORT_BUDGET_FACTOR if self.import_budget is None else self.import_budget,
+            )
         except Aborted:
             abort = self.aborts[self.current_test]
             self.import_failures[assignment] = (abort.status, f"while importing: {abort.reason}")
@@ -270,12 +289,14 @@ class GradingSession:
             where = f" (at {error['frames'][-1]})" if error["frames"] else ""
             self.import_failures[assignment] = (
                 "missing" if error["status"] == "missing" else "error",
-                f"{error['message']}{where}")
+                f"{error['message']}{where}",
+            )
             self._abort(*self.import_failures[assignment])
         self._imported.add(assignment)
 
-    def _abort(self, status: str, reason: str, failure: WrongAnswer | None = None, *,
-               request: bool = False) -> None:
+    def _abort(
+        self, status: str, reason: str, failure: WrongAnswer | None = None, *, request: bool = False
+    ) -> None:
         self.aborts[self.current_test] = AbortRecord(status, reason, failure, request)
         raise Aborted(reason)
 
@@ -289,8 +310,13 @@ class GradingSession:
             return
         failure = self.failures.get(self.current_test)
         if failure is not None:
-            failure.details = [*failure.details, f"(examples were slow: the search for a "
-                                                 f"smaller one stopped after {limit:g} s)"]
+            failure.details = [
+                *failure.details,
+                f"(examples were slow: the search for a smaller one stopped after {limit:g} s)",
+            ]
             self._abort(failure.status, failure.reason, failure)
-        self._abort("timeout", f"its examples took more than {limit:g} s in all (each request "
-                               "was within its own time limit)")
+        self._abort(
+            "timeout",
+            f"its examples took more than {limit:g} s in all (each request "
+            "was within its own time limit)",
+        )

@@ -29,31 +29,51 @@ EXPONENTIAL = "visits shared nodes again: exponential time"
 
 def chain_snippet(length: int) -> str:
     """A chain of nodes as long as the graded one, then the student's ``build_topo``."""
-    return "\n".join([IMPORTS["scalar"].replace("Value", "Value, build_topo"),
-                      "node = Value(1.0)", f"for _ in range({length}):",
-                      "    node = Value(0.0, (node,))",
-                      "print(len(build_topo(node)))"])
+    return "\n".join(
+        [
+            IMPORTS["scalar"].replace("Value", "Value, build_topo"),
+            "node = Value(1.0)",
+            f"for _ in range({length}):",
+            "    node = Value(0.0, (node,))",
+            "print(len(build_topo(node)))",
+        ]
+    )
 
 
 def diamond_snippet(assignment: str) -> str:
     """A chain of diamonds whose depth the student can raise and watch the walk's time
     double, if it visits shared nodes again."""
     if assignment == "micrograd":
-        setup = [IMPORTS["scalar"].replace("Value", "Value, build_topo"), DAG_HELPER,
-                 "node = Value(1.0)"]
-        level = ["    left = given(Value(0.0, (node,)), (node, 1.0))",
-                 "    right = given(Value(0.0, (node,)), (node, 1.0))",
-                 "    node = given(Value(0.0, (left, right)), (left, 0.5), (right, 0.5))"]
+        setup = [
+            IMPORTS["scalar"].replace("Value", "Value, build_topo"),
+            DAG_HELPER,
+            "node = Value(1.0)",
+        ]
+        level = [
+            "    left = given(Value(0.0, (node,)), (node, 1.0))",
+            "    right = given(Value(0.0, (node,)), (node, 1.0))",
+            "    node = given(Value(0.0, (left, right)), (left, 0.5), (right, 0.5))",
+        ]
         walk = "build_topo(node)"
     else:
         setup = [TENSOR_IMPORTS, TENSOR_HELPER, "node = Tensor(np.ones(1), requires_grad=True)"]
-        level = ["    left, right = Given(1.0)(node), Given(1.0)(node)",
-                 "    node = Given(0.5, 0.5)(left, right)"]
+        level = [
+            "    left, right = Given(1.0)(node), Given(1.0)(node)",
+            "    node = Given(0.5, 0.5)(left, right)",
+        ]
         walk = "node.backward()"
-    return "\n".join(["import time", *setup,
-                      "depth = 16  # one more level doubles the time of a walk that revisits",
-                      "for _ in range(depth):", *level, "start = time.process_time()", walk,
-                      'print(depth, "levels:", round(time.process_time() - start, 3), "s")'])
+    return "\n".join(
+        [
+            "import time",
+            *setup,
+            "depth = 16  # one more level doubles the time of a walk that revisits",
+            "for _ in range(depth):",
+            *level,
+            "start = time.process_time()",
+            walk,
+            'print(depth, "levels:", round(time.process_time() - start, 3), "s")',
+        ]
+    )
 
 
 @remembers_verdict
@@ -62,13 +82,17 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
     answer = session.ask("micrograd", "topo", {"dag": dag.to_json()}, snippet, on_timeout)
     order = protocol.field(answer, "order", list)
     if not all(type(i) is int for i in order):
-        raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [],
-                           snippet)
+        raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [], snippet)
     problems = dag.topo_problems(order)
     if problems:
         found = bugs.diagnose_topo(dag, order)
-        raise WrongAnswer("failed", "build_topo returned an invalid order",
-                           [f"order (as node numbers): {order}", *problems], snippet, found)
+        raise WrongAnswer(
+            "failed",
+            "build_topo returned an invalid order",
+            [f"order (as node numbers): {order}", *problems],
+            snippet,
+            found,
+        )
 
 
 @remembers_verdict
@@ -77,14 +101,21 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
     (the nodes the root reaches, by number: their numbering is topological)."""
     live = dag.reachable()
     order = sorted(live)
-    snippet = dag_snippet(dag, "\n".join([
-        "import micrograd.engine",
-        f"micrograd.engine.build_topo = lambda root: [{', '.join(f'n{i}' for i in order)}]"
-        "  # a correct order, as the grader gives it",
-        *["{root}.backward()"] * passes,
-        f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])"]))
-    answer = session.ask("micrograd", "backward",
-                         {"dag": dag.to_json(), "passes": passes, "order": order}, snippet)
+    snippet = dag_snippet(
+        dag,
+        "\n".join(
+            [
+                "import micrograd.engine",
+                f"micrograd.engine.build_topo = lambda root: [{', '.join(f'n{i}' for i in order)}]"
+                "  # a correct order, as the grader gives it",
+                *["{root}.backward()"] * passes,
+                f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])",
+            ]
+        ),
+    )
+    answer = session.ask(
+        "micrograd", "backward", {"dag": dag.to_json(), "passes": passes, "order": order}, snippet
+    )
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
         raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
@@ -92,40 +123,72 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
     tol = session.tolerances["micrograd"]
     for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
         label = f"after backward() call {number}: " if passes > 1 else ""
-        grads = answers.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)],
-                                snippet)
+        grads = answers.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
         calls_made = protocol.field(result, "calls", list)
-        twice = [i for i, c in enumerate(calls_made)
-                 if i in live and i >= dag.leaves and c != number]
+        twice = [
+            i for i, c in enumerate(calls_made) if i in live and i >= dag.leaves and c != number
+        ]
         if twice:
             found = bugs.diagnose_calls(calls_made, number)
-            raise WrongAnswer("failed", "a node's _backward ran the wrong number of times",
-                               [f"{label}node(s) {twice} ran {[calls_made[i] for i in twice]}"
-                                f" times, expected {number}"], snippet, found)
-        wrong = [m for i, (got, exp) in enumerate(zip(grads, want, strict=True))
-                 if (m := mismatch(f"{label}n{i}.grad", got, np.float64(exp), tol))]
+            raise WrongAnswer(
+                "failed",
+                "a node's _backward ran the wrong number of times",
+                [
+                    f"{label}node(s) {twice} ran {[calls_made[i] for i in twice]}"
+                    f" times, expected {number}"
+                ],
+                snippet,
+                found,
+            )
+        wrong = [
+            m
+            for i, (got, exp) in enumerate(zip(grads, want, strict=True))
+            if (m := mismatch(f"{label}n{i}.grad", got, np.float64(exp), tol))
+        ]
         if wrong:
             found = bugs.diagnose_backward(dag, grads, number)
-            raise WrongAnswer("failed", "wrong gradients after backward()", wrong[:4],
-                               snippet, found, partial(dag_figure, dag, want, grads, tol))
+            raise WrongAnswer(
+                "failed",
+                "wrong gradients after backward()",
+                wrong[:4],
+                snippet,
+                found,
+                partial(dag_figure, dag, want, grads, tol),
+            )
 
 
 @remembers_verdict
-def check_zero_grad(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None,
-                    snippet: str | None = None) -> None:
+def check_zero_grad(
+    session: GradingSession,
+    dag: Dag,
+    on_timeout: WrongAnswer | None = None,
+    snippet: str | None = None,
+) -> None:
     """``zero_grad`` resets every node the root reaches (``snippet``: the example to show,
     else the graph written out)."""
     order = sorted(dag.reachable())
     reached = f"[{', '.join(f'n{i}' for i in order)}]"
-    snippet = snippet or dag_snippet(dag, "\n".join([
-        f"for n in {reached}:  # every node the root reaches", "    n.grad = 1.0",
-        "zero_grad({root})", f"print([n.grad for n in {reached}])"]))
-    answer = session.ask("micrograd", "zero_grad", {"dag": dag.to_json(), "order": order},
-                         snippet, on_timeout)
+    snippet = snippet or dag_snippet(
+        dag,
+        "\n".join(
+            [
+                f"for n in {reached}:  # every node the root reaches",
+                "    n.grad = 1.0",
+                "zero_grad({root})",
+                f"print([n.grad for n in {reached}])",
+            ]
+        ),
+    )
+    answer = session.ask(
+        "micrograd", "zero_grad", {"dag": dag.to_json(), "order": order}, snippet, on_timeout
+    )
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     live = dag.reachable()
-    left = [f"n{i}.grad is {float(g)}" for i, g in enumerate(grads)
-            if i in live and (g is None or float(g) != 0.0)]
+    left = [
+        f"n{i}.grad is {float(g)}"
+        for i, g in enumerate(grads)
+        if i in live and (g is None or float(g) != 0.0)
+    ]
     if left:
         raise WrongAnswer("failed", "zero_grad left gradients behind", left[:4], snippet)
 
@@ -138,9 +201,12 @@ def check_deep(session: GradingSession, length: int) -> None:
     answer = session.ask("micrograd", "deep", {"length": length}, snippet)
     order = protocol.field(answer, "order", list)
     if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
-        raise WrongAnswer("failed", "build_topo lost nodes of a long chain",
-                           [f"it returned {len(order)} entries for the {length + 1:,} "
-                            "nodes of the chain"], snippet)
+        raise WrongAnswer(
+            "failed",
+            "build_topo lost nodes of a long chain",
+            [f"it returned {len(order)} entries for the {length + 1:,} nodes of the chain"],
+            snippet,
+        )
 
 
 @remembers_verdict
@@ -152,12 +218,17 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
     dag = diamonds(depth)
     budget = session.budgets.get(session.current_item, 5.0)
     failure = WrongAnswer(
-        "failed", f"{'build_topo' if assignment == 'micrograd' else 'Tensor.backward'} "
-        f"{EXPONENTIAL}",
-        [f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
-         f"{budget:g} s of CPU time: each shared node was walked again from every path to "
-         "it, 2 ** depth times", "Each level added to `depth` below doubles the time."],
-        diamond_snippet(assignment), [bugs.BUGS["revisits-shared-nodes"].describe()])
+        "failed",
+        f"{'build_topo' if assignment == 'micrograd' else 'Tensor.backward'} {EXPONENTIAL}",
+        [
+            f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
+            f"{budget:g} s of CPU time: each shared node was walked again from every path to "
+            "it, 2 ** depth times",
+            "Each level added to `depth` below doubles the time.",
+        ],
+        diamond_snippet(assignment),
+        [bugs.BUGS["revisits-shared-nodes"].describe()],
+    )
     if assignment == "micrograd":
         check_topo(session, dag, on_timeout=failure)
     else:
@@ -169,16 +240,23 @@ def zero_grad_diamond_snippet(depth: int) -> str:
     left, right and their sum on each level), every gradient set, then ``zero_grad``: how long
     it took (each level added doubles the time of a walk that revisits), and which nodes it
     left a gradient on."""
-    return "\n".join([
-        "import time", IMPORTS["scalar"].replace("Value", "Value, zero_grad"),
-        f"depth = {depth}  # one more level doubles the time of a walk that revisits",
-        "nodes = [Value(1.0)]", "for _ in range(depth):",
-        "    left, right = Value(0.0, (nodes[-1],)), Value(0.0, (nodes[-1],))",
-        "    nodes += [left, right, Value(0.0, (left, right))]",
-        "for node in nodes:", "    node.grad = 1.0",
-        "start = time.process_time()", "zero_grad(nodes[-1])",
-        'print(depth, "levels:", round(time.process_time() - start, 3), "s")',
-        'print("not reset:", [f"n{i}" for i, n in enumerate(nodes) if n.grad != 0.0])'])
+    return "\n".join(
+        [
+            "import time",
+            IMPORTS["scalar"].replace("Value", "Value, zero_grad"),
+            f"depth = {depth}  # one more level doubles the time of a walk that revisits",
+            "nodes = [Value(1.0)]",
+            "for _ in range(depth):",
+            "    left, right = Value(0.0, (nodes[-1],)), Value(0.0, (nodes[-1],))",
+            "    nodes += [left, right, Value(0.0, (left, right))]",
+            "for node in nodes:",
+            "    node.grad = 1.0",
+            "start = time.process_time()",
+            "zero_grad(nodes[-1])",
+            'print(depth, "levels:", round(time.process_time() - start, 3), "s")',
+            'print("not reset:", [f"n{i}" for i, n in enumerate(nodes) if n.grad != 0.0])',
+        ]
+    )
 
 
 @remembers_verdict
@@ -191,10 +269,15 @@ def check_zero_grad_cost(session: GradingSession, depth: int) -> None:
     dag = diamonds(depth)
     budget = session.budgets.get(session.current_item, 5.0)
     failure = WrongAnswer(
-        "failed", "zero_grad ran out of time on shared nodes",
-        [f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
-         f"{budget:g} s of CPU time, nor on {REVISIT_DEPTH} levels in a way that shows why",
-         "A correct walk takes milliseconds here."], zero_grad_diamond_snippet(16))
+        "failed",
+        "zero_grad ran out of time on shared nodes",
+        [
+            f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
+            f"{budget:g} s of CPU time, nor on {REVISIT_DEPTH} levels in a way that shows why",
+            "A correct walk takes milliseconds here.",
+        ],
+        zero_grad_diamond_snippet(16),
+    )
     try:
         check_zero_grad(session, dag, failure, zero_grad_diamond_snippet(depth))
     except WrongAnswer as exc:
@@ -203,7 +286,9 @@ def check_zero_grad_cost(session: GradingSession, depth: int) -> None:
             failure.details = [
                 f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
                 f"{budget:g} s of CPU time: each shared node was walked again from every path "
-                "to it, 2 ** depth times", "Each level added to `depth` below doubles the time."]
+                "to it, 2 ** depth times",
+                "Each level added to `depth` below doubles the time.",
+            ]
             failure.bugs = found
         raise
 
@@ -214,9 +299,11 @@ def _zero_grad_revisits(session: GradingSession) -> list[str]:
     ``_revisits`` asks of ``Tensor.backward``). Whatever goes wrong on this run names nothing
     and costs nothing."""
     dag = diamonds(REVISIT_DEPTH)
-    answer = session.try_ask("micrograd", "zero_grad",
-                             {"dag": dag.to_json(), "order": sorted(dag.reachable()),
-                              "count_reads": True})
+    answer = session.try_ask(
+        "micrograd",
+        "zero_grad",
+        {"dag": dag.to_json(), "order": sorted(dag.reachable()), "count_reads": True},
+    )
     reads = None if answer is None else answer.get("reads")
     if not isinstance(reads, list) or not all(type(r) is int for r in reads):
         return []
@@ -233,15 +320,20 @@ def diamond_walk_snippet(depth: int) -> str:
     """The chain of diamonds of ``check_walk_cost``, numbered as its nodes (n0 the leaf, then
     left, right and their sum on each level), then ``backward()``: which tensors are left
     without a gradient, and whose backward ran in which order."""
-    return "\n".join([
-        TENSOR_IMPORTS, TENSOR_HELPER, "nodes = [Tensor(np.ones(1), requires_grad=True)]",
-        f"for _ in range({depth}):",
-        "    left, right = Given(1.0)(nodes[-1]), Given(1.0)(nodes[-1])",
-        "    nodes += [left, right, Given(0.5, 0.5)(left, right)]",
-        "nodes[-1].backward()",
-        'print("without .grad:", [i for i, n in enumerate(nodes) if n.grad is None])',
-        'print("backward ran on:", [next(i for i, m in enumerate(nodes) if m is n) '
-        "for n in Given.ran])"])
+    return "\n".join(
+        [
+            TENSOR_IMPORTS,
+            TENSOR_HELPER,
+            "nodes = [Tensor(np.ones(1), requires_grad=True)]",
+            f"for _ in range({depth}):",
+            "    left, right = Given(1.0)(nodes[-1]), Given(1.0)(nodes[-1])",
+            "    nodes += [left, right, Given(0.5, 0.5)(left, right)]",
+            "nodes[-1].backward()",
+            'print("without .grad:", [i for i, n in enumerate(nodes) if n.grad is None])',
+            'print("backward ran on:", [next(i for i, m in enumerate(nodes) if m is n) '
+            "for n in Given.ran])",
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -254,9 +346,17 @@ class TensorRun:
     """The op nodes whose backward ran, in the order it ran."""
 
 
-def tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...], snippet: str,
-                     on_timeout: WrongAnswer | None = None, *, frozen: tuple[int, ...] = (),
-                     grad: np.ndarray | None = None, wrap_leaves: bool = False) -> TensorRun:
+def tensor_backward(
+    session: GradingSession,
+    dag: Dag,
+    shape: tuple[int, ...],
+    snippet: str,
+    on_timeout: WrongAnswer | None = None,
+    *,
+    frozen: tuple[int, ...] = (),
+    grad: np.ndarray | None = None,
+    wrap_leaves: bool = False,
+) -> TensorRun:
     """The student's ``Tensor.backward`` on grader-made ops (``probe_tensor_backward``): the
     leaves in ``frozen`` do not require grad; ``grad`` is the upstream gradient (None: call
     ``backward()``); ``wrap_leaves``: each leaf is the grader's op of a tensor, so the calls
@@ -282,16 +382,18 @@ def _revisits(session: GradingSession) -> list[str]:
     on ``REVISIT_DEPTH`` levels, it reads each tensor's inputs once per path to it. Whatever
     goes wrong on this run (it raises or hangs as well) names nothing and costs nothing."""
     dag = diamonds(REVISIT_DEPTH)
-    answer = session.try_ask("babygrad", "tensor_backward",
-                             {"dag": dag.to_json(), "shape": [1], "count_reads": True})
+    answer = session.try_ask(
+        "babygrad", "tensor_backward", {"dag": dag.to_json(), "shape": [1], "count_reads": True}
+    )
     reads = None if answer is None else answer.get("reads")
     if not isinstance(reads, list) or not all(type(r) is int for r in reads):
         return []
     return bugs.diagnose_revisits(dag, reads)
 
 
-def judge_walk(dag: Dag, run: TensorRun, requires: list[bool], snippet: str,
-               wrapped: bool = False) -> None:
+def judge_walk(
+    dag: Dag, run: TensorRun, requires: list[bool], snippet: str, wrapped: bool = False
+) -> None:
     """The walk alone, whatever the gradients' values: every op node that requires grad (the
     leaves too when ``wrapped``) had its backward run exactly once, after the backward of
     every op that uses its result, and every tensor that requires grad ends with a
@@ -301,19 +403,32 @@ def judge_walk(dag: Dag, run: TensorRun, requires: list[bool], snippet: str,
     missing = [i for i in sorted(live) if requires[i] and run.grads[i] is None]
     not_run = [i for i in sorted(live) if i >= first and requires[i] and i not in run.calls]
     if missing or not_run:
-        details = [f"{len(missing)} of the {sum(requires)} tensors that require grad have no "
-                   f".grad after backward(): {', '.join(f'n{i}' for i in missing[:12])}"
-                   ] if missing else []
+        details = (
+            [
+                f"{len(missing)} of the {sum(requires)} tensors that require grad have no "
+                f".grad after backward(): {', '.join(f'n{i}' for i in missing[:12])}"
+            ]
+            if missing
+            else []
+        )
         if not_run:
-            details.append(f"the backward of {len(not_run)} op(s) never ran: "
-                           f"{', '.join(f'n{i}' for i in not_run[:12])}")
-        raise WrongAnswer("failed", "Tensor.backward did not reach every tensor", details,
-                           snippet)
+            details.append(
+                f"the backward of {len(not_run)} op(s) never ran: "
+                f"{', '.join(f'n{i}' for i in not_run[:12])}"
+            )
+        raise WrongAnswer("failed", "Tensor.backward did not reach every tensor", details, snippet)
     problem = bugs.consumers_first(dag, run.calls)
     if problem:
-        raise WrongAnswer("failed", "Tensor.backward visits tensors out of order",
-                           [problem, "Visit the tensors in reverse topological order: a "
-                            "tensor after every tensor that uses it, each once."], snippet)
+        raise WrongAnswer(
+            "failed",
+            "Tensor.backward visits tensors out of order",
+            [
+                problem,
+                "Visit the tensors in reverse topological order: a "
+                "tensor after every tensor that uses it, each once.",
+            ],
+            snippet,
+        )
 
 
 def tensor_walk_cost(session: GradingSession, dag: Dag, failure: WrongAnswer) -> None:
@@ -333,7 +448,9 @@ def tensor_walk_cost(session: GradingSession, dag: Dag, failure: WrongAnswer) ->
                 failure.details = [
                     f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) "
                     f"within {budget:g} s of CPU time, nor on {REVISIT_DEPTH} levels in a "
-                    "way that shows why", "A correct walk takes milliseconds here."]
+                    "way that shows why",
+                    "A correct walk takes milliseconds here.",
+                ]
         raise
     judge_walk(dag, run, [True] * dag.size, snippet)
 
@@ -350,8 +467,13 @@ def check_walk_order(session: GradingSession, dag: Dag) -> None:
 
 
 @remembers_verdict
-def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, ...],
-                          frozen: tuple[int, ...] = (), grad: np.ndarray | None = None) -> None:
+def check_tensor_backward(
+    session: GradingSession,
+    dag: Dag,
+    shape: tuple[int, ...],
+    frozen: tuple[int, ...] = (),
+    grad: np.ndarray | None = None,
+) -> None:
     """``Tensor.backward`` over grader-made weighted-sum ops (trees: nothing to sum), called
     with ``grad`` (None: ``backward()``, ones), the leaves in ``frozen`` not requiring grad:
     every tensor that requires grad gets ``grad`` times its known gradient, no other tensor
@@ -369,13 +491,20 @@ def check_tensor_backward(session: GradingSession, dag: Dag, shape: tuple[int, .
             continue
         if not requires[i]:
             if got is not None:
-                wrong.append(f"n{i}.grad: expected None (n{i} does not require grad), got "
-                             f"{show(got)}")
+                wrong.append(
+                    f"n{i}.grad: expected None (n{i} does not require grad), got {show(got)}"
+                )
         elif m := mismatch(f"n{i}.grad", got, want[i] * seed, tol):
             wrong.append(m)
     if wrong:
         found = bugs.diagnose_tensor_backward(dag, run.grads, seed, frozen)
         expected = [want[i] * seed if requires[i] else None for i in range(dag.size)]
-        raise WrongAnswer("failed", "wrong gradients from Tensor.backward()", wrong[:4],
-                           snippet, found, partial(dag_figure, dag, expected, run.grads, tol))
+        raise WrongAnswer(
+            "failed",
+            "wrong gradients from Tensor.backward()",
+            wrong[:4],
+            snippet,
+            found,
+            partial(dag_figure, dag, expected, run.grads, tol),
+        )
     judge_walk(dag, run, requires, tensor_dag_snippet(dag, shape, frozen, grad, order=True))

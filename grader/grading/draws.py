@@ -30,7 +30,9 @@ def without_local_constants() -> None:
     this error instead of silently drawing differently in each configuration.
     """
     if not callable(getattr(providers, "_get_local_constants", None)):
-        raise RuntimeError("this Hypothesis version has no providers._get_local_constants: "
-                           "update grader.grading.draws for it")
+        raise RuntimeError(
+            "this Hypothesis version has no providers._get_local_constants: "
+            "update grader.grading.draws for it"
+        )
     providers._get_local_constants = _no_local_constants
     providers.CONSTANTS_CACHE.cache.clear()

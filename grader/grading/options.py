@@ -53,19 +53,36 @@ class GradeOptions:
     """Everything that determines a grade, besides the submission's files."""
 
     submission: Path
-    assignment: str = field(default="all", metadata=spelled(
-        "--assignment", choices=[*ASSIGNMENTS, "all"]))
-    seed: int | None = field(default=None, metadata=spelled(
-        "--seed", type=int, help="secret grading seed (never shown to students)"))
-    only: tuple[str, ...] = field(default=(), metadata=spelled(
-        "--only", action="append", help="grade only this item or id prefix (repeatable)"))
+    assignment: str = field(
+        default="all", metadata=spelled("--assignment", choices=[*ASSIGNMENTS, "all"])
+    )
+    seed: int | None = field(
+        default=None,
+        metadata=spelled("--seed", type=int, help="secret grading seed (never shown to students)"),
+    )
+    only: tuple[str, ...] = field(
+        default=(),
+        metadata=spelled(
+            "--only", action="append", help="grade only this item or id prefix (repeatable)"
+        ),
+    )
     rubric: Path = field(default=DEFAULT_RUBRIC, metadata=spelled("--rubric", type=Path))
-    reference: Path | None = field(default=DEFAULT_REFERENCE, metadata=spelled(
-        "--reference", type=optional_path,
-        help="reference solutions, used as an oracle when present"))
-    torch: bool = field(default=True, metadata=spelled(
-        "--no-torch", action="store_false",
-        help="never use PyTorch as an oracle, even where it is installed"))
+    reference: Path | None = field(
+        default=DEFAULT_REFERENCE,
+        metadata=spelled(
+            "--reference",
+            type=optional_path,
+            help="reference solutions, used as an oracle when present",
+        ),
+    )
+    torch: bool = field(
+        default=True,
+        metadata=spelled(
+            "--no-torch",
+            action="store_false",
+            help="never use PyTorch as an oracle, even where it is installed",
+        ),
+    )
     """PyTorch may be an oracle where installed (``--no-torch``: grade as the student release
     does without it)."""
     sandbox: str = field(default="auto", metadata=spelled("--sandbox", choices=MODES))
@@ -75,10 +92,16 @@ class GradeOptions:
     replay: Path | str | None = None
     """Where tests' recorded runs are kept and replayed from (``grader.grading.replay``):
     a folder, or ``IN_MEMORY`` in a batch lane; None: every test runs under Hypothesis."""
-    import_budget: float | None = field(default=None, metadata=spelled(
-        "--import-budget", type=seconds, metavar="SECONDS",
-        help="CPU seconds importing the submission may take before it is reported as timed "
-             "out (default: twice the time limit of the item being graded)"))
+    import_budget: float | None = field(
+        default=None,
+        metadata=spelled(
+            "--import-budget",
+            type=seconds,
+            metavar="SECONDS",
+            help="CPU seconds importing the submission may take before it is reported as timed "
+            "out (default: twice the time limit of the item being graded)",
+        ),
+    )
     """None: ``grader.checks.session.IMPORT_BUDGET_FACTOR`` request budgets of the item."""
 
 
@@ -149,15 +172,27 @@ def add_pytest_options(group: pytest.OptionGroup) -> None:
     left out is the field's default, or None where the field may be None."""
     for option in _FIELDS:
         if isinstance(option.default, bool):
-            group.addoption(_flag(option), dest=_dest(option), default=option.default,
-                            action="store_false" if option.default else "store_true")
+            group.addoption(
+                _flag(option),
+                dest=_dest(option),
+                default=option.default,
+                action="store_false" if option.default else "store_true",
+            )
         elif _repeated(option):
-            group.addoption(_flag(option), dest=_dest(option), action="append",
-                            type=_kind(option), default=command_line_default(option))
+            group.addoption(
+                _flag(option),
+                dest=_dest(option),
+                action="append",
+                type=_kind(option),
+                default=command_line_default(option),
+            )
         else:
-            group.addoption(_flag(option), dest=_dest(option), type=_kind(option),
-                            default=None if _optional(option) or option.default is MISSING
-                            else option.default)
+            group.addoption(
+                _flag(option),
+                dest=_dest(option),
+                type=_kind(option),
+                default=None if _optional(option) or option.default is MISSING else option.default,
+            )
 
 
 def from_pytest(config: pytest.Config) -> GradeOptions | None:
@@ -165,5 +200,6 @@ def from_pytest(config: pytest.Config) -> GradeOptions | None:
     ``--grader-submission``)."""
     if config.getoption("grader_submission", default=None) is None:
         return None
-    return GradeOptions(**{option.name: as_field(config.getoption(_dest(option)))
-                           for option in _FIELDS})
+    return GradeOptions(
+        **{option.name: as_field(config.getoption(_dest(option))) for option in _FIELDS}
+    )

@@ -72,8 +72,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """At start-up: register the marker and, in a grading run, fix how examples are drawn
     (``grader.grading.draws``), load the rubric and open the session (the worker starts on the
     first probe)."""
-    config.addinivalue_line("markers", "rubric(item, weight=1.0, share=1): the rubric item a "
-                                       "grading test counts towards")
+    config.addinivalue_line(
+        "markers",
+        "rubric(item, weight=1.0, share=1): the rubric item a grading test counts towards",
+    )
     options = from_pytest(config)
     if options is None:
         return
@@ -95,9 +97,15 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     run_seed = rubric.seed if options.seed is None else options.seed
     config.stash[RUN] = GradingRun(
-        rubric=rubric, session=session, seed=run_seed, assignments={options.assignment},
-        only=options.only, recordings=Recordings.open(str(options.replay), rubric.digest,
-                                                      run_seed) if options.replay else None)
+        rubric=rubric,
+        session=session,
+        seed=run_seed,
+        assignments={options.assignment},
+        only=options.only,
+        recordings=Recordings.open(str(options.replay), rubric.digest, run_seed)
+        if options.replay
+        else None,
+    )
 
 
 def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
@@ -107,8 +115,13 @@ def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
     return pytest.mark.rubric(item_id, weight=weight, share=share)
 
 
-def graded_property(item_id: str, name: str, strategy: SearchStrategy[Any],
-                    check: Callable[[GradingSession, Any], None], share: int = 1) -> Any:
+def graded_property(
+    item_id: str,
+    name: str,
+    strategy: SearchStrategy[Any],
+    check: Callable[[GradingSession, Any], None],
+    share: int = 1,
+) -> Any:
     """A grading test called ``name`` for a suite's namespace: each example drawn from
     ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items)."""
 
@@ -134,15 +147,22 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
     function = test.obj
     if not getattr(function, "is_hypothesis_test", False):
         return
-    settings(max_examples=examples, derandomize=False, database=None, deadline=None,
-             print_blob=False, phases=PHASES, suppress_health_check=list(HealthCheck))(function)
+    settings(
+        max_examples=examples,
+        derandomize=False,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        phases=PHASES,
+        suppress_health_check=list(HealthCheck),
+    )(function)
     seed((run.seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
     if run.recordings is not None:
         body = function.hypothesis.inner_test
         run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
-        function.hypothesis.inner_test = recording(body, run.recordings,
-                                                   set(test._fixtureinfo.argnames),
-                                                   run.session.asked)
+        function.hypothesis.inner_test = recording(
+            body, run.recordings, set(test._fixtureinfo.argnames), run.session.asked
+        )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -158,24 +178,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for test in items:
         marker = test.get_closest_marker("rubric")
         if marker is None:
-            raise pytest.UsageError(f"grading test {test.nodeid} names no rubric item: "
-                                    "decorate it with @graded('<item id>')")
+            raise pytest.UsageError(
+                f"grading test {test.nodeid} names no rubric item: "
+                "decorate it with @graded('<item id>')"
+            )
         item_id = marker.args[0]
         if item_id not in rubric.by_id:
-            raise pytest.UsageError(f"grading test {test.nodeid} names {item_id!r}, which is "
-                                    f"not in {rubric.path}")
+            raise pytest.UsageError(
+                f"grading test {test.nodeid} names {item_id!r}, which is not in {rubric.path}"
+            )
         tested.add(item_id)
         if not rubric_module.selected(item_id, run.only):
             drop.append(test)
             continue
         keep.append(test)
         share = int(marker.kwargs.get("share", 1))
-        _apply_settings(test, run,  # type: ignore[arg-type]
-                        max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)))
+        _apply_settings(
+            test,
+            run,  # type: ignore[arg-type]
+            max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)),
+        )
     untested = [i.id for i in rubric.for_assignments(run.assignments) if i.id not in tested]
     if untested:
-        raise pytest.UsageError(f"{rubric.path}: item(s) {', '.join(untested)} have no "
-                                "grading test")
+        raise pytest.UsageError(
+            f"{rubric.path}: item(s) {', '.join(untested)} have no grading test"
+        )
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -217,8 +244,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return None
 
 
-def _attempt(test: pytest.Function, run: GradingRun
-             ) -> Callable[[dict[str, Any]], Exception | None]:
+def _attempt(
+    test: pytest.Function, run: GradingRun
+) -> Callable[[dict[str, Any]], Exception | None]:
     """The test's body on one example: the exception it raised, or None (it passed)."""
     body = run.bodies[test.nodeid]
     fixtures = {name: test.funcargs[name] for name in test._fixtureinfo.argnames}
@@ -246,8 +274,9 @@ def _grade_failure(exc: BaseException | None) -> WrongAnswer | None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
-                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """After each test phase: turn the report into the item's outcome (the verdict, an abort's
     status and reason, or an internal error that must not count against the student)."""
     report = yield
@@ -258,8 +287,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     if report.when == "setup" and report.passed:
         return report
     marker = item.get_closest_marker("rubric")
-    outcome = TestOutcome(item=marker.args[0], name=item.name,
-                          weight=float(marker.kwargs.get("weight", 1.0)), passed=report.passed)
+    outcome = TestOutcome(
+        item=marker.args[0],
+        name=item.name,
+        weight=float(marker.kwargs.get("weight", 1.0)),
+        passed=report.passed,
+    )
     abort = session.aborts.pop(item.nodeid, None)
     raised = call.excinfo.value if call.excinfo else None
     failure = _grade_failure(raised)
@@ -274,8 +307,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         outcome.status, outcome.reason = "error", "internal grader error (not your fault)"
     if failure is not None:
         outcome.status, outcome.reason = failure.status, failure.reason
-        outcome.details, outcome.snippet, outcome.bugs = (failure.details, failure.snippet,
-                                                           failure.bugs)
+        outcome.details, outcome.snippet, outcome.bugs = (
+            failure.details,
+            failure.snippet,
+            failure.bugs,
+        )
         outcome.figure = failure.figure
     if run.recordings is not None and report.when == "call":
         if abort is None and (report.passed or failure is not None):
@@ -293,8 +329,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     grading = run.session
     grading.close()
-    items = [i for i in run.rubric.for_assignments(run.assignments)
-             if rubric_module.selected(i.id, run.only)]
+    items = [
+        i
+        for i in run.rubric.for_assignments(run.assignments)
+        if rubric_module.selected(i.id, run.only)
+    ]
     results = score_items(run.rubric, items, run.outcomes)
     payload = {
         "items": [r.to_json() for r in results],
@@ -308,4 +347,3 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     target = session.config.getoption("--grader-results")
     if target:
         write_atomically(Path(target), json.dumps(payload, indent=1))
-

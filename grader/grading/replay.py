@@ -76,8 +76,7 @@ def _decode(value: Any) -> Any:
         return Graph.from_json(value["graph"])
     if "dag" in value:
         data = value["dag"]
-        return Dag(data["leaves"], tuple(tuple(tuple(p) for p in pairs)
-                                         for pairs in data["nodes"]))
+        return Dag(data["leaves"], tuple(tuple(tuple(p) for p in pairs) for pairs in data["nodes"]))
     if "array" in value:
         return np.array(value["array"], dtype=value["dtype"]).reshape(value["shape"])
     if "numpy" in value:
@@ -92,8 +91,11 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     if isinstance(a, Graph):
-        return (a.kind == b.kind and repr(a.nodes) == repr(b.nodes)
-                and _same(list(a.leaves), list(b.leaves)))
+        return (
+            a.kind == b.kind
+            and repr(a.nodes) == repr(b.nodes)
+            and _same(list(a.leaves), list(b.leaves))
+        )
     if isinstance(a, Dag):
         return repr(a) == repr(b)
     if isinstance(a, tuple | list):
@@ -167,17 +169,28 @@ class Run:
         """A run from its recording; ``ValueError`` (or a ``KeyError``, ``TypeError``) when it
         is not one."""
         data = json.loads(text)
-        calls = [Call(example, outcome, [(a, p, c) for a, p, c in requests])
-                 for example, outcome, requests in data["calls"]]
+        calls = [
+            Call(example, outcome, [(a, p, c) for a, p, c in requests])
+            for example, outcome, requests in data["calls"]
+        ]
         reported = data["reported"]
-        well_formed = all(isinstance(call.example, dict)
-                          and (call.outcome is None or isinstance(call.outcome, str))
-                          and all(isinstance(a, str) and isinstance(p, str) and isinstance(c, dict)
-                                  for a, p, c in call.requests) for call in calls)
+        well_formed = all(
+            isinstance(call.example, dict)
+            and (call.outcome is None or isinstance(call.outcome, str))
+            and all(
+                isinstance(a, str) and isinstance(p, str) and isinstance(c, dict)
+                for a, p, c in call.requests
+            )
+            for call in calls
+        )
         # A passing run met no failure; a failing one reports a call that failed.
-        ends_right = (all(call.outcome is None for call in calls) if reported is None else
-                      type(reported) is int and 0 <= reported < len(calls)
-                      and calls[reported].outcome is not None)
+        ends_right = (
+            all(call.outcome is None for call in calls)
+            if reported is None
+            else type(reported) is int
+            and 0 <= reported < len(calls)
+            and calls[reported].outcome is not None
+        )
         if not (well_formed and ends_right):
             raise ValueError("not a recorded run")
         return cls(calls, reported)
@@ -187,8 +200,11 @@ class Diverged(Exception):
     """An outcome no recorded run had: from here on only Hypothesis knows what comes next."""
 
 
-def follow(runs: list[Run], attempt: Callable[[dict[str, Any]], Exception | None],
-           plan: Callable[[list[Request]], None]) -> Exception | None:
+def follow(
+    runs: list[Run],
+    attempt: Callable[[dict[str, Any]], Exception | None],
+    plan: Callable[[list[Request]], None],
+) -> Exception | None:
     """Call ``attempt`` on the recorded examples in order while its outcomes (the exception it
     returns, or None) match a recorded run's; at the end of that run, return the failure the
     run reported (None: it passed). ``Diverged`` when no recorded run matches. ``plan`` is told
@@ -241,8 +257,9 @@ class Recordings:
 
     @classmethod
     def open(cls, where: str, rubric_digest: str, seed: int) -> Recordings:
-        context = json.dumps([FORMAT, grader_digest(), rubric_digest, seed,
-                              hypothesis.__version__, np.__version__])
+        context = json.dumps(
+            [FORMAT, grader_digest(), rubric_digest, seed, hypothesis.__version__, np.__version__]
+        )
         return cls(None if where == IN_MEMORY else Path(where), context)
 
     def _key(self, test: str, examples: int) -> str:
@@ -329,16 +346,19 @@ class Recordings:
         """Keep at most ``RUNS_ON_DISK`` runs of a test in the folder, the newest: a student
         who meets one bug after another does not fill the disk."""
         try:
-            runs = sorted((p for p in self.folder.glob(f"{test_key}.*.json") if p != kept),
-                          key=lambda p: p.stat().st_mtime_ns)
+            runs = sorted(
+                (p for p in self.folder.glob(f"{test_key}.*.json") if p != kept),
+                key=lambda p: p.stat().st_mtime_ns,
+            )
             for path in runs[: max(0, len(runs) + 1 - RUNS_ON_DISK)]:
                 path.unlink()
         except OSError:
             return
 
 
-def recording(inner: Callable[..., None], recordings: Recordings, fixtures: set[str],
-              asked: list[Request]) -> Callable[..., None]:
+def recording(
+    inner: Callable[..., None], recordings: Recordings, fixtures: set[str], asked: list[Request]
+) -> Callable[..., None]:
     """``inner`` (the test body Hypothesis calls) writing down what it was drawn (every
     argument but pytest's fixtures), what it asked the worker (what the checks append to
     ``asked``) and how it ended."""

@@ -129,24 +129,31 @@ def load(path: Path) -> Rubric:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
-        raise RubricError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})"
-                          ) from None
-    errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data),
-                    key=lambda e: list(e.absolute_path))
+        raise RubricError(
+            f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from None
+    errors = sorted(
+        jsonschema.Draft202012Validator(SCHEMA).iter_errors(data),
+        key=lambda e: list(e.absolute_path),
+    )
     if errors:
         error = errors[0]
         where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        raise RubricError(f"{path}:{_line_of(text, list(error.absolute_path))}: {where}: "
-                          f"{error.message}. See 'Writing a rubric' in README.md.")
-    items = tuple(Item(**{**raw, "depends_on": tuple(raw.get("depends_on", ()))})
-                  for raw in data["items"])
+        raise RubricError(
+            f"{path}:{_line_of(text, list(error.absolute_path))}: {where}: "
+            f"{error.message}. See 'Writing a rubric' in README.md."
+        )
+    items = tuple(
+        Item(**{**raw, "depends_on": tuple(raw.get("depends_on", ()))}) for raw in data["items"]
+    )
     by_id = {item.id: item for item in items}
     _check_references(path, text, data, by_id)
     return Rubric(
         path=path,
         items=items,
-        tolerances={name: Tolerance(a["atol"], a["rtol"])
-                    for name, a in data["assignments"].items()},
+        tolerances={
+            name: Tolerance(a["atol"], a["rtol"]) for name, a in data["assignments"].items()
+        },
         titles={name: a["title"] for name, a in data["assignments"].items()},
         seed=data.get("seed", 0),
         digest=hashlib.sha256(text.encode()).hexdigest(),
@@ -154,8 +161,7 @@ def load(path: Path) -> Rubric:
     )
 
 
-def _check_references(path: Path, text: str, data: dict[str, Any],
-                      by_id: dict[str, Item]) -> None:
+def _check_references(path: Path, text: str, data: dict[str, Any], by_id: dict[str, Item]) -> None:
     seen: set[str] = set()
     for index, raw in enumerate(data["items"]):
         line = functools.partial(_line_of, text, ["items", index])
@@ -163,12 +169,13 @@ def _check_references(path: Path, text: str, data: dict[str, Any],
             raise RubricError(f"{path}:{line()}: item {raw['id']!r} is defined twice")
         seen.add(raw["id"])
         if raw["id"].split(".")[0] not in data["assignments"]:
-            raise RubricError(f"{path}:{line()}: item {raw['id']!r} belongs to no assignment "
-                              f"listed under 'assignments'")
+            raise RubricError(
+                f"{path}:{line()}: item {raw['id']!r} belongs to no assignment "
+                f"listed under 'assignments'"
+            )
         for dep in raw.get("depends_on", []):
             if dep not in by_id:
-                raise RubricError(f"{path}:{line()}: {raw['id']!r} depends on unknown item "
-                                  f"{dep!r}")
+                raise RubricError(f"{path}:{line()}: {raw['id']!r} depends on unknown item {dep!r}")
 
 
 def selected(item_id: str, only: list[str] | tuple[str, ...]) -> bool:

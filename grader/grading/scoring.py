@@ -103,9 +103,17 @@ def _status(item: Item, outcomes: list[TestOutcome]) -> str:
 
 def _failures(outcomes: list[TestOutcome]) -> list[Failure]:
     """Each failing test's verdict as fields, so every report renders it without parsing."""
-    return [{"test": o.name, "reason": o.reason, "details": list(o.details),
-             "snippet": o.snippet, "bugs": list(o.bugs)} for o in outcomes
-            if not o.passed and o.status != NOT_GRADABLE]
+    return [
+        {
+            "test": o.name,
+            "reason": o.reason,
+            "details": list(o.details),
+            "snippet": o.snippet,
+            "bugs": list(o.bugs),
+        }
+        for o in outcomes
+        if not o.passed and o.status != NOT_GRADABLE
+    ]
 
 
 def _not_gradable(outcomes: list[TestOutcome]) -> list[Waiting]:
@@ -116,14 +124,18 @@ def not_gradable_note(not_gradable: Sequence[Waiting], graded: bool) -> list[str
     """What the feedback says of the tests that could not be graded (none: nothing)."""
     if not not_gradable:
         return []
-    return [*(f"{t['test']}: {t['reason']}" for t in not_gradable),
-            "(A test that is not gradable yet does not count: the item is scored on the tests "
-            "that ran.)" if graded else
-            "(No test of this item could be graded yet: it scores 0 until then.)"]
+    return [
+        *(f"{t['test']}: {t['reason']}" for t in not_gradable),
+        "(A test that is not gradable yet does not count: the item is scored on the tests "
+        "that ran.)"
+        if graded
+        else "(No test of this item could be graded yet: it scores 0 until then.)",
+    ]
 
 
-def feedback_text(fix_first: list[str], failures: Sequence[Failure], hint: str,
-                  not_gradable: Sequence[str] = ()) -> str:
+def feedback_text(
+    fix_first: list[str], failures: Sequence[Failure], hint: str, not_gradable: Sequence[str] = ()
+) -> str:
     """The feedback as plain text (terminal, Markdown, JSON, Gradescope); ``not_gradable``:
     ``not_gradable_note``'s lines."""
     lines = []
@@ -141,8 +153,7 @@ def feedback_text(fix_first: list[str], failures: Sequence[Failure], hint: str,
     return "\n".join(lines)
 
 
-def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
-                ) -> list[ItemResult]:
+def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]) -> list[ItemResult]:
     by_item: dict[str, list[TestOutcome]] = {}
     for outcome in outcomes:
         by_item.setdefault(outcome.item, []).append(outcome)
@@ -156,24 +167,42 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]
         status = statuses[item.id]
         whole = float(status == "passed")
         fraction = earned / total if item.partial_credit and total else whole
-        failed_deps = [] if status == "passed" else [
-            d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
-        first = next((o for o in graded if not o.passed),
-                     next((o for o in mine if o.status == NOT_GRADABLE), None))
+        failed_deps = (
+            []
+            if status == "passed"
+            else [d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
+        )
+        first = next(
+            (o for o in graded if not o.passed),
+            next((o for o in mine if o.status == NOT_GRADABLE), None),
+        )
         failures = _failures(mine)
         waiting = _not_gradable(mine)
         hint = item.hint if failures or failed_deps else ""
-        results.append(ItemResult(
-            id=item.id, assignment=item.assignment, title=item.title,
-            score=round(item.points * fraction, 4), max_score=item.points,
-            extra_credit=item.extra_credit, visibility=item.visibility, status=status,
-            bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
-            feedback=(feedback_text(failed_deps, failures, hint,
-                                    not_gradable_note(waiting, bool(graded))) if mine
-                      else "no grading test ran"),
-            reason=first.reason if first else ("" if mine else "no grading test ran"),
-            figure=first.figure if first else None,
-            failures=failures, fix_first=failed_deps, hint=hint, not_gradable=waiting,
-        ))
+        results.append(
+            ItemResult(
+                id=item.id,
+                assignment=item.assignment,
+                title=item.title,
+                score=round(item.points * fraction, 4),
+                max_score=item.points,
+                extra_credit=item.extra_credit,
+                visibility=item.visibility,
+                status=status,
+                bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
+                feedback=(
+                    feedback_text(
+                        failed_deps, failures, hint, not_gradable_note(waiting, bool(graded))
+                    )
+                    if mine
+                    else "no grading test ran"
+                ),
+                reason=first.reason if first else ("" if mine else "no grading test ran"),
+                figure=first.figure if first else None,
+                failures=failures,
+                fix_first=failed_deps,
+                hint=hint,
+                not_gradable=waiting,
+            )
+        )
     return results
-

@@ -80,8 +80,13 @@ class Dag:
         def number(ref: tuple[str, int]) -> int:
             return ref[1] if ref[0] == "leaf" else len(leaves) + ref[1]
 
-        tree = Dag(len(leaves), tuple(tuple((number(r), w) for r, w in pairs)  # type: ignore[misc]
-                                      for pairs in nodes))
+        tree = Dag(
+            len(leaves),
+            tuple(
+                tuple((number(r), w) for r, w in pairs)  # type: ignore[misc]
+                for pairs in nodes
+            ),
+        )
         return tree, [*leaves, *inner]
 
     def topo_problems(self, order: list[int]) -> list[str]:
@@ -111,8 +116,9 @@ class Dag:
 
 
 @st.composite
-def dags(draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 2,
-         shared: bool = True) -> Dag:
+def dags(
+    draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 2, shared: bool = True
+) -> Dag:
     """Random DAGs whose root reaches every node: reuse, diamonds and fan-out come free.
 
     ``shared=False`` draws trees instead: every node is an operand exactly once (a node whose
@@ -123,13 +129,16 @@ def dags(draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 
     for k in range(count):
         size = leaves + k
         if shared:
-            pairs = tuple((draw(st.integers(0, size - 1)), WEIGHTS[draw(st.integers(0, 4))])
-                          for _ in range(arity))
+            pairs = tuple(
+                (draw(st.integers(0, size - 1)), WEIGHTS[draw(st.integers(0, 4))])
+                for _ in range(arity)
+            )
         else:
             free = sorted(set(range(size)) - {i for n in nodes for i, _ in n})
-            pairs = tuple((free.pop(draw(st.integers(0, len(free) - 1))),
-                           WEIGHTS[draw(st.integers(0, 4))])
-                          for _ in range(min(arity, len(free))))
+            pairs = tuple(
+                (free.pop(draw(st.integers(0, len(free) - 1))), WEIGHTS[draw(st.integers(0, 4))])
+                for _ in range(min(arity, len(free)))
+            )
         nodes.append(pairs)
     dag = Dag(leaves, tuple(nodes))
     unused = sorted(set(range(dag.size - 1)) - {i for n in nodes for i, _ in n})

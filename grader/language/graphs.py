@@ -111,8 +111,7 @@ class SameShape:
         return [i for i, v in enumerate(values) if v.shape == values[first].shape]
 
 
-MATMUL_BATCHES = (((), ()), ((2,), ()), ((), (2,)), ((2,), (2,)), ((2, 1), (3, 1, 1)),
-                  ((1,), (2,)))
+MATMUL_BATCHES = (((), ()), ((2,), ()), ((), (2,)), ((2,), (2,)), ((2, 1), (3, 1, 1)), ((1,), (2,)))
 
 
 @dataclass(frozen=True)
@@ -126,9 +125,14 @@ class MatMulShapes:
 
     def partners(self, values: Sequence[np.ndarray], first: int) -> list[int]:
         a = values[first]
-        return [i for i, v in enumerate(values)
-                if v.ndim >= 2 and a.ndim >= 2 and v.shape[-2] == a.shape[-1]
-                and _batch_ok(a.shape, v.shape)]
+        return [
+            i
+            for i, v in enumerate(values)
+            if v.ndim >= 2
+            and a.ndim >= 2
+            and v.shape[-2] == a.shape[-1]
+            and _batch_ok(a.shape, v.shape)
+        ]
 
 
 def _batch_ok(a: Shape, b: Shape) -> bool:
@@ -214,8 +218,11 @@ class Function:
     def source(self, param: Any) -> str:
         """``ops.Name(param)``; ``ops.Name()`` for None, the default of every Function that
         takes a parameter (``Transpose``, ``Summation``), so the default is what is run."""
-        return (f"ops.{self.name}({param!r})" if self.keeps and param is not None
-                else f"ops.{self.name}()")
+        return (
+            f"ops.{self.name}({param!r})"
+            if self.keeps and param is not None
+            else f"ops.{self.name}()"
+        )
 
 
 @dataclass(frozen=True)
@@ -239,8 +246,9 @@ class Op:
     function: Function | None = None
 
 
-def _op(name: str, arity: int, forward: Callable[..., np.ndarray], torch: Callable[..., Any],
-        **kw: Any) -> Op:
+def _op(
+    name: str, arity: int, forward: Callable[..., np.ndarray], torch: Callable[..., Any], **kw: Any
+) -> Op:
     return Op(name=name, arity=arity, forward=forward, torch=torch, **kw)
 
 
@@ -255,69 +263,259 @@ def _torch_sum(x: Any, axes: int | tuple[int, ...] | None) -> Any:
 OPS: dict[str, Op] = {
     op.name: op
     for op in [
-        _op("add", 2, lambda a, b, p: a + b, lambda a, b, p: a + b,
-            micrograd="{0} + {1}", tensor="{0} + {1}", function=Function("Add")),
-        _op("mul", 2, lambda a, b, p: a * b, lambda a, b, p: a * b,
-            micrograd="{0} * {1}", tensor="{0} * {1}", function=Function("Mul")),
-        _op("sub", 2, lambda a, b, p: a - b, lambda a, b, p: a - b,
-            micrograd="{0} - {1}", tensor="{0} - {1}", function=Function("Sub")),
-        _op("div", 2, lambda a, b, p: a / b, lambda a, b, p: a / b,
+        _op(
+            "add",
+            2,
+            lambda a, b, p: a + b,
+            lambda a, b, p: a + b,
+            micrograd="{0} + {1}",
+            tensor="{0} + {1}",
+            function=Function("Add"),
+        ),
+        _op(
+            "mul",
+            2,
+            lambda a, b, p: a * b,
+            lambda a, b, p: a * b,
+            micrograd="{0} * {1}",
+            tensor="{0} * {1}",
+            function=Function("Mul"),
+        ),
+        _op(
+            "sub",
+            2,
+            lambda a, b, p: a - b,
+            lambda a, b, p: a - b,
+            micrograd="{0} - {1}",
+            tensor="{0} - {1}",
+            function=Function("Sub"),
+        ),
+        _op(
+            "div",
+            2,
+            lambda a, b, p: a / b,
+            lambda a, b, p: a / b,
             domain=lambda a, b, p: _nonzero_divisor(b),
-            micrograd="{0} / {1}", tensor="{0} / {1}", function=Function("Div")),
-        _op("pow", 2, lambda a, b, p: np.power(a, b), lambda a, b, p: a ** b,
-            domain=lambda a, b, p: _positive(a), tensor="{0} ** {1}", function=Function("Pow")),
-        _op("neg", 1, lambda a, p: -a, lambda a, p: -a,
-            micrograd="-{0}", tensor="-{0}", function=Function("Negate")),
-        _op("log", 1, lambda a, p: np.log(a), lambda a, p: a.log(),
-            domain=lambda a, p: _positive(a), tensor="{0}.log()", function=Function("Log")),
-        _op("exp", 1, lambda a, p: np.exp(a), lambda a, p: a.exp(),
-            micrograd="{0}.exp()", tensor="{0}.exp()", function=Function("Exp")),
-        _op("sqrt", 1, lambda a, p: np.sqrt(a), lambda a, p: a.sqrt(),
-            domain=lambda a, p: _positive(a), tensor="{0}.sqrt()", function=Function("Sqrt")),
-        _op("abs", 1, lambda a, p: np.abs(a), lambda a, p: a.abs(),
-            domain=lambda a, p: _away_from_zero(a), tensor="{0}.abs()", function=Function("Abs")),
-        _op("relu", 1, lambda a, p: np.maximum(a, 0.0), lambda a, p: a.relu(),
+            micrograd="{0} / {1}",
+            tensor="{0} / {1}",
+            function=Function("Div"),
+        ),
+        _op(
+            "pow",
+            2,
+            lambda a, b, p: np.power(a, b),
+            lambda a, b, p: a**b,
+            domain=lambda a, b, p: _positive(a),
+            tensor="{0} ** {1}",
+            function=Function("Pow"),
+        ),
+        _op(
+            "neg",
+            1,
+            lambda a, p: -a,
+            lambda a, p: -a,
+            micrograd="-{0}",
+            tensor="-{0}",
+            function=Function("Negate"),
+        ),
+        _op(
+            "log",
+            1,
+            lambda a, p: np.log(a),
+            lambda a, p: a.log(),
+            domain=lambda a, p: _positive(a),
+            tensor="{0}.log()",
+            function=Function("Log"),
+        ),
+        _op(
+            "exp",
+            1,
+            lambda a, p: np.exp(a),
+            lambda a, p: a.exp(),
+            micrograd="{0}.exp()",
+            tensor="{0}.exp()",
+            function=Function("Exp"),
+        ),
+        _op(
+            "sqrt",
+            1,
+            lambda a, p: np.sqrt(a),
+            lambda a, p: a.sqrt(),
+            domain=lambda a, p: _positive(a),
+            tensor="{0}.sqrt()",
+            function=Function("Sqrt"),
+        ),
+        _op(
+            "abs",
+            1,
+            lambda a, p: np.abs(a),
+            lambda a, p: a.abs(),
             domain=lambda a, p: _away_from_zero(a),
-            micrograd="{0}.relu()", tensor="{0}.relu()", function=Function("ReLU")),
-        _op("sigmoid", 1, lambda a, p: _sigmoid(a), lambda a, p: a.sigmoid(),
-            tensor="{0}.sigmoid()", function=Function("Sigmoid")),
-        _op("tanh", 1, lambda a, p: np.tanh(a), lambda a, p: a.tanh(),
-            micrograd="{0}.tanh()", tensor="{0}.tanh()", function=Function("Tanh")),
-        _op("powk", 1, lambda a, p: np.power(a, p), lambda a, p: a ** p,
-            domain=lambda a, p: _power_ok(a, p), params=EXPONENTS,
-            micrograd="{0} ** {p}", tensor="{0} ** {p}",
-            function=Function("PowerScalar", "scalar")),
-        _op("add_scalar", 1, lambda a, p: a + p, lambda a, p: a + p, params=SCALARS,
-            micrograd="{0} + {p}", tensor="{0} + {p}", function=Function("AddScalar", "scalar")),
-        _op("mul_scalar", 1, lambda a, p: a * p, lambda a, p: a * p, params=SCALARS,
-            micrograd="{0} * {p}", tensor="{0} * {p}", function=Function("MulScalar", "scalar")),
-        _op("div_scalar", 1, lambda a, p: a / p, lambda a, p: a / p, params=DIVISORS,
-            micrograd="{0} / {p}", tensor="{0} / {p}", function=Function("DivScalar", "scalar")),
-        _op("radd", 1, lambda a, p: p + a, lambda a, p: p + a, params=SCALARS,
-            micrograd="{p} + {0}", tensor="{p} + {0}"),
-        _op("rsub", 1, lambda a, p: p - a, lambda a, p: p - a, params=SCALARS,
-            micrograd="{p} - {0}", tensor="{p} - {0}"),
-        _op("rmul", 1, lambda a, p: p * a, lambda a, p: p * a, params=SCALARS,
-            micrograd="{p} * {0}", tensor="{p} * {0}"),
-        _op("rdiv", 1, lambda a, p: p / a, lambda a, p: p / a, params=DIVISORS,
-            domain=lambda a, p: _nonzero_divisor(a), micrograd="{p} / {0}", tensor="{p} / {0}"),
-        _op("sub_scalar", 1, lambda a, p: a - p, lambda a, p: a - p, params=SCALARS,
-            micrograd="{0} - {p}", tensor="{0} - {p}"),
-        _op("reshape", 1, lambda a, p: np.reshape(a, p), lambda a, p: a.reshape(p),
-            params=reshape_params, tensor="{0}.reshape({p})",
-            function=Function("Reshape", "shape")),
-        _op("transpose", 1, _transpose, _torch_transpose, params=transpose_params,
-            operands=SameShape(min_dims=2), tensor="{0}.transpose({p})",
-            function=Function("Transpose", "axes")),
-        _op("sum", 1, _sum, _torch_sum, params=sum_params, tensor="{0}.sum({p})",
-            function=Function("Summation", "axes")),
+            tensor="{0}.abs()",
+            function=Function("Abs"),
+        ),
+        _op(
+            "relu",
+            1,
+            lambda a, p: np.maximum(a, 0.0),
+            lambda a, p: a.relu(),
+            domain=lambda a, p: _away_from_zero(a),
+            micrograd="{0}.relu()",
+            tensor="{0}.relu()",
+            function=Function("ReLU"),
+        ),
+        _op(
+            "sigmoid",
+            1,
+            lambda a, p: _sigmoid(a),
+            lambda a, p: a.sigmoid(),
+            tensor="{0}.sigmoid()",
+            function=Function("Sigmoid"),
+        ),
+        _op(
+            "tanh",
+            1,
+            lambda a, p: np.tanh(a),
+            lambda a, p: a.tanh(),
+            micrograd="{0}.tanh()",
+            tensor="{0}.tanh()",
+            function=Function("Tanh"),
+        ),
+        _op(
+            "powk",
+            1,
+            lambda a, p: np.power(a, p),
+            lambda a, p: a**p,
+            domain=lambda a, p: _power_ok(a, p),
+            params=EXPONENTS,
+            micrograd="{0} ** {p}",
+            tensor="{0} ** {p}",
+            function=Function("PowerScalar", "scalar"),
+        ),
+        _op(
+            "add_scalar",
+            1,
+            lambda a, p: a + p,
+            lambda a, p: a + p,
+            params=SCALARS,
+            micrograd="{0} + {p}",
+            tensor="{0} + {p}",
+            function=Function("AddScalar", "scalar"),
+        ),
+        _op(
+            "mul_scalar",
+            1,
+            lambda a, p: a * p,
+            lambda a, p: a * p,
+            params=SCALARS,
+            micrograd="{0} * {p}",
+            tensor="{0} * {p}",
+            function=Function("MulScalar", "scalar"),
+        ),
+        _op(
+            "div_scalar",
+            1,
+            lambda a, p: a / p,
+            lambda a, p: a / p,
+            params=DIVISORS,
+            micrograd="{0} / {p}",
+            tensor="{0} / {p}",
+            function=Function("DivScalar", "scalar"),
+        ),
+        _op(
+            "radd",
+            1,
+            lambda a, p: p + a,
+            lambda a, p: p + a,
+            params=SCALARS,
+            micrograd="{p} + {0}",
+            tensor="{p} + {0}",
+        ),
+        _op(
+            "rsub",
+            1,
+            lambda a, p: p - a,
+            lambda a, p: p - a,
+            params=SCALARS,
+            micrograd="{p} - {0}",
+            tensor="{p} - {0}",
+        ),
+        _op(
+            "rmul",
+            1,
+            lambda a, p: p * a,
+            lambda a, p: p * a,
+            params=SCALARS,
+            micrograd="{p} * {0}",
+            tensor="{p} * {0}",
+        ),
+        _op(
+            "rdiv",
+            1,
+            lambda a, p: p / a,
+            lambda a, p: p / a,
+            params=DIVISORS,
+            domain=lambda a, p: _nonzero_divisor(a),
+            micrograd="{p} / {0}",
+            tensor="{p} / {0}",
+        ),
+        _op(
+            "sub_scalar",
+            1,
+            lambda a, p: a - p,
+            lambda a, p: a - p,
+            params=SCALARS,
+            micrograd="{0} - {p}",
+            tensor="{0} - {p}",
+        ),
+        _op(
+            "reshape",
+            1,
+            lambda a, p: np.reshape(a, p),
+            lambda a, p: a.reshape(p),
+            params=reshape_params,
+            tensor="{0}.reshape({p})",
+            function=Function("Reshape", "shape"),
+        ),
+        _op(
+            "transpose",
+            1,
+            _transpose,
+            _torch_transpose,
+            params=transpose_params,
+            operands=SameShape(min_dims=2),
+            tensor="{0}.transpose({p})",
+            function=Function("Transpose", "axes"),
+        ),
+        _op(
+            "sum",
+            1,
+            _sum,
+            _torch_sum,
+            params=sum_params,
+            tensor="{0}.sum({p})",
+            function=Function("Summation", "axes"),
+        ),
         # small sides: size-1 axes to stretch, room to prepend one
-        _op("broadcast_to", 1, lambda a, p: np.broadcast_to(a, p).copy(),
-            lambda a, p: a.broadcast_to(p), params=broadcast_params,
-            operands=SameShape(max_side=2), tensor="{0}.broadcast_to({p})",
-            function=Function("BroadcastTo", "shape")),
-        _op("matmul", 2, lambda a, b, p: np.matmul(a, b), lambda a, b, p: a @ b,
-            operands=MatMulShapes(), tensor="{0} @ {1}", function=Function("MatMul")),
+        _op(
+            "broadcast_to",
+            1,
+            lambda a, p: np.broadcast_to(a, p).copy(),
+            lambda a, p: a.broadcast_to(p),
+            params=broadcast_params,
+            operands=SameShape(max_side=2),
+            tensor="{0}.broadcast_to({p})",
+            function=Function("BroadcastTo", "shape"),
+        ),
+        _op(
+            "matmul",
+            2,
+            lambda a, b, p: np.matmul(a, b),
+            lambda a, b, p: a @ b,
+            operands=MatMulShapes(),
+            tensor="{0} @ {1}",
+            function=Function("MatMul"),
+        ),
     ]
 }
 
@@ -336,8 +534,9 @@ class Graph:
         # numpy arithmetic on a 0-d array yields an ``np.float64`` scalar, on which an in-place
         # write (``leaf.flat[i] = v``) silently goes into a temporary: every graph, wherever it
         # is made, holds fresh float64 arrays instead, so no consumer can be fooled by a type.
-        object.__setattr__(self, "leaves",
-                           tuple(np.array(v, dtype=np.float64) for v in self.leaves))
+        object.__setattr__(
+            self, "leaves", tuple(np.array(v, dtype=np.float64) for v in self.leaves)
+        )
 
     @property
     def size(self) -> int:
@@ -367,25 +566,32 @@ class Graph:
                 args.append(arg)
             nodes.append((node, args))
         shift = len(owners) - len(self.leaves)
-        renumbered = tuple(Node(node.op, tuple(a if a >= 0 else -a + shift for a in args),
-                                node.param) for node, args in nodes)
+        renumbered = tuple(
+            Node(node.op, tuple(a if a >= 0 else -a + shift for a in args), node.param)
+            for node, args in nodes
+        )
         return Graph(self.kind, tuple(self.leaves[o] for o in owners), renumbered), owners
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "leaves": [{"shape": list(v.shape), "data": v.ravel().tolist()} for v in self.leaves],
-            "nodes": [{"op": n.op, "args": list(n.args), "param": param_to_json(n.param)}
-                      for n in self.nodes],
+            "nodes": [
+                {"op": n.op, "args": list(n.args), "param": param_to_json(n.param)}
+                for n in self.nodes
+            ],
         }
 
     @classmethod
     def from_json(cls, message: dict[str, Any]) -> Graph:
         """The graph ``to_json`` wrote (leaves as float64, tuple parameters kept apart)."""
-        leaves = tuple(np.asarray(leaf["data"], dtype=np.float64).reshape(leaf["shape"])
-                       for leaf in message["leaves"])
-        nodes = tuple(Node(n["op"], tuple(n["args"]), param_from_json(n["param"]))
-                      for n in message["nodes"])
+        leaves = tuple(
+            np.asarray(leaf["data"], dtype=np.float64).reshape(leaf["shape"])
+            for leaf in message["leaves"]
+        )
+        nodes = tuple(
+            Node(n["op"], tuple(n["args"]), param_from_json(n["param"])) for n in message["nodes"]
+        )
         return cls(message["kind"], leaves, nodes)
 
 
@@ -417,8 +623,9 @@ def evaluate(graph: Graph, leaves: Sequence[np.ndarray] | None = None) -> list[n
     values = [np.asarray(v, dtype=np.float64) for v in (leaves or graph.leaves)]
     for node in graph.nodes:
         op = OPS[node.op]
-        values.append(np.asarray(op.forward(*(values[i] for i in node.args), node.param),
-                                 dtype=np.float64))
+        values.append(
+            np.asarray(op.forward(*(values[i] for i in node.args), node.param), dtype=np.float64)
+        )
     return values
 
 
@@ -465,8 +672,9 @@ def build_source(graph: Graph, api: str) -> str:
 
 def is_finite_and_capped(value: np.ndarray) -> bool:
     arr = np.asarray(value)
-    return bool(np.all(np.isfinite(arr))
-                and (arr.size == 0 or np.max(np.abs(arr)) <= MAGNITUDE_CAP))
+    return bool(
+        np.all(np.isfinite(arr)) and (arr.size == 0 or np.max(np.abs(arr)) <= MAGNITUDE_CAP)
+    )
 
 
 def admissible_value(op: Op, operands: Sequence[np.ndarray], param: Any) -> np.ndarray | None:
@@ -485,19 +693,46 @@ def admissible(op: Op, operands: Sequence[np.ndarray], param: Any) -> bool:
 
 
 # Which ops each assignment's graded graphs use.
-MICROGRAD_SUGAR = ("neg", "sub", "div", "radd", "rsub", "rmul", "rdiv", "add_scalar",
-                   "sub_scalar", "mul_scalar", "div_scalar")
+MICROGRAD_SUGAR = (
+    "neg",
+    "sub",
+    "div",
+    "radd",
+    "rsub",
+    "rmul",
+    "rdiv",
+    "add_scalar",
+    "sub_scalar",
+    "mul_scalar",
+    "div_scalar",
+)
 MICROGRAD_PRIMITIVES = ("add", "mul", "powk", "tanh", "exp", "relu")
 """The ops with a ``_backward`` closure of their own; the sugar is composed from them."""
 MICROGRAD_OPS = (*MICROGRAD_PRIMITIVES, *MICROGRAD_SUGAR)
 MICROGRAD_COMPOSED = tuple(op for op in MICROGRAD_SUGAR if op not in ("add_scalar", "mul_scalar"))
 """The sugar a student composes: ``a + 2`` and ``a * 2`` are the primitives themselves."""
 BABYGRAD_OP_ITEMS = {
-    "add": "add", "mul": "mul", "sub": "sub", "div": "div", "pow": "pow", "negate": "neg",
-    "log": "log", "exp": "exp", "sqrt": "sqrt", "abs": "abs", "relu": "relu",
-    "sigmoid": "sigmoid", "tanh": "tanh", "reshape": "reshape", "transpose": "transpose",
-    "summation": "sum", "broadcast_to": "broadcast_to", "matmul": "matmul",
-    "add_scalar": "add_scalar", "mul_scalar": "mul_scalar", "divide_scalar": "div_scalar",
+    "add": "add",
+    "mul": "mul",
+    "sub": "sub",
+    "div": "div",
+    "pow": "pow",
+    "negate": "neg",
+    "log": "log",
+    "exp": "exp",
+    "sqrt": "sqrt",
+    "abs": "abs",
+    "relu": "relu",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "reshape": "reshape",
+    "transpose": "transpose",
+    "summation": "sum",
+    "broadcast_to": "broadcast_to",
+    "matmul": "matmul",
+    "add_scalar": "add_scalar",
+    "mul_scalar": "mul_scalar",
+    "divide_scalar": "div_scalar",
     "power_scalar": "powk",
 }
 """babygrad rubric item suffix -> op of the graph language."""

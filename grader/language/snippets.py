@@ -32,10 +32,18 @@ def graph_snippet(graph: Graph) -> str:
     """Build, call ``backward()`` on the output, print every leaf's gradient."""
     var = names(graph)
     api = "micrograd" if graph.kind == "scalar" else "tensor"
-    leaves = ", ".join(f"{v}.grad" if graph.kind == "scalar" else f"{v}.grad.data"
-                       for v in var[: len(graph.leaves)])
-    return "\n".join([IMPORTS[graph.kind], build_source(graph, api),
-                      f"{var[graph.output]}.backward()", f"print({leaves})"])
+    leaves = ", ".join(
+        f"{v}.grad" if graph.kind == "scalar" else f"{v}.grad.data"
+        for v in var[: len(graph.leaves)]
+    )
+    return "\n".join(
+        [
+            IMPORTS[graph.kind],
+            build_source(graph, api),
+            f"{var[graph.output]}.backward()",
+            f"print({leaves})",
+        ]
+    )
 
 
 RECORDING = """made = []  # every Value, in the order it is made
@@ -84,13 +92,19 @@ TENSOR_HELPER = '''class Given(Function):
         parts = [Tensor(w * out_grad.data, requires_grad=False) for w in self.weights]
         return parts[0] if len(parts) == 1 else tuple(parts)  # one input: a bare Tensor'''
 
-TENSOR_IMPORTS = "\n".join(["import numpy as np", "from babygrad import Tensor",
-                            "from babygrad.ops import Function"])
+TENSOR_IMPORTS = "\n".join(
+    ["import numpy as np", "from babygrad import Tensor", "from babygrad.ops import Function"]
+)
 
 
-def tensor_dag_snippet(dag: Dag, shape: tuple[int, ...], frozen: Sequence[int] = (),
-                       grad: np.ndarray | None = None, order: bool = False,
-                       wrap_leaves: bool = False) -> str:
+def tensor_dag_snippet(
+    dag: Dag,
+    shape: tuple[int, ...],
+    frozen: Sequence[int] = (),
+    grad: np.ndarray | None = None,
+    order: bool = False,
+    wrap_leaves: bool = False,
+) -> str:
     """A grader-made babygrad graph (known-correct ops), then ``Tensor.backward`` (with
     ``grad`` if given); the leaves in ``frozen`` do not require grad; ``wrap_leaves``: each
     leaf is ``Given(1.0)`` of a tensor. ``order``: also print which tensors' backward ran, in
@@ -104,11 +118,16 @@ def tensor_dag_snippet(dag: Dag, shape: tuple[int, ...], frozen: Sequence[int] =
         operands = ", ".join(f"n{i}" for i, _ in pairs)
         lines.append(f"n{dag.leaves + k} = Given({weights})({operands})")
     root = f"n{dag.size - 1}"
-    upstream = "" if grad is None else (
-        f"Tensor(np.array({np.asarray(grad).tolist()!r}), requires_grad=False)")
+    upstream = (
+        ""
+        if grad is None
+        else (f"Tensor(np.array({np.asarray(grad).tolist()!r}), requires_grad=False)")
+    )
     lines += [f"{root}.backward({upstream})", f"print([n.grad for n in (n0, {root})])"]
     if order:
         nodes = ", ".join(f"n{i}" for i in range(dag.size))
-        lines += [f"nodes = [{nodes}]",
-                  "print([next(i for i, m in enumerate(nodes) if m is n) for n in Given.ran])"]
+        lines += [
+            f"nodes = [{nodes}]",
+            "print([next(i for i, m in enumerate(nodes) if m is n) for n in Given.ran])",
+        ]
     return "\n".join(lines)

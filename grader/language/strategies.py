@@ -48,7 +48,8 @@ def _leaf_values(shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
     hundreds of times a test, and building them anew cost as much as drawing."""
     size = math.prod(shape)
     return st.lists(_GRID, min_size=size, max_size=size).map(
-        lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape))
+        lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape)
+    )
 
 
 def _grid_value(k: int) -> float:
@@ -62,8 +63,9 @@ _PICK = st.integers(0, 255)
 """Each of a node's four choices (``_resolve``)."""
 
 
-def _second_operand(kind: str, values: list[np.ndarray], first: int, pick: int,
-                    op: Op) -> int | None:
+def _second_operand(
+    kind: str, values: list[np.ndarray], first: int, pick: int, op: Op
+) -> int | None:
     """Choose the second operand: any node for scalars, one the op's shapes allow for tensors."""
     if kind == "scalar":
         return pick % len(values)
@@ -71,13 +73,14 @@ def _second_operand(kind: str, values: list[np.ndarray], first: int, pick: int,
     return candidates[pick % len(candidates)] if candidates else None
 
 
-def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
-             draw: tuple[int, int, int, int]) -> tuple[Node, np.ndarray]:
+def _resolve(
+    kind: str, values: list[np.ndarray], ops: Sequence[str], draw: tuple[int, int, int, int]
+) -> tuple[Node, np.ndarray]:
     """Turn four drawn integers into an admissible node and its value, falling back in a fixed
     order."""
     op_pick, first_pick, second_pick, param_pick = draw
     first = first_pick % len(values)
-    ordered = list(ops[op_pick % len(ops):]) + list(ops[:op_pick % len(ops)])
+    ordered = list(ops[op_pick % len(ops) :]) + list(ops[: op_pick % len(ops)])
     for operand in (first, 0):
         for name in ordered:
             op = OPS[name]
@@ -98,8 +101,15 @@ def _resolve(kind: str, values: list[np.ndarray], ops: Sequence[str],
 
 
 @st.composite
-def _graphs(draw: st.DrawFn, kind: str, ops: Sequence[str], shapes: st.SearchStrategy,
-            max_leaves: int, max_nodes: int, combine: Sequence[str]) -> Graph:
+def _graphs(
+    draw: st.DrawFn,
+    kind: str,
+    ops: Sequence[str],
+    shapes: st.SearchStrategy,
+    max_leaves: int,
+    max_nodes: int,
+    combine: Sequence[str],
+) -> Graph:
     shape = draw(shapes)
     n_leaves = draw(st.integers(1, max_leaves))
     leaves = tuple(draw(leaf_values(shape)) for _ in range(n_leaves))
@@ -136,23 +146,29 @@ def _combine_sinks(graph: Graph, combine: Sequence[str]) -> Graph:
     return Graph(graph.kind, graph.leaves, tuple(nodes))
 
 
-def scalar_graphs(ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 6
-                  ) -> st.SearchStrategy[Graph]:
+def scalar_graphs(
+    ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 6
+) -> st.SearchStrategy[Graph]:
     """Random micrograd graphs built from ``ops`` (sinks summed with ``+``)."""
     return _graphs("scalar", tuple(ops), st.just(()), max_leaves, max_nodes, ())
 
 
 @functools.cache
-def tensor_shapes(min_dims: int = 1, max_dims: int = 3, max_side: int = 3
-                  ) -> st.SearchStrategy[tuple[int, ...]]:
+def tensor_shapes(
+    min_dims: int = 1, max_dims: int = 3, max_side: int = 3
+) -> st.SearchStrategy[tuple[int, ...]]:
     """Shapes of at most ``MAX_ELEMENTS`` elements (built once per arguments: Hypothesis reads
     a filter's source each time one is made)."""
-    return st.lists(st.integers(1, max_side), min_size=min_dims, max_size=max_dims).map(
-        tuple).filter(lambda s: math.prod(s) <= MAX_ELEMENTS)
+    return (
+        st.lists(st.integers(1, max_side), min_size=min_dims, max_size=max_dims)
+        .map(tuple)
+        .filter(lambda s: math.prod(s) <= MAX_ELEMENTS)
+    )
 
 
-def tensor_graphs(ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 5
-                  ) -> st.SearchStrategy[Graph]:
+def tensor_graphs(
+    ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 5
+) -> st.SearchStrategy[Graph]:
     """Random babygrad graphs; every sink is summed to a scalar, then the sums are added."""
     return _graphs("tensor", tuple(ops), tensor_shapes(), max_leaves, max_nodes, ("sum",))
 
@@ -224,9 +240,12 @@ UPSTREAM = (0.5, -1.5, 2.0, -0.25, 3.0, -2.0)
 
 
 @st.composite
-def tensor_backward_cases(draw: st.DrawFn, dag_strategy: st.SearchStrategy[Dag],
-                          shapes: st.SearchStrategy[tuple[int, ...]], edges: bool = False
-                          ) -> tuple[Dag, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
+def tensor_backward_cases(
+    draw: st.DrawFn,
+    dag_strategy: st.SearchStrategy[Dag],
+    shapes: st.SearchStrategy[tuple[int, ...]],
+    edges: bool = False,
+) -> tuple[Dag, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
     """A grader-made graph for ``Tensor.backward``, its tensors' shape, the leaves that do not
     require grad (never all of them: the root must require grad), and the gradient to call
     ``backward`` with: None (the default, ones) or drawn from ``UPSTREAM``. Shrinks towards
@@ -249,7 +268,8 @@ def tensor_backward_cases(draw: st.DrawFn, dag_strategy: st.SearchStrategy[Dag],
             frozen = list(range(dag.leaves))
     size = math.prod(shape)
     upstream = st.lists(st.sampled_from(UPSTREAM), min_size=size, max_size=size).map(
-        lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape))
+        lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape)
+    )
     return dag, shape, tuple(frozen), draw(st.none() | upstream)
 
 
@@ -275,24 +295,36 @@ def accumulate_cases(draw: st.DrawFn, op: str) -> tuple[Graph, float, list[float
     return graph, float(out_grad), preload
 
 
-NUMBER_OPERANDS = ("add_scalar", "mul_scalar", "div_scalar", "sub_scalar", "radd", "rsub",
-                   "rmul", "rdiv")
+NUMBER_OPERANDS = (
+    "add_scalar",
+    "mul_scalar",
+    "div_scalar",
+    "sub_scalar",
+    "radd",
+    "rsub",
+    "rmul",
+    "rdiv",
+)
 """The ops whose parameter is a plain number operand (``a + 2``, ``2 / a``)."""
 
 
 def _ints_where_whole(draw: st.DrawFn, graph: Graph) -> Graph:
     """Each whole number operand written as an int half the time (``a + 2``, as the
     docstrings' examples write them), else as drawn (a float)."""
-    nodes = tuple(Node(n.op, n.args, int(n.param))
-                  if n.op in NUMBER_OPERANDS and isinstance(n.param, float)
-                  and n.param.is_integer() and draw(st.booleans()) else n
-                  for n in graph.nodes)
+    nodes = tuple(
+        Node(n.op, n.args, int(n.param))
+        if n.op in NUMBER_OPERANDS
+        and isinstance(n.param, float)
+        and n.param.is_integer()
+        and draw(st.booleans())
+        else n
+        for n in graph.nodes
+    )
     return Graph(graph.kind, graph.leaves, nodes)
 
 
 @st.composite
-def number_operand_cases(draw: st.DrawFn, op: str, with_number: str
-                         ) -> tuple[Graph, np.ndarray]:
+def number_operand_cases(draw: st.DrawFn, op: str, with_number: str) -> tuple[Graph, np.ndarray]:
     """One micrograd op on fresh leaves (``op_cases``) or, half the time, its spelling with a
     plain number on the right (``with_number``: ``add_scalar`` for ``a + 2``): the operator
     must wrap the number itself, an int or a float."""
@@ -316,8 +348,11 @@ def single_op_graphs(draw: st.DrawFn, kind: str, ops: Sequence[str]) -> Graph:
 
 def _broadcast_partner(shape: tuple[int, ...], choice: int) -> tuple[int, ...]:
     """A shape that broadcasts against ``shape``: fewer leading axes, or size-1 axes."""
-    partners = [shape[1:] or (1,), tuple(1 if i % 2 == 0 else d for i, d in enumerate(shape)),
-                (1,) * len(shape)]
+    partners = [
+        shape[1:] or (1,),
+        tuple(1 if i % 2 == 0 else d for i, d in enumerate(shape)),
+        (1,) * len(shape),
+    ]
     return partners[choice % len(partners)]
 
 

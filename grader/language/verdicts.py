@@ -55,14 +55,16 @@ def show(array: np.ndarray) -> str:
     to count, and a wrong shape is often the point. A tall array starts on its own line."""
     if array.ndim == 0:
         return f"{float(array):.6g}"
-    values = np.array2string(array, precision=4, suppress_small=True, separator=", ",
-                             max_line_width=80, threshold=30)
+    values = np.array2string(
+        array, precision=4, suppress_small=True, separator=", ", max_line_width=80, threshold=30
+    )
     lines = [line for line in values.splitlines() if line.strip()]  # no blank block separators
     return f"shape {array.shape}" + ("\n" if len(lines) > 1 else " ") + "\n".join(lines)
 
 
-def mismatch(label: str, got: np.ndarray | None, expected: np.ndarray, tol: Tolerance
-             ) -> str | None:
+def mismatch(
+    label: str, got: np.ndarray | None, expected: np.ndarray, tol: Tolerance
+) -> str | None:
     """A feedback line when ``got`` is not ``expected`` within tolerance, else None (several
     lines when an array spans several: expected, then got)."""
     if got is None:

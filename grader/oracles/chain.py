@@ -53,24 +53,27 @@ class Oracles:
         only reference point (no reference, no torch): never a false fail from an oracle."""
         if self.primary is not numeric:
             return rubric
-        return Tolerance(max(rubric.atol, numeric.TOLERANCE.atol),
-                         max(rubric.rtol, numeric.TOLERANCE.rtol))
+        return Tolerance(
+            max(rubric.atol, numeric.TOLERANCE.atol), max(rubric.rtol, numeric.TOLERANCE.rtol)
+        )
 
     def confirmed(self, graph: Graph, out_grad: np.ndarray | None, first: Evaluation) -> bool:
         """Does another oracle agree with the expected answer? Without a second oracle at all
         the verdict stands (the report says so); where none agrees, it is withdrawn."""
-        if not self.confirmers or any(self.agrees(oracle, graph, out_grad, first)
-                                      for oracle in self.confirmers):
+        if not self.confirmers or any(
+            self.agrees(oracle, graph, out_grad, first) for oracle in self.confirmers
+        ):
             return True
         self.disagreements += 1
         return False
 
     @staticmethod
-    def agrees(oracle: Any, graph: Graph, out_grad: np.ndarray | None, first: Evaluation
-               ) -> bool:
+    def agrees(oracle: Any, graph: Graph, out_grad: np.ndarray | None, first: Evaluation) -> bool:
         """Does ``oracle`` give ``first``, within its own error?"""
         answer = oracle.evaluate_graph(graph, out_grad)
-        pairs = [*zip(first.values, answer.values, strict=True),
-                 *zip(first.grads, answer.grads, strict=True)]
+        pairs = [
+            *zip(first.values, answer.values, strict=True),
+            *zip(first.grads, answer.grads, strict=True),
+        ]
         bound = numeric.TOLERANCE if oracle is numeric else AGREEMENT
         return all(bound.close(a, b) for a, b in pairs)

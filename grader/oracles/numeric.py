@@ -18,9 +18,11 @@ TOLERANCE = Tolerance(atol=1e-5, rtol=1e-4)
 name = "finite differences"
 
 
-def central_differences(difference: Callable[[list[np.ndarray], list[np.ndarray]], float],
-                        arrays: Sequence[np.ndarray], step: Callable[[float], float]
-                        ) -> list[np.ndarray]:
+def central_differences(
+    difference: Callable[[list[np.ndarray], list[np.ndarray]], float],
+    arrays: Sequence[np.ndarray],
+    step: Callable[[float], float],
+) -> list[np.ndarray]:
     """The derivative of a scalar function by every element of every array, each
     ``difference(up, down) / (2 * h)``: ``up`` and ``down`` are ``arrays`` with that one
     element moved by ``+h`` and ``-h`` (in a copy), ``h = step(element)``.
@@ -52,8 +54,9 @@ def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluati
         return float(np.sum(weight * evaluate(graph, leaves)[-1]))
 
     leaves = [np.array(v, dtype=np.float64) for v in graph.leaves]  # ndarrays, never scalars
-    grads = central_differences(lambda up, down: weighted(up) - weighted(down), leaves,
-                                lambda _: EPS)
+    grads = central_differences(
+        lambda up, down: weighted(up) - weighted(down), leaves, lambda _: EPS
+    )
     return Evaluation(tuple(values), tuple(grads))
 
 
@@ -63,18 +66,19 @@ def relative_step(x: float) -> float:
     return EPS * max(1.0, abs(x))
 
 
-def vjp(forward: Callable[..., Any], arrays: Sequence[np.ndarray], g: np.ndarray
-        ) -> list[np.ndarray]:
+def vjp(
+    forward: Callable[..., Any], arrays: Sequence[np.ndarray], g: np.ndarray
+) -> list[np.ndarray]:
     """``g`` times the Jacobian of ``forward`` at ``arrays``, by central differences with
     ``relative_step`` (the difference of the outputs weighted, then summed)."""
     return central_differences(
-        lambda up, down: float(np.sum(g * (np.asarray(forward(*up))
-                                           - np.asarray(forward(*down))))),
-        arrays, relative_step)
+        lambda up, down: float(np.sum(g * (np.asarray(forward(*up)) - np.asarray(forward(*down))))),
+        arrays,
+        relative_step,
+    )
 
 
-def numeric_vjp(op: str, param: Any, arrays: list[np.ndarray], g: np.ndarray
-                ) -> list[np.ndarray]:
+def numeric_vjp(op: str, param: Any, arrays: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
     """``g`` times the Jacobian of one op of the graph language, by central differences in
     float64 (operands hold at most a few dozen numbers and graded graphs keep them away from
     kinks and poles)."""

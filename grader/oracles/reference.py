@@ -42,21 +42,24 @@ class ReferenceOracle:
             result = probes.probe_graph(engine, {"graph": graph.to_json()})
             grads = result["grads"][: len(graph.leaves)]
         else:
-            result = probes.probe_op(engine, {"graph": graph.to_json(),
-                                              "out_grad": np.asarray(out_grad).tolist()})
+            result = probes.probe_op(
+                engine, {"graph": graph.to_json(), "out_grad": np.asarray(out_grad).tolist()}
+            )
             grads = result["grads"]
         values = [protocol.decode_array(v, "reference value") for v in result["values"]]
         if out_grad is not None:  # the op probe reports only the output's value
             values = [*graph.leaves, *values]
-        return Evaluation(tuple(values),
-                          tuple(protocol.decode_array(g, "reference grad") for g in grads))
+        return Evaluation(
+            tuple(values), tuple(protocol.decode_array(g, "reference grad") for g in grads)
+        )
 
 
 def _float64(tensor_class: type) -> Any:
     """Build reference leaves in float64: the oracle should not carry float32 rounding."""
 
     def make(data: Any, requires_grad: bool = True, dtype: str = "float64") -> Any:
-        return tensor_class(np.asarray(data, dtype=np.float64), requires_grad=requires_grad,
-                            dtype=dtype)
+        return tensor_class(
+            np.asarray(data, dtype=np.float64), requires_grad=requires_grad, dtype=dtype
+        )
 
     return make

@@ -47,11 +47,16 @@ def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluati
     for node in graph.nodes:
         values.append(OPS[node.op].torch(*(values[i] for i in node.args), node.param))
     output = values[-1]
-    grad = torch.ones_like(output) if out_grad is None else torch.as_tensor(
-        np.asarray(out_grad, np.float64))
+    grad = (
+        torch.ones_like(output)
+        if out_grad is None
+        else torch.as_tensor(np.asarray(out_grad, np.float64))
+    )
     grads = torch.autograd.grad(output, leaves, grad, allow_unused=True)
     return Evaluation(
         tuple(v.detach().numpy().copy() for v in values),
-        tuple(np.zeros(leaf.shape) if g is None else g.numpy().copy()
-              for leaf, g in zip(leaves, grads, strict=True)),
+        tuple(
+            np.zeros(leaf.shape) if g is None else g.numpy().copy()
+            for leaf, g in zip(leaves, grads, strict=True)
+        ),
     )

@@ -13,8 +13,15 @@ from rich.table import Table
 from grader.grading.scoring import ItemResult
 from grader.report.view import AssignmentView, item_points, points
 
-STATUS_STYLE = {"passed": "green", "partial": "yellow", "failed": "red", "error": "red",
-                "timeout": "magenta", "missing": "dim", "not_gradable": "dim"}
+STATUS_STYLE = {
+    "passed": "green",
+    "partial": "yellow",
+    "failed": "red",
+    "error": "red",
+    "timeout": "magenta",
+    "missing": "dim",
+    "not_gradable": "dim",
+}
 
 
 @dataclass
@@ -50,8 +57,10 @@ class GradeReport:
     def views(self) -> list[AssignmentView]:
         """One view per assignment graded, in report order."""
         results = self.results
-        return [AssignmentView(assignment, tuple(r for r in results if r.assignment == assignment))
-                for assignment in sorted({r.assignment for r in results})]
+        return [
+            AssignmentView(assignment, tuple(r for r in results if r.assignment == assignment))
+            for assignment in sorted({r.assignment for r in results})
+        ]
 
     @property
     def total(self) -> AssignmentView:
@@ -66,8 +75,11 @@ class GradeReport:
     @property
     def failures(self) -> list[ItemResult]:
         """The items whose feedback the reports show (not those of an absent assignment)."""
-        return [r for r in self.results if r.status != "passed" and r.feedback
-                and r.assignment not in self.not_submitted]
+        return [
+            r
+            for r in self.results
+            if r.status != "passed" and r.feedback and r.assignment not in self.not_submitted
+        ]
 
     @property
     def score(self) -> float:
@@ -88,14 +100,30 @@ class GradeReport:
             "oracles": self.oracles,
             "protections": self.protections,
             "not_submitted": self.not_submitted,
-            "items": [{key: item[key] for key in (
-                "id", "assignment", "title", "score", "max_score", "extra_credit",
-                "visibility", "status", "bugs", "feedback")} for item in self.items],
+            "items": [
+                {
+                    key: item[key]
+                    for key in (
+                        "id",
+                        "assignment",
+                        "title",
+                        "score",
+                        "max_score",
+                        "extra_credit",
+                        "visibility",
+                        "status",
+                        "bugs",
+                        "feedback",
+                    )
+                }
+                for item in self.items
+            ],
         }
 
 
-def render(report: GradeReport, titles: dict[str, str], console: Console,
-           notes: Sequence[str] = ()) -> None:
+def render(
+    report: GradeReport, titles: dict[str, str], console: Console, notes: Sequence[str] = ()
+) -> None:
     """The report in the terminal; ``notes``: where the engines were found in the upload."""
     for note in notes:
         console.print(f"[dim]upload:[/dim] {escape(note)}")
@@ -108,22 +136,27 @@ def render(report: GradeReport, titles: dict[str, str], console: Console,
         if absent:
             console.print(f"[bold]{escape(absent)}[/bold]")
             continue
-        table = Table(title=escape(titles.get(view.assignment, view.assignment)),
-                      title_justify="left")
+        table = Table(
+            title=escape(titles.get(view.assignment, view.assignment)), title_justify="left"
+        )
         table.add_column("item")
         table.add_column("points", justify="right")
         table.add_column("status")
         table.add_column("reason", overflow="fold")
         for item in view.items:
             style = STATUS_STYLE.get(item.status, "")
-            table.add_row(item.id, item_points(item), f"[{style}]{item.status}[/{style}]",
-                          escape(item.reason))
+            table.add_row(
+                item.id, item_points(item), f"[{style}]{item.status}[/{style}]", escape(item.reason)
+            )
         console.print(table)
-        console.print(f"[bold]{view.assignment}: {points(view.score)}/"
-                      f"{points(view.unrounded_maximum)}[/bold]")
+        console.print(
+            f"[bold]{view.assignment}: {points(view.score)}/{points(view.unrounded_maximum)}[/bold]"
+        )
     for item in report.failures:
         console.rule(f"{item.id} ({item.status})")
         console.print(escape(item.feedback), highlight=False)
     console.rule()
-    console.print(f"[bold]Total: {points(report.score)}/{points(report.max_score)}[/bold]"
-                  f"  ({report.duration_s:.1f} s)")
+    console.print(
+        f"[bold]Total: {points(report.score)}/{points(report.max_score)}[/bold]"
+        f"  ({report.duration_s:.1f} s)"
+    )

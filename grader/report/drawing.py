@@ -74,14 +74,21 @@ def _cell(value: str | None) -> list[str]:
 def text_lines(figure: Figure) -> list[tuple[str, bool]]:
     """Nodes in graph order (operands first), each ``id = op(operands)`` then its numbers."""
     inputs = _inputs(figure)
-    lines = [(f"Counterexample graph ({MARK} WRONG marks a node whose gradient or value is "
-              "wrong)", False)]
+    lines = [
+        (
+            f"Counterexample graph ({MARK} WRONG marks a node whose gradient or value is wrong)",
+            False,
+        )
+    ]
     width = max(len(label) for _, label in ROWS)
     for node in figure["nodes"]:
         wrong = node["wrong"]
         operands = inputs[node["id"]]
-        name = f"{node['id']} = {node['op']}({', '.join(operands)})" if operands else \
-            f"{node['id']}  {node['op']}"
+        name = (
+            f"{node['id']} = {node['op']}({', '.join(operands)})"
+            if operands
+            else f"{node['id']}  {node['op']}"
+        )
         marker = f"   {MARK} WRONG" if wrong else ""
         lines.append((f"{MARK if wrong else ' '} {name}{marker}", wrong))
         for key, label in ROWS:
@@ -97,22 +104,31 @@ def _label(node: dict[str, Any]) -> str:
     """A Graphviz HTML-like label: a header row, then value and gradients."""
     wrong = node["wrong"]
     colour = WRONG_LINE if wrong else RIGHT_LINE
-    head = f"{MARK} {node['id']}  ·  {node['op']}   WRONG" if wrong else \
-        f"{node['id']}  ·  {node['op']}"
-    rows = [f'<TR><TD COLSPAN="2" BGCOLOR="{colour}"><FONT COLOR="white"><B>{escape(head)}'
-            "</B></FONT></TD></TR>"]
+    head = (
+        f"{MARK} {node['id']}  ·  {node['op']}   WRONG"
+        if wrong
+        else f"{node['id']}  ·  {node['op']}"
+    )
+    rows = [
+        f'<TR><TD COLSPAN="2" BGCOLOR="{colour}"><FONT COLOR="white"><B>{escape(head)}'
+        "</B></FONT></TD></TR>"
+    ]
     for key, name in ROWS:
         if key == "value" and node["value"] is None:
             continue
         text = "<BR/>".join(escape(line) for line in _cell(node[key]))
         if key == "got" and wrong:
             text = f"<B>{text}</B>"
-        rows.append(f'<TR><TD ALIGN="LEFT">{name}</TD><TD ALIGN="LEFT" BALIGN="LEFT">'
-                    f'<FONT FACE="{NUMBER_FONT}">{text}</FONT></TD></TR>')
+        rows.append(
+            f'<TR><TD ALIGN="LEFT">{name}</TD><TD ALIGN="LEFT" BALIGN="LEFT">'
+            f'<FONT FACE="{NUMBER_FONT}">{text}</FONT></TD></TR>'
+        )
     fill = WRONG_FILL if wrong else RIGHT_FILL
     border = 3 if wrong else 1
-    return (f'<<TABLE BORDER="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="4" '
-            f'COLOR="{colour}" BGCOLOR="{fill}">{"".join(rows)}</TABLE>>')
+    return (
+        f'<<TABLE BORDER="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="4" '
+        f'COLOR="{colour}" BGCOLOR="{fill}">{"".join(rows)}</TABLE>>'
+    )
 
 
 def _quote(text: str) -> str:
@@ -121,10 +137,13 @@ def _quote(text: str) -> str:
 
 def dot_source(figure: Figure, ident: str = "figure") -> str:
     """The Graphviz program: operands on the left, the output on the right, as in the notes."""
-    lines = [f"digraph {_quote(ident)} {{", f"  id={_quote(ident)};",
-             '  rankdir=LR; bgcolor="transparent"; nodesep=0.3; ranksep=0.6;',
-             '  node [shape=plain fontname="Helvetica" fontsize=11];',
-             f'  edge [color="{RIGHT_LINE}" arrowsize=0.7 fontname="Helvetica" fontsize=10];']
+    lines = [
+        f"digraph {_quote(ident)} {{",
+        f"  id={_quote(ident)};",
+        '  rankdir=LR; bgcolor="transparent"; nodesep=0.3; ranksep=0.6;',
+        '  node [shape=plain fontname="Helvetica" fontsize=11];',
+        f'  edge [color="{RIGHT_LINE}" arrowsize=0.7 fontname="Helvetica" fontsize=10];',
+    ]
     lines += [f"  {_quote(node['id'])} [label={_label(node)}];" for node in figure["nodes"]]
     for edge in figure["edges"]:
         label = f" [label={_quote(edge['label'])}]" if edge.get("label") else ""
@@ -134,6 +153,12 @@ def dot_source(figure: Figure, ident: str = "figure") -> str:
 
 def render_svg(figure: Figure, dot: str, ident: str = "figure") -> str:
     """Run ``dot``; keep only the ``<svg>`` element, ready to inline in HTML."""
-    done = subprocess.run([dot, "-Tsvg"], input=dot_source(figure, ident), capture_output=True,
-                          text=True, timeout=DOT_SECONDS, check=True)
-    return done.stdout[done.stdout.index("<svg"):].strip()
+    done = subprocess.run(
+        [dot, "-Tsvg"],
+        input=dot_source(figure, ident),
+        capture_output=True,
+        text=True,
+        timeout=DOT_SECONDS,
+        check=True,
+    )
+    return done.stdout[done.stdout.index("<svg") :].strip()

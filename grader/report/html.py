@@ -18,9 +18,15 @@ from grader.report.document import GradeReport
 from grader.report.drawing import WRONG_FILL, WRONG_LINE, Picture, draw
 from grader.report.view import AssignmentView, item_points, points
 
-STATUS_COLOUR = {"passed": "#2e7d32", "partial": "#b26a00", "failed": "#c62828",
-                 "error": "#c62828", "timeout": "#8e24aa", "missing": "#757575",
-                 "not_gradable": "#757575"}
+STATUS_COLOUR = {
+    "passed": "#2e7d32",
+    "partial": "#b26a00",
+    "failed": "#c62828",
+    "error": "#c62828",
+    "timeout": "#8e24aa",
+    "missing": "#757575",
+    "not_gradable": "#757575",
+}
 """Badge colours; the test finds the rendered table by the ``passed`` one."""
 
 STYLE = f"""
@@ -75,68 +81,96 @@ def _table(view: AssignmentView, title: str) -> str:
         rows.append(
             f'<tr><td>{name}</td><td class="title">{escape(item.title)}</td>'
             f'<td class="points">{item_points(item)}</td><td>{_badge(item.status)}</td>'
-            f"<td>{escape(item.reason)}</td></tr>")
-    return (f'<h2>{escape(title)} <span class="score">{points(view.score)}/'
-            f'{points(view.maximum)}</span></h2><table class="scores"><thead><tr><th>item</th>'
-            '<th>what</th><th>points</th><th>status</th><th>reason</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+            f"<td>{escape(item.reason)}</td></tr>"
+        )
+    return (
+        f'<h2>{escape(title)} <span class="score">{points(view.score)}/'
+        f'{points(view.maximum)}</span></h2><table class="scores"><thead><tr><th>item</th>'
+        "<th>what</th><th>points</th><th>status</th><th>reason</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _feedback(item: ItemResult, picture: str) -> str:
     """The item's verdicts as HTML, from their fields: the picture goes after the first
     expected vs. got, before its snippet."""
-    parts = [f'<p class="depends">Fix {escape(", ".join(item.fix_first))} first: this item '
-             "uses it.</p>"] if item.fix_first else []
+    parts = (
+        [
+            f'<p class="depends">Fix {escape(", ".join(item.fix_first))} first: this item '
+            "uses it.</p>"
+        ]
+        if item.fix_first
+        else []
+    )
     for failure in item.failures:
-        parts.append(f'<p class="detail">{escape(failure["test"])}: '
-                     f'{escape(failure["reason"])}</p>')
+        parts.append(
+            f'<p class="detail">{escape(failure["test"])}: {escape(failure["reason"])}</p>'
+        )
         parts += [f'<p class="detail">{escape(line)}</p>' for line in failure["details"]]
         parts.append(picture)
         picture = ""
         if failure["snippet"]:
-            parts.append('<p class="caption">Smallest example (runnable):</p>'
-                         f'<pre><code>{escape(failure["snippet"])}</code></pre>')
+            parts.append(
+                '<p class="caption">Smallest example (runnable):</p>'
+                f"<pre><code>{escape(failure['snippet'])}</code></pre>"
+            )
         parts += [f'<p class="bug">Recognised bug: {escape(bug)}</p>' for bug in failure["bugs"]]
     if item.hint:
         parts.append(f'<p class="hint">Hint: {escape(item.hint)}</p>')
-    parts += [f'<p class="detail">{escape(line)}</p>' for line in not_gradable_note(
-        item.not_gradable, item.status != NOT_GRADABLE)]
+    parts += [
+        f'<p class="detail">{escape(line)}</p>'
+        for line in not_gradable_note(item.not_gradable, item.status != NOT_GRADABLE)
+    ]
     return "".join(parts) + picture
 
 
 def _picture(picture: Picture) -> str:
-    caption = ("The smallest graph where your engine goes wrong: each box is a node with its "
-               "value, the expected gradient and yours.")
+    caption = (
+        "The smallest graph where your engine goes wrong: each box is a node with its "
+        "value, the expected gradient and yours."
+    )
     if picture.svg is not None:
         body = picture.svg
     else:
-        body = '<pre class="drawing">' + "\n".join(
-            f'<span class="wrong">{escape(line)}</span>' if wrong else escape(line)
-            for line, wrong in picture.lines) + "</pre>"
+        body = (
+            '<pre class="drawing">'
+            + "\n".join(
+                f'<span class="wrong">{escape(line)}</span>' if wrong else escape(line)
+                for line, wrong in picture.lines
+            )
+            + "</pre>"
+        )
     return f"<figure>{body}<figcaption>{caption}</figcaption></figure>"
 
 
 def _failure(item: ItemResult) -> str:
     picture = _picture(draw(item.figure, anchor(item.id))) if item.figure else ""
-    return (f'<article class="failure" id="{anchor(item.id)}"><h3>{escape(item.id)} '
-            f'{_badge(item.status)}</h3><p class="title">{escape(item.title)}</p>'
-            f"{_feedback(item, picture)}</article>")
+    return (
+        f'<article class="failure" id="{anchor(item.id)}"><h3>{escape(item.id)} '
+        f'{_badge(item.status)}</h3><p class="title">{escape(item.title)}</p>'
+        f"{_feedback(item, picture)}</article>"
+    )
 
 
 def render_html(report: GradeReport, titles: dict[str, str], notes: Sequence[str] = ()) -> str:
     """The whole page: totals, one score table per assignment (one line for an assignment not
     submitted), then every failure. ``notes``: where the engines were found in the upload."""
-    tables = "".join(f'<h2 class="absent">{escape(absent)}</h2>'
-                     if (absent := report.absent(view.assignment)) else
-                     _table(view, titles.get(view.assignment, view.assignment))
-                     for view in report.views)
+    tables = "".join(
+        f'<h2 class="absent">{escape(absent)}</h2>'
+        if (absent := report.absent(view.assignment))
+        else _table(view, titles.get(view.assignment, view.assignment))
+        for view in report.views
+    )
     failures = report.failures
-    details = ("<h2>What went wrong</h2>" + "".join(_failure(i) for i in failures)
-               if failures else "")
+    details = (
+        "<h2>What went wrong</h2>" + "".join(_failure(i) for i in failures) if failures else ""
+    )
     notices = "".join(f'<p class="meta">upload: {escape(n)}</p>' for n in notes) + "".join(
-        f'<p class="notice">{escape(n)}</p>' for n in report.notices)
-    checked = (f"Checked against: {escape(', '.join(report.oracles))} · " if report.oracles
-               else "")  # nothing was checked when nothing was submitted
+        f'<p class="notice">{escape(n)}</p>' for n in report.notices
+    )
+    checked = (
+        f"Checked against: {escape(', '.join(report.oracles))} · " if report.oracles else ""
+    )  # nothing was checked when nothing was submitted
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -145,10 +179,12 @@ def render_html(report: GradeReport, titles: dict[str, str], notes: Sequence[str
         f'<h1>Grade report <span class="score">{points(report.score)}/'
         f"{points(report.max_score)}</span></h1>"
         f'<p class="meta">{checked}graded in {report.duration_s:.1f} s</p>'
-        f"{notices}{tables}{details}</body></html>\n")
+        f"{notices}{tables}{details}</body></html>\n"
+    )
 
 
-def write_html_report(report: GradeReport, titles: dict[str, str], path: Path,
-                      notes: Sequence[str] = ()) -> None:
+def write_html_report(
+    report: GradeReport, titles: dict[str, str], path: Path, notes: Sequence[str] = ()
+) -> None:
     """Write the page in one step (readers never see half a file)."""
     write_atomically(path, render_html(report, titles, notes))

@@ -62,8 +62,9 @@ def _read_exactly(fd: int, size: int) -> bytes:
     while remaining:
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
-            raise FrameError("channel closed mid-frame" if chunks or size != HEADER.size
-                             else "channel closed")
+            raise FrameError(
+                "channel closed mid-frame" if chunks or size != HEADER.size else "channel closed"
+            )
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)

@@ -38,8 +38,14 @@ from grader.worker.sandbox import (
     uid_for_slot,
 )
 
-__all__ = ["Limits", "SandboxUnavailable", "SlotBusy", "Worker", "WorkerFailure",
-           "worker_in_free_slot"]
+__all__ = [
+    "Limits",
+    "SandboxUnavailable",
+    "SlotBusy",
+    "Worker",
+    "WorkerFailure",
+    "worker_in_free_slot",
+]
 
 
 class WorkerFailure(Exception):
@@ -59,12 +65,12 @@ class WorkerFailure(Exception):
         return type(self), (self.kind, self.detail, self.output)
 
 
-_MEMORY_SIGNS = re.compile(r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory",
-                           re.IGNORECASE)
+_MEMORY_SIGNS = re.compile(
+    r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory", re.IGNORECASE
+)
 
 
-def _death_detail(status: tuple[int | None, int | None], last_output: str,
-                  policy: Policy) -> str:
+def _death_detail(status: tuple[int | None, int | None], last_output: str, policy: Policy) -> str:
     """One line for a student on why a worker with exit ``status`` (signal, code) died."""
     sig, code = status
     limits = policy.limits
@@ -116,11 +122,17 @@ class Worker:
     (``SlotBusy`` otherwise).
     """
 
-    def __init__(self, argv: Sequence[str | os.PathLike[str]], *,
-                 submission: str | os.PathLike[str],
-                 readable: Sequence[str | os.PathLike[str]],
-                 hidden: Sequence[str | os.PathLike[str]],
-                 limits: Limits = DEFAULT_LIMITS, sandbox: str = "auto", slot: int = 0) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        submission: str | os.PathLike[str],
+        readable: Sequence[str | os.PathLike[str]],
+        hidden: Sequence[str | os.PathLike[str]],
+        limits: Limits = DEFAULT_LIMITS,
+        sandbox: str = "auto",
+        slot: int = 0,
+    ) -> None:
         self._argv = [os.fspath(a) for a in argv]
         self._submission = Path(submission).resolve()
         if not self._submission.exists():
@@ -133,8 +145,14 @@ class Worker:
             slot_lock = SlotLock(uid)
             sweep_uid(uid)  # leftovers of an earlier run that died without cleaning up
         try:
-            self._confinement = confine(self._argv, readable=readable, hidden=hidden,
-                                        limits=limits, sandbox=sandbox, slot=slot)
+            self._confinement = confine(
+                self._argv,
+                readable=readable,
+                hidden=hidden,
+                limits=limits,
+                sandbox=sandbox,
+                slot=slot,
+            )
         except BaseException:
             if slot_lock is not None:
                 slot_lock.release()
@@ -173,8 +191,10 @@ class Worker:
         return tree_cpu_seconds(generation.proc.pid) if self.running and generation else 0.0
 
     def __repr__(self) -> str:
-        return (f"Worker({self._argv!r}, mode={self.mode!r}, uid={self.uid}, "
-                f"running={self.running}, closed={self._closed})")
+        return (
+            f"Worker({self._argv!r}, mode={self.mode!r}, uid={self.uid}, "
+            f"running={self.running}, closed={self._closed})"
+        )
 
     # ---- the interface
 
@@ -186,8 +206,12 @@ class Worker:
 
     def request(self, message: dict, cpu_budget_s: float) -> object:
         """Send one frame and return the reply frame, or raise ``WorkerFailure``."""
-        if isinstance(cpu_budget_s, bool) or not isinstance(cpu_budget_s, (int, float)) \
-                or not math.isfinite(cpu_budget_s) or cpu_budget_s <= 0:
+        if (
+            isinstance(cpu_budget_s, bool)
+            or not isinstance(cpu_budget_s, (int, float))
+            or not math.isfinite(cpu_budget_s)
+            or cpu_budget_s <= 0
+        ):
             raise ValueError(f"cpu_budget_s must be a positive number, got {cpu_budget_s!r}")
         data = framing.encode(message)
         with self._lock:
@@ -234,11 +258,11 @@ class Worker:
             if state == "ok":
                 return generation
             if state == "unsolicited":
-                raise self._fail(generation, Trouble(
-                    "invalid", "wrote to its reply channel without being asked"))
+                raise self._fail(
+                    generation, Trouble("invalid", "wrote to its reply channel without being asked")
+                )
             if state == "closed":
-                raise self._fail(generation, Trouble(
-                    "invalid", "closed its reply channel"))
+                raise self._fail(generation, Trouble("invalid", "closed its reply channel"))
             self._retire(generation)  # died between requests: replace it quietly
         generation = Generation(self._confinement, self._argv, self._submission, self.slot)
         self._resources.generation = generation
@@ -258,16 +282,18 @@ class Worker:
         self._retire(generation)  # kills the tree and collects the last of its output
         if status is not None:
             kind = "crashed"
-            detail = _death_detail(status, generation.output.last_text(4096),
-                                   self._confinement.policy)
+            detail = _death_detail(
+                status, generation.output.last_text(4096), self._confinement.policy
+            )
         return WorkerFailure(kind, detail, self._last_excerpt)
 
 
 SLOTS_TO_TRY = 64
 
 
-def worker_in_free_slot(argv: Sequence[str | os.PathLike[str]], *, first_slot: int = 0,
-                        **options: object) -> Worker:
+def worker_in_free_slot(
+    argv: Sequence[str | os.PathLike[str]], *, first_slot: int = 0, **options: object
+) -> Worker:
     """A ``Worker`` on the first slot from ``first_slot`` that no other live Worker holds, so
     concurrent grading runs (tests, a batch, two terminals) never need to coordinate."""
     for slot in range(first_slot, first_slot + SLOTS_TO_TRY):

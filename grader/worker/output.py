@@ -25,8 +25,7 @@ class OutputSink:
         self._total = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="grader-worker-output",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="grader-worker-output", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -68,13 +67,14 @@ class OutputSink:
     def excerpt(self) -> str:
         """The kept head and tail, sanitized, with a note of how many bytes lie between."""
         with self._lock:
-            tail = bytes(self._tail[-self._tail_cap:])
+            tail = bytes(self._tail[-self._tail_cap :])
             omitted = self._total - len(self._head) - len(tail)
             head = bytes(self._head)
         if omitted <= 0:
             return sanitize_output(head + tail)
-        return (f"{sanitize_output(head)}\n[... {omitted} bytes omitted ...]\n"
-                f"{sanitize_output(tail)}")
+        return (
+            f"{sanitize_output(head)}\n[... {omitted} bytes omitted ...]\n{sanitize_output(tail)}"
+        )
 
     def last_text(self, size: int) -> str:
         """The last ``size`` bytes kept, decoded as they are (to look for signs, not to show)."""

@@ -81,16 +81,24 @@ class Policy:
     oom_score_adj: int = 1000
     # The fixed part of the environment; the rest says where the scratch and submission are.
     environment: tuple[tuple[str, str], ...] = (
-        ("PATH", SAFE_PATH), ("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8"),
-        ("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"),
-        ("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONHASHSEED", "0"))
+        ("PATH", SAFE_PATH),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("OPENBLAS_NUM_THREADS", "1"),
+        ("OMP_NUM_THREADS", "1"),
+        ("MKL_NUM_THREADS", "1"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+        ("PYTHONHASHSEED", "0"),
+    )
     # Where the worker finds its request and reply pipes: framing's, which the runner reads.
     channel: tuple[int, int] = (REQUEST_FD, REPLY_FD)
 
     def rlimits(self) -> list[tuple[int, tuple[int, int]]]:
         """Set in the child before ``exec`` (of bwrap or the worker); everything inherits them."""
-        out = [(resource.RLIMIT_AS, (self.limits.memory_mb * MIB,) * 2),
-               (resource.RLIMIT_FSIZE, (self.limits.file_size_mb * MIB,) * 2)]
+        out = [
+            (resource.RLIMIT_AS, (self.limits.memory_mb * MIB,) * 2),
+            (resource.RLIMIT_FSIZE, (self.limits.file_size_mb * MIB,) * 2),
+        ]
         if not self.core_dumps:
             out.append((resource.RLIMIT_CORE, (0, 0)))
         out.append((resource.RLIMIT_CPU, (self.cpu_cap_s, self.cpu_cap_s + 5)))
@@ -169,62 +177,102 @@ def bwrap_arguments(policy: Policy, scratch: str, setpriv: str) -> list[str]:
     Started as root without a user namespace (one would map the worker back to host uid 0,
     where RLIMIT_NPROC does not bite), so the uid is dropped by ``setpriv`` inside."""
     mounts = mount_plan(policy)
-    args = [*mounts.arguments, *_make_parents(scratch, {"/"}, mounts.bound),
-            "--bind", scratch, scratch, "--chdir", scratch,
-            "--dev", "/dev", "--perms", "1777", "--size", str(policy.shm_bytes), "--tmpfs",
-            "/dev/shm", "--proc", "/proc"]
+    args = [
+        *mounts.arguments,
+        *_make_parents(scratch, {"/"}, mounts.bound),
+        "--bind",
+        scratch,
+        scratch,
+        "--chdir",
+        scratch,
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(policy.shm_bytes),
+        "--tmpfs",
+        "/dev/shm",
+        "--proc",
+        "/proc",
+    ]
     args += [f"--unshare-{namespace}" for namespace in policy.namespaces]
     if "uts" in policy.namespaces:
         args += ["--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session"]
     if policy.uid is None:
         return [*args, "--"]
-    return [*args, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add",
-            "CAP_SETPCAP", "--", setpriv, f"--reuid={policy.uid}", f"--regid={policy.uid}",
-            "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+    return [
+        *args,
+        "--cap-add",
+        "CAP_SETUID",
+        "--cap-add",
+        "CAP_SETGID",
+        "--cap-add",
+        "CAP_SETPCAP",
+        "--",
+        setpriv,
+        f"--reuid={policy.uid}",
+        f"--regid={policy.uid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
 
 
 # What a namespace of its own gives the worker, and what its absence means; the namespaces not
 # listed here are named together ("ipc and uts namespaces").
 _NAMESPACE_LINES = {
     "net": ("no network (network namespace)", "NO network isolation"),
-    "pid": ("pid namespace: killing the sandbox kills every process in it",
-            "NO pid namespace: a process that detaches from the worker's tree may escape"),
+    "pid": (
+        "pid namespace: killing the sandbox kills every process in it",
+        "NO pid namespace: a process that detaches from the worker's tree may escape",
+    ),
 }
 
 
-def protections(policy: Policy, mode: str, *, note: str = "", uid_note: str = "",
-                 as_root: bool = False) -> tuple[str, ...]:
+def protections(
+    policy: Policy, mode: str, *, note: str = "", uid_note: str = "", as_root: bool = False
+) -> tuple[str, ...]:
     """A report's ``protections``: what ``policy`` enforces in ``mode``, and plainly what not.
 
     ``note``: why bubblewrap is not used; ``uid_note``: why a fallback worker keeps the
     grader's uid."""
     sandboxed = mode == "bwrap"
     if sandboxed:
-        out = ["bubblewrap: private filesystem view (system dirs, the interpreter and "
-               f"{len(policy.readable)} readable path(s), read-only)",
-               f"writable: the scratch directory only (and a {policy.shm_bytes // MIB} MB "
-               "/dev/shm)",
-               f"{len(mount_plan(policy).masked)} hidden path(s) masked"]
+        out = [
+            "bubblewrap: private filesystem view (system dirs, the interpreter and "
+            f"{len(policy.readable)} readable path(s), read-only)",
+            f"writable: the scratch directory only (and a {policy.shm_bytes // MIB} MB /dev/shm)",
+            f"{len(mount_plan(policy).masked)} hidden path(s) masked",
+        ]
     else:
-        out = ["NO sandbox" + (f" (bubblewrap unavailable: {note})" if note else ""),
-               "NO filesystem isolation: hidden paths are only blocked from import by the "
-               "runner (GRADER_HIDDEN)"]
+        out = [
+            "NO sandbox" + (f" (bubblewrap unavailable: {note})" if note else ""),
+            "NO filesystem isolation: hidden paths are only blocked from import by the "
+            "runner (GRADER_HIDDEN)",
+        ]
     out += _namespace_lines(policy.namespaces, sandboxed)
     out += _identity_lines(policy, sandboxed, uid_note, as_root)
     lim = policy.limits
-    out += [f"memory limit {lim.memory_mb} MB (address space)",
-            f"file size limit {lim.file_size_mb} MB"]
+    out += [
+        f"memory limit {lim.memory_mb} MB (address space)",
+        f"file size limit {lim.file_size_mb} MB",
+    ]
     if not policy.core_dumps:
         out.append("no core dumps")
-    out += ["CPU-time deadline per request (whole process tree), wall-clock backstop "
-            f"(budget x {lim.wall_factor:g} + {WALL_GRACE_S:g} s), hard CPU cap "
-            f"{policy.cpu_cap_s} s per process",
-            "own session and process group; stdin closed",
-            f"output capped at {lim.output_cap_bytes} bytes",
-            "minimal environment",
-            f"oom_score_adj {policy.oom_score_adj}",
-            "fresh scratch directory per worker start"]
+    out += [
+        "CPU-time deadline per request (whole process tree), wall-clock backstop "
+        f"(budget x {lim.wall_factor:g} + {WALL_GRACE_S:g} s), hard CPU cap "
+        f"{policy.cpu_cap_s} s per process",
+        "own session and process group; stdin closed",
+        f"output capped at {lim.output_cap_bytes} bytes",
+        "minimal environment",
+        f"oom_score_adj {policy.oom_score_adj}",
+        "fresh scratch directory per worker start",
+    ]
     return tuple(out)
 
 
@@ -245,12 +293,19 @@ def _identity_lines(policy: Policy, sandboxed: bool, uid_note: str, as_root: boo
     if uid is not None and sandboxed:
         return [f"uid {uid} (unprivileged, no capabilities, no_new_privs)", limit]
     if uid is not None:
-        return [f"uid {uid} (unprivileged, no_new_privs); stray processes of that uid are "
-                "killed", limit]
+        return [
+            f"uid {uid} (unprivileged, no_new_privs); stray processes of that uid are killed",
+            limit,
+        ]
     if sandboxed:
-        return ["same uid as the grader (not root: cannot switch to a worker uid)",
-                "process limit NOT enforced (no uid of its own)"]
+        return [
+            "same uid as the grader (not root: cannot switch to a worker uid)",
+            "process limit NOT enforced (no uid of its own)",
+        ]
     if as_root:
-        return ["runs as root" + (f" ({uid_note})" if uid_note else "")
-                + ": process limit NOT enforced, can read and write everything"]
+        return [
+            "runs as root"
+            + (f" ({uid_note})" if uid_note else "")
+            + ": process limit NOT enforced, can read and write everything"
+        ]
     return ["same uid as the grader: process limit NOT enforced"]

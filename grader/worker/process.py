@@ -81,7 +81,7 @@ def _reply(buf: bytearray, cap: int) -> object:
             return _INCOMPLETE
         if len(buf) > end:
             raise Trouble("invalid", "sent more than one reply to one request")
-        return framing.decode_body(bytes(buf[framing.HEADER.size:end]))
+        return framing.decode_body(bytes(buf[framing.HEADER.size : end]))
     except framing.FrameError as exc:
         raise Trouble("invalid", f"sent a malformed reply ({exc})") from None
 
@@ -93,8 +93,9 @@ def _secs(seconds: float) -> str:
 class Generation:
     """One started worker process (tree), its channel, output and scratch directory."""
 
-    def __init__(self, confinement: Confinement, argv: Sequence[str], submission: Path,
-                 slot: int) -> None:
+    def __init__(
+        self, confinement: Confinement, argv: Sequence[str], submission: Path, slot: int
+    ) -> None:
         self.confinement = confinement
         self.marker = secrets.token_hex(16)
         self.scratch, target = confinement.make_scratch(submission, slot)
@@ -107,12 +108,16 @@ class Generation:
             out_r, out_w = os.pipe()
             fds += [out_r, out_w]
             self.proc = subprocess.Popen(
-                confinement.command(argv, self.scratch), cwd=self.scratch,
+                confinement.command(argv, self.scratch),
+                cwd=self.scratch,
                 env=confinement.environment(self.scratch, target, self.marker),
-                stdin=subprocess.DEVNULL, stdout=out_w, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=subprocess.STDOUT,
                 close_fds=False,  # the child setup closes everything but fds 0-2 and the channel
                 start_new_session=True,
-                preexec_fn=confinement.child_setup((req_r, rep_w)))
+                preexec_fn=confinement.child_setup((req_r, rep_w)),
+            )
         except BaseException:
             for fd in fds:
                 os.close(fd)
@@ -176,8 +181,11 @@ class Generation:
                     raise Trouble("timeout", f"timed out after {_secs(budget)} s of CPU time")
                 next_check = now + min(max(budget - used, 0.01), CPU_POLL_MAX_S)
             if now >= wall_deadline:
-                raise Trouble("timeout", f"timed out after {_secs(wall_limit)} s of wall-clock "
-                                          f"time (CPU budget {_secs(budget)} s)")
+                raise Trouble(
+                    "timeout",
+                    f"timed out after {_secs(wall_limit)} s of wall-clock "
+                    f"time (CPU budget {_secs(budget)} s)",
+                )
             wait_ms = math.ceil(max(0.0, min(next_check, wall_deadline) - now) * 1000)
             for fd, event in poller.poll(wait_ms):
                 if fd == self.req_w:
@@ -270,4 +278,3 @@ class Generation:
             proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(KILL_WAIT_S)
-

@@ -27,12 +27,17 @@ def decode_array(obj: Any, what: str, shape: tuple[int, ...] | None = None) -> n
     if not isinstance(obj, dict) or set(obj) != {"shape", "data"}:
         raise InvalidAnswer(f"{what}: not an array")
     dims, data = obj["shape"], obj["data"]
-    if (not isinstance(dims, list) or len(dims) > 8
-            or not all(type(d) is int and 0 <= d <= 1 << 20 for d in dims)):
+    if (
+        not isinstance(dims, list)
+        or len(dims) > 8
+        or not all(type(d) is int and 0 <= d <= 1 << 20 for d in dims)
+    ):
         raise InvalidAnswer(f"{what}: bad shape")
     if not isinstance(data, list) or len(data) != math.prod(dims):
-        raise InvalidAnswer(f"{what}: {len(data) if isinstance(data, list) else '?'} numbers "
-                            f"for shape {tuple(dims)}")
+        raise InvalidAnswer(
+            f"{what}: {len(data) if isinstance(data, list) else '?'} numbers "
+            f"for shape {tuple(dims)}"
+        )
     numbers = []
     for x in data:
         if type(x) in (int, float):
@@ -52,8 +57,9 @@ Request = tuple[str, str, dict[str, Any]]
 sends a batch of cases of one probe."""
 
 
-def request(request_id: int, assignment: str, probe: str, cases: list[dict[str, Any]]
-            ) -> dict[str, Any]:
+def request(
+    request_id: int, assignment: str, probe: str, cases: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {"id": request_id, "assignment": assignment, "probe": probe, "cases": cases}
 
 

@@ -29,16 +29,29 @@ import numpy as np
 from grader.language.graphs import OPS, param_to_json
 from grader.worker.encoding import ProbeError, encode
 
-SCALAR_PRIMITIVES = {"__add__": "add", "__mul__": "mul", "__pow__": "pow", "tanh": "tanh",
-                     "exp": "exp", "relu": "relu"}
+SCALAR_PRIMITIVES = {
+    "__add__": "add",
+    "__mul__": "mul",
+    "__pow__": "pow",
+    "tanh": "tanh",
+    "exp": "exp",
+    "relu": "relu",
+}
 """``Value``'s primitive methods, and the rubric item (``micrograd.ops.*``) of each."""
 
-PRIMITIVE_OPS = {"__add__": "add", "__mul__": "mul", "__pow__": "powk", "tanh": "tanh",
-                 "exp": "exp", "relu": "relu"}
+PRIMITIVE_OPS = {
+    "__add__": "add",
+    "__mul__": "mul",
+    "__pow__": "powk",
+    "tanh": "tanh",
+    "exp": "exp",
+    "relu": "relu",
+}
 """The op of the graph language each primitive method records."""
 
 GRADER_OPS: dict[str, tuple[str, str | None]] = {
-    op.function.name: (op.name, op.function.keeps) for op in OPS.values() if op.function}
+    op.function.name: (op.name, op.function.keeps) for op in OPS.values() if op.function
+}
 """The course's op classes, the graph-language op each computes, and the attribute where the
 provided ``__init__`` keeps its parameter."""
 
@@ -76,8 +89,9 @@ class Record:
     def check_size(self) -> None:
         """A record to measure or send holds at most ``MAX_NODES`` nodes."""
         if len(self.nodes) > MAX_NODES:
-            raise ProbeError(f"building this graph made {len(self.nodes)} nodes: more than "
-                             f"{MAX_NODES}")
+            raise ProbeError(
+                f"building this graph made {len(self.nodes)} nodes: more than {MAX_NODES}"
+            )
 
     def result(self, node: Any, args: list[int]) -> int:
         """A node an op just made from the nodes ``args``: new, so after them."""
@@ -100,8 +114,9 @@ class Record:
         self.check_size()
         entries = []
         for index, node in enumerate(self.nodes):
-            entry: dict[str, Any] = {"value": encode(getattr(node, "data", node),
-                                                     f"the value of node {index}")}
+            entry: dict[str, Any] = {
+                "value": encode(getattr(node, "data", node), f"the value of node {index}")
+            }
             entry.update(self.made.get(index, {}))
             if index in self.adds:
                 entry["adds"] = self.adds[index]
@@ -131,9 +146,15 @@ _ABSENT = object()
 
 # ------------------------------------------------------------------------------ micrograd
 
-def recording_values(engine: ModuleType, record: Record, *, primitives: bool = True,
-                     used: set[str] | None = None, keep: frozenset[str] = frozenset()
-                     ) -> contextlib.AbstractContextManager[None]:
+
+def recording_values(
+    engine: ModuleType,
+    record: Record,
+    *,
+    primitives: bool = True,
+    used: set[str] | None = None,
+    keep: frozenset[str] = frozenset(),
+) -> contextlib.AbstractContextManager[None]:
     """While inside, every ``Value`` made is recorded, in order. With ``primitives``,
     ``Value``'s primitive ops (``+ * **``, tanh, exp, relu) are the grader's: each computes
     its forward value, makes ``Value(data, operands, op)`` with no closure of its own and
@@ -155,8 +176,9 @@ def recording_values(engine: ModuleType, record: Record, *, primitives: bool = T
     return _patched(replacements)
 
 
-def _primitives(value_class: type, record: Record, used: set[str] | None,
-                keep: frozenset[str]) -> list[tuple[type, str, Any]]:
+def _primitives(
+    value_class: type, record: Record, used: set[str] | None, keep: frozenset[str]
+) -> list[tuple[type, str, Any]]:
     def wrap(x: Any) -> Any:
         return x if isinstance(x, value_class) else value_class(x)
 
@@ -167,7 +189,10 @@ def _primitives(value_class: type, record: Record, used: set[str] | None,
         args = [record.add(x) for x in operands]
         out = value_class(data, operands, symbol)
         record.made[record.result(out, args)] = {
-            "op": PRIMITIVE_OPS[method], "args": args, "param": param}
+            "op": PRIMITIVE_OPS[method],
+            "args": args,
+            "param": param,
+        }
         return out
 
     def add(self: Any, other: Any) -> Any:
@@ -197,15 +222,25 @@ def _primitives(value_class: type, record: Record, used: set[str] | None,
             if used is not None:
                 used.add(SCALAR_PRIMITIVES[name])
             return method(*args)
+
         return call
 
-    methods = {"__add__": add, "__mul__": mul, "__pow__": power, "tanh": tanh, "exp": exp,
-               "relu": relu}
+    methods = {
+        "__add__": add,
+        "__mul__": mul,
+        "__pow__": power,
+        "tanh": tanh,
+        "exp": exp,
+        "relu": relu,
+    }
     for name in methods:
         if SCALAR_PRIMITIVES[name] in keep:
             methods[name] = getattr(value_class, name, None)
-    return [(value_class, name, noting(name, method))
-            for name, method in methods.items() if method is not None]
+    return [
+        (value_class, name, noting(name, method))
+        for name, method in methods.items()
+        if method is not None
+    ]
 
 
 def measure_closures(record: Record, skip: Sequence[Any] = ()) -> None:
@@ -246,6 +281,7 @@ def closures_newest_first(nodes: Sequence[Any], skip: Sequence[Any]) -> None:
 
 # ------------------------------------------------------------------------------- babygrad
 
+
 def plain(param: Any, function: type) -> Any:
     """An op's parameter as JSON: None, a number, or a tuple of them (numpy numbers and
     lists, as an engine may hold them, converted)."""
@@ -255,8 +291,9 @@ def plain(param: Any, function: type) -> Any:
         return param_to_json(tuple(plain(p, function) for p in param))
     if param is None or type(param) in (int, float):
         return param
-    raise ProbeError(f"{function.__name__} keeps a parameter that is not a number: "
-                     f"{type(param).__name__}")
+    raise ProbeError(
+        f"{function.__name__} keeps a parameter that is not a number: {type(param).__name__}"
+    )
 
 
 def _parameter(function: Any, attribute: str | None) -> Any:
@@ -265,12 +302,15 @@ def _parameter(function: Any, attribute: str | None) -> Any:
     try:
         return getattr(function, attribute)
     except AttributeError:
-        raise ProbeError(f"{type(function).__name__} keeps no .{attribute} (the provided "
-                         "__init__ stores it there)") from None
+        raise ProbeError(
+            f"{type(function).__name__} keeps no .{attribute} (the provided "
+            "__init__ stores it there)"
+        ) from None
 
 
-def _grader_forward(op: str, attribute: str | None, own_forward: Callable[..., Any]
-                    ) -> Callable[..., Any]:
+def _grader_forward(
+    op: str, attribute: str | None, own_forward: Callable[..., Any]
+) -> Callable[..., Any]:
     """The grader's forward for one op class. ``own_forward`` (the engine's) is asked only
     whether it is written yet: an operator reaching an op the student has not written is
     missing, not graded on the grader's op; its answer and any other error of its are ignored
@@ -284,8 +324,7 @@ def _grader_forward(op: str, attribute: str | None, own_forward: Callable[..., A
             raise
         except Exception:  # noqa: BLE001, S110 - wrong or broken: its own item's business
             pass
-        return np.asarray(OPS[op].forward(*inputs, _parameter(self, attribute)),
-                          dtype=np.float64)
+        return np.asarray(OPS[op].forward(*inputs, _parameter(self, attribute)), dtype=np.float64)
 
     return forward
 
@@ -318,8 +357,11 @@ def recording_ops(engine: ModuleType, record: Record) -> contextlib.AbstractCont
             record.own[index] = (self, inputs)
         else:
             op, attribute = known
-            record.made[index] = {"op": op, "args": inputs,
-                                  "param": plain(_parameter(self, attribute), type(self))}
+            record.made[index] = {
+                "op": op,
+                "args": inputs,
+                "param": plain(_parameter(self, attribute), type(self)),
+            }
         return out
 
     replacements.append((base, "__call__", __call__))
@@ -336,10 +378,10 @@ def measure_functions(engine: ModuleType, record: Record) -> None:
             out = record.nodes[index]
             value = np.asarray(out.data, dtype=np.float64)
             if value.size > MAX_MEASURED:
-                raise ProbeError(f"{type(function).__name__} made {value.size} numbers: more "
-                                 f"than {MAX_MEASURED}")
-            shapes = [np.shape(getattr(record.nodes[i], "data", record.nodes[i]))
-                      for i in inputs]
+                raise ProbeError(
+                    f"{type(function).__name__} made {value.size} numbers: more than {MAX_MEASURED}"
+                )
+            shapes = [np.shape(getattr(record.nodes[i], "data", record.nodes[i])) for i in inputs]
             jacobians = [np.zeros(value.shape + shape) for shape in shapes]
             for position in np.ndindex(*value.shape):
                 unit = np.zeros(value.shape)
@@ -348,14 +390,20 @@ def measure_functions(engine: ModuleType, record: Record) -> None:
                 if not isinstance(parts, tuple | list):
                     parts = (parts,)
                 if len(parts) != len(inputs):
-                    raise ProbeError(f"{type(function).__name__}.backward returned "
-                                     f"{len(parts)} gradients for {len(inputs)} inputs")
+                    raise ProbeError(
+                        f"{type(function).__name__}.backward returned "
+                        f"{len(parts)} gradients for {len(inputs)} inputs"
+                    )
                 for jacobian, shape, part in zip(jacobians, shapes, parts, strict=True):
                     part = np.asarray(getattr(part, "data", part), dtype=np.float64)
                     if part.shape != shape:
-                        raise ProbeError(f"{type(function).__name__}.backward returned a "
-                                         f"gradient of shape {part.shape} for an input of "
-                                         f"shape {shape}")
+                        raise ProbeError(
+                            f"{type(function).__name__}.backward returned a "
+                            f"gradient of shape {part.shape} for an input of "
+                            f"shape {shape}"
+                        )
                     jacobian[position] = part
-            record.adds[index] = [[i, encode(jacobian, f"the gradients of node {index}")]
-                                  for i, jacobian in zip(inputs, jacobians, strict=True)]
+            record.adds[index] = [
+                [i, encode(jacobian, f"the gradients of node {index}")]
+                for i, jacobian in zip(inputs, jacobians, strict=True)
+            ]

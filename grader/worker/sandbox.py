@@ -81,7 +81,8 @@ def uid_for_slot(slot: int) -> int:
     raise ValueError(
         f"uid {uid} (slot {slot}) belongs to the account {entry.pw_name!r}; the worker uids "
         f"{BASE_UID}..{BASE_UID + MAX_SLOTS - 1} must not be real accounts (their processes "
-        "get killed)")
+        "get killed)"
+    )
 
 
 def _lock_dir() -> Path:
@@ -111,7 +112,8 @@ class SlotLock:
             os.close(fd)
             raise SlotBusy(
                 f"uid {uid} (slot {uid - BASE_UID}) is in use by another Worker; give each "
-                "parallel Worker its own slot") from None
+                "parallel Worker its own slot"
+            ) from None
         self._fd: int | None = fd
 
     def release(self) -> None:
@@ -132,9 +134,18 @@ def sweep_uid(uid: int) -> None:
     if kill is None:
         return
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run([kill, "-KILL", "-1"], user=uid, group=uid, extra_groups=[],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, close_fds=True, timeout=10, env={})
+        subprocess.run(
+            [kill, "-KILL", "-1"],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            timeout=10,
+            env={},
+        )
 
 
 # --------------------------------------------------------------------------- the child side
@@ -146,8 +157,7 @@ def _libc_prctl() -> Callable[..., int] | None:
         prctl = libc.prctl
     except (OSError, AttributeError):
         return None
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                      ctypes.c_ulong]
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     prctl.restype = ctypes.c_int
     return prctl
 
@@ -155,8 +165,9 @@ def _libc_prctl() -> Callable[..., int] | None:
 _PRCTL = _libc_prctl()
 
 
-def _make_child_setup(policy: Policy, *, channel: tuple[int, int] | None, drop_to: int | None,
-                      subreaper: bool) -> Callable[[], None]:
+def _make_child_setup(
+    policy: Policy, *, channel: tuple[int, int] | None, drop_to: int | None, subreaper: bool
+) -> Callable[[], None]:
     """The ``preexec_fn``: runs in the forked child just before ``exec``.
 
     Kept to plain system calls (no imports, no locks). ``subprocess`` closes inherited fds
@@ -239,8 +250,13 @@ class Confinement:
 
     @property
     def protections(self) -> tuple[str, ...]:
-        return protections(self.policy, self.mode, note=self.note, uid_note=self.uid_note,
-                           as_root=os.geteuid() == 0)
+        return protections(
+            self.policy,
+            self.mode,
+            note=self.note,
+            uid_note=self.uid_note,
+            as_root=os.geteuid() == 0,
+        )
 
     def command(self, argv: Sequence[str], scratch: str) -> list[str]:
         if self.mode != "bwrap":
@@ -265,9 +281,12 @@ class Confinement:
 
     def child_setup(self, channel: tuple[int, int] | None) -> Callable[[], None]:
         fallback = self.mode == "none"  # bwrap: setpriv drops the uid, inside the namespaces
-        return _make_child_setup(self.policy, channel=channel,
-                                 drop_to=self.policy.uid if fallback else None,
-                                 subreaper=fallback)
+        return _make_child_setup(
+            self.policy,
+            channel=channel,
+            drop_to=self.policy.uid if fallback else None,
+            subreaper=fallback,
+        )
 
     def make_scratch(self, submission: Path, slot: int) -> tuple[str, str]:
         """A fresh scratch directory holding a copy of the submission, owned by the worker."""
@@ -313,12 +332,21 @@ def _run_probe(confinement: Confinement, argv: Sequence[str]) -> tuple[int, str,
         if confinement.policy.uid is not None and os.geteuid() == 0:
             _chown_tree(scratch, confinement.policy.uid)
         proc = subprocess.run(
-            confinement.command(argv, scratch), cwd=scratch,
-            env=confinement.environment(scratch, scratch), stdin=subprocess.DEVNULL,
-            capture_output=True, timeout=_PROBE_TIMEOUT_S, close_fds=False,
-            start_new_session=True, preexec_fn=confinement.child_setup(None))
-        return proc.returncode, proc.stdout.decode(errors="replace"), \
-            proc.stderr.decode(errors="replace")
+            confinement.command(argv, scratch),
+            cwd=scratch,
+            env=confinement.environment(scratch, scratch),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            close_fds=False,
+            start_new_session=True,
+            preexec_fn=confinement.child_setup(None),
+        )
+        return (
+            proc.returncode,
+            proc.stdout.decode(errors="replace"),
+            proc.stderr.decode(errors="replace"),
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return -1, "", f"{type(exc).__name__}: {exc}"
     finally:
@@ -333,9 +361,13 @@ def _reference(argv0: str, readable: tuple[str, ...]) -> dict | None:
             ok, text = _probe_cache[key]
             return json.loads(text) if ok else None
     try:
-        proc = subprocess.run([argv0, "-I", "-c", _PROBE_CODE, *readable],
-                              capture_output=True, timeout=_PROBE_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH})
+        proc = subprocess.run(
+            [argv0, "-I", "-c", _PROBE_CODE, *readable],
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            env={"PATH": SAFE_PATH},
+        )
         info = json.loads(proc.stdout) if proc.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError):
         info = None
@@ -349,8 +381,15 @@ def _probe(confinement: Confinement, argv0: str) -> tuple[bool, str]:
     policy = confinement.policy
     readable = policy.readable
     # not the limits: probing again for each of them would only cost time
-    key = ("probe", confinement.mode, policy.uid, policy.interpreter, readable, policy.hidden,
-           argv0)
+    key = (
+        "probe",
+        confinement.mode,
+        policy.uid,
+        policy.interpreter,
+        readable,
+        policy.hidden,
+        argv0,
+    )
     with _probe_lock:
         if key in _probe_cache:
             return _probe_cache[key]
@@ -366,8 +405,7 @@ def _probe(confinement: Confinement, argv0: str) -> tuple[bool, str]:
     return result
 
 
-def _compare(reference: dict, rc: int, out: str, err: str,
-             uid: int | None) -> tuple[bool, str]:
+def _compare(reference: dict, rc: int, out: str, err: str, uid: int | None) -> tuple[bool, str]:
     if rc != 0:
         return False, f"the interpreter failed to start ({last_line(err) or f'status {rc}'})"
     try:
@@ -376,8 +414,10 @@ def _compare(reference: dict, rc: int, out: str, err: str,
         return False, "the interpreter printed something unexpected"
     for name in ("prefix", "base_prefix", "version"):
         if inside.get(name) != reference.get(name):
-            return False, (f"the interpreter fell back to sys.{name}={inside.get(name)!r} "
-                           f"(outside: {reference.get(name)!r})")
+            return False, (
+                f"the interpreter fell back to sys.{name}={inside.get(name)!r} "
+                f"(outside: {reference.get(name)!r})"
+            )
     if reference.get("numpy") and not inside.get("numpy"):
         return False, "numpy is not importable"
     if inside.get("unreadable"):
@@ -404,11 +444,19 @@ def bwrap_status() -> tuple[bool, str]:
         scratch = _real(tempfile.mkdtemp(prefix="grader-probe-"))
         cmd = [exe, *bwrap_arguments(Policy(), scratch, setpriv=""), "/bin/sh", "-c", "exit 0"]
         try:
-            proc = subprocess.run(cmd, capture_output=True, timeout=_PROBE_TIMEOUT_S,
-                                  stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH})
-            status = (proc.returncode == 0,
-                      "" if proc.returncode == 0 else
-                      f"bwrap failed: {last_line(proc.stderr.decode(errors='replace'))}")
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                timeout=_PROBE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                env={"PATH": SAFE_PATH},
+            )
+            status = (
+                proc.returncode == 0,
+                ""
+                if proc.returncode == 0
+                else f"bwrap failed: {last_line(proc.stderr.decode(errors='replace'))}",
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             status = (False, f"bwrap failed: {exc}")
         finally:
@@ -421,9 +469,15 @@ def bwrap_status() -> tuple[bool, str]:
 # --------------------------------------------------------------------------- deciding
 
 
-def confine(argv: Sequence[str], *, readable: Sequence[str | os.PathLike[str]],
-            hidden: Sequence[str | os.PathLike[str]], limits: Limits, sandbox: str,
-            slot: int) -> Confinement:
+def confine(
+    argv: Sequence[str],
+    *,
+    readable: Sequence[str | os.PathLike[str]],
+    hidden: Sequence[str | os.PathLike[str]],
+    limits: Limits,
+    sandbox: str,
+    slot: int,
+) -> Confinement:
     """Decide how to run ``argv``. Probes (cached) so that the answer is known to work.
 
     Raises ``SandboxUnavailable`` for ``sandbox="bwrap"`` when bwrap does not work here.
@@ -434,15 +488,20 @@ def confine(argv: Sequence[str], *, readable: Sequence[str | os.PathLike[str]],
         raise ValueError("argv is empty")
     uid = uid_for_slot(slot) if os.geteuid() == 0 else None
     argv0 = argv[0]
-    policy = Policy(interpreter=tuple(interpreter_roots(argv0)),
-                    readable=tuple(sorted({_real(p) for p in readable})),
-                    hidden=tuple(sorted({_real(p) for p in hidden})), uid=uid, limits=limits)
+    policy = Policy(
+        interpreter=tuple(interpreter_roots(argv0)),
+        readable=tuple(sorted({_real(p) for p in readable})),
+        hidden=tuple(sorted({_real(p) for p in hidden})),
+        uid=uid,
+        limits=limits,
+    )
     note = ""
     if sandbox in ("auto", "bwrap"):
         works, why = bwrap_status()
         if works:
-            candidate = Confinement(mode="bwrap", policy=policy,
-                                    bwrap=shutil.which("bwrap", path=SAFE_PATH))
+            candidate = Confinement(
+                mode="bwrap", policy=policy, bwrap=shutil.which("bwrap", path=SAFE_PATH)
+            )
             works, why = _probe(candidate, argv0)
             if works:
                 return candidate
@@ -457,5 +516,6 @@ def confine(argv: Sequence[str], *, readable: Sequence[str | os.PathLike[str]],
         uid_note = f"uid {uid} cannot run it: {why}"
     else:
         uid_note = ""
-    return Confinement(mode="none", policy=dataclasses.replace(policy, uid=None), note=note,
-                       uid_note=uid_note)
+    return Confinement(
+        mode="none", policy=dataclasses.replace(policy, uid=None), note=note, uid_note=uid_note
+    )

@@ -42,21 +42,45 @@ class UsageFailure(Exception):
     """The command line or the configuration is wrong (exit code 2)."""
 
 
-def pytest_command(assignment: str, options: GradeOptions, results: Path,
-                   slot: int) -> list[str]:
+def pytest_command(assignment: str, options: GradeOptions, results: Path, slot: int) -> list[str]:
     """The grading process for one assignment: pytest with our plugin and settings, and the
     options as the plugin reads them back (``grader.grading.options``)."""
     return [
-        sys.executable, "-I", "-m", "pytest", str(SUITES / f"test_{assignment}.py"),
-        "-p", "grader.grading.plugin", "-p", "hypothesis.extra.pytestplugin",
-        "-p", "no:cacheprovider", "-c", str(SUITES / "grading.ini"),
-        "--rootdir", str(SUITES), "--confcutdir", str(SUITES), "-q", "--no-header",
+        sys.executable,
+        "-I",
+        "-m",
+        "pytest",
+        str(SUITES / f"test_{assignment}.py"),
+        "-p",
+        "grader.grading.plugin",
+        "-p",
+        "hypothesis.extra.pytestplugin",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(SUITES / "grading.ini"),
+        "--rootdir",
+        str(SUITES),
+        "--confcutdir",
+        str(SUITES),
+        "-q",
+        "--no-header",
         "--assert=plain",  # the checks raise their own verdicts: rewriting asserts is waste
         "--tb=native",  # nobody reads a failing test's pytest traceback: the cheapest one
-        "-p", "no:unraisableexception",  # its garbage collections at exit cost 0.1 s a run
-        "-o", "console_output_style=classic", "--grader-results", str(results),
-        *pytest_arguments(replace(options, assignment=assignment, slot=slot,
-                                  reference=_given_reference(options.reference))),
+        "-p",
+        "no:unraisableexception",  # its garbage collections at exit cost 0.1 s a run
+        "-o",
+        "console_output_style=classic",
+        "--grader-results",
+        str(results),
+        *pytest_arguments(
+            replace(
+                options,
+                assignment=assignment,
+                slot=slot,
+                reference=_given_reference(options.reference),
+            )
+        ),
     ]
 
 
@@ -73,33 +97,44 @@ Runner = Callable[[list[str], Path], tuple[int, str]]
 def grading_environment() -> dict[str, str]:
     """The environment of a grading process: no plugin autoloading, no bytecode files, one
     hash seed, and no ``CI`` variable (Hypothesis would load its own CI profile)."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("PYTHON") and key != "CI"}
-    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONHASHSEED="0")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("PYTHON") and key != "CI"
+    }
+    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     return env
 
 
 def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
     """A fresh Python process per grading run (``grader.workflows.lane``: a warm one)."""
-    proc = subprocess.run(command, cwd=workdir, env=grading_environment(),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    proc = subprocess.run(
+        command,
+        cwd=workdir,
+        env=grading_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def run_assignment(assignment: str, options: GradeOptions, workdir: Path, slot: int,
-                   runner: Runner = in_subprocess) -> dict[str, Any]:
+def run_assignment(
+    assignment: str, options: GradeOptions, workdir: Path, slot: int, runner: Runner = in_subprocess
+) -> dict[str, Any]:
     results = workdir / f"{assignment}.json"
     returncode, output = runner(pytest_command(assignment, options, results, slot), workdir)
     if returncode == 4:
         raise UsageFailure(_last_error(output))
     if returncode not in (0, 1) or not results.is_file():
-        raise GraderFailure(f"grading {assignment} failed (pytest exit {returncode}): "
-                            f"{_last_error(output)}")
+        raise GraderFailure(
+            f"grading {assignment} failed (pytest exit {returncode}): {_last_error(output)}"
+        )
     payload = json.loads(results.read_text())
     if payload["internal_errors"]:
-        raise GraderFailure(f"grading {assignment} hit an internal error: "
-                            f"{payload['internal_errors'][0]}")
+        raise GraderFailure(
+            f"grading {assignment} hit an internal error: {payload['internal_errors'][0]}"
+        )
     return payload
 
 
@@ -115,8 +150,11 @@ def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) ->
     for only in options.only:
         if not any(rubric_module.selected(i.id, (only,)) for i in items):
             raise UsageFailure(f"--only {only} selects no rubric item")
-    return [a for a in assignments
-            if any(i.assignment == a and rubric_module.selected(i.id, options.only) for i in items)]
+    return [
+        a
+        for a in assignments
+        if any(i.assignment == a and rubric_module.selected(i.id, options.only) for i in items)
+    ]
 
 
 def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
@@ -127,17 +165,23 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
     present = [a for a in selected if a not in absent]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
-        futures = {a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n,
-                               runner)
-                   for n, a in enumerate(present)}
+        futures = {
+            a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n, runner)
+            for n, a in enumerate(present)
+        }
         payloads = {a: f.result() for a, f in futures.items()}
     first = next(iter(payloads.values()), {"oracles": [], "protections": []})
     notice = oracle_notice(first["oracles"], options.torch) if payloads else None
     return GradeReport(
         assignment=options.assignment,
         seed="secret" if options.seed is not None else rubric.seed,
-        items=[item for a in selected for item in (
-            payloads[a]["items"] if a in payloads else _absent_items(rubric, a, options.only))],
+        items=[
+            item
+            for a in selected
+            for item in (
+                payloads[a]["items"] if a in payloads else _absent_items(rubric, a, options.only)
+            )
+        ],
         oracles=first["oracles"],
         protections=first["protections"],
         duration_s=time.monotonic() - started,
@@ -147,16 +191,29 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
     )
 
 
-def _absent_items(rubric: rubric_module.Rubric, assignment: str, only: tuple[str, ...]
-                  ) -> list[dict[str, Any]]:
+def _absent_items(
+    rubric: rubric_module.Rubric, assignment: str, only: tuple[str, ...]
+) -> list[dict[str, Any]]:
     """The selected items of an assignment that was not submitted: 0 points, ``missing``,
     decided here without starting a worker."""
     why = not_submitted(assignment)
-    return [ItemResult(id=i.id, assignment=assignment, title=i.title, score=0.0,
-                       max_score=i.points, extra_credit=i.extra_credit,
-                       visibility=i.visibility, status="missing", bugs=[], feedback=why,
-                       reason=why).to_json()
-            for i in rubric.for_assignments({assignment}) if rubric_module.selected(i.id, only)]
+    return [
+        ItemResult(
+            id=i.id,
+            assignment=assignment,
+            title=i.title,
+            score=0.0,
+            max_score=i.points,
+            extra_credit=i.extra_credit,
+            visibility=i.visibility,
+            status="missing",
+            bugs=[],
+            feedback=why,
+            reason=why,
+        ).to_json()
+        for i in rubric.for_assignments({assignment})
+        if rubric_module.selected(i.id, only)
+    ]
 
 
 def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
@@ -165,8 +222,8 @@ def oracle_notice(oracles: list[str], torch_allowed: bool) -> str | None:
         return None
     why = "PyTorch is not installed" if torch_allowed else "PyTorch is turned off (--no-torch)"
     if len(oracles) == 1:
-        return (f"{why} and there is no reference solution: graded on a single oracle, "
-                f"{oracles[0]}, with no second oracle to confirm a verdict.")
+        return (
+            f"{why} and there is no reference solution: graded on a single oracle, "
+            f"{oracles[0]}, with no second oracle to confirm a verdict."
+        )
     return f"{why}: checking against {' and '.join(oracles)} only."
-
-

@@ -16,8 +16,10 @@ from grader.layout import REPLAY_CACHE
 from grader.workflows.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
 from grader.workflows.submissions import Upload, upload_at
 
-SUBMISSION_HELP = ("a folder, .py, .ipynb or .zip, as a student uploads it; the engines are "
-                   "found in it as batch finds them")
+SUBMISSION_HELP = (
+    "a folder, .py, .ipynb or .zip, as a student uploads it; the engines are "
+    "found in it as batch finds them"
+)
 _SPELLED = [option for option in fields(GradeOptions) if SPELLING in option.metadata]
 """The fields a grading command takes from its command line."""
 
@@ -27,11 +29,15 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     ``GradeOptions`` with a command-line spelling, and ``--no-replay``."""
     for option in _SPELLED:
         flag, spelling = option.metadata[SPELLING]
-        parser.add_argument(flag, dest=option.name, default=command_line_default(option),
-                            **spelling)
-    parser.add_argument("--no-replay", action="store_true",
-                        help="run every test under Hypothesis instead of replaying the runs "
-                             "recorded before (a secret --seed never replays)")
+        parser.add_argument(
+            flag, dest=option.name, default=command_line_default(option), **spelling
+        )
+    parser.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="run every test under Hypothesis instead of replaying the runs "
+        "recorded before (a secret --seed never replays)",
+    )
     parser.set_defaults(slot=slot)
 
 
@@ -39,7 +45,8 @@ def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
     return GradeOptions(
         submission=submission,
         replay=None if args.no_replay or args.seed is not None else REPLAY_CACHE,
-        **{option.name: as_field(getattr(args, option.name)) for option in _SPELLED})
+        **{option.name: as_field(getattr(args, option.name)) for option in _SPELLED},
+    )
 
 
 def exit_code(console: Console, action: Callable[[], int]) -> int:
@@ -55,14 +62,11 @@ def exit_code(console: Console, action: Callable[[], int]) -> int:
         return EXIT_GRADER
 
 
-
-
 def submission_upload(submission: str, console: Console) -> Upload | None:
     """``--submission`` as an upload, or None after saying why it is not one."""
     upload = upload_at(Path(submission).resolve())
     if upload is None:
-        console.print(f"[red]usage error:[/red] no submission {submission} (a folder, .py, "
-                      ".ipynb or .zip)")
+        console.print(
+            f"[red]usage error:[/red] no submission {submission} (a folder, .py, .ipynb or .zip)"
+        )
     return upload
-
-

@@ -98,8 +98,10 @@ def candidates(options: AuditOptions) -> list[Mutant]:
     if options.sample is None:
         return [*changed, *idle]
     some_idle = min(len(idle), max(1, options.sample // 4))
-    return [*sample(changed, options.sample - some_idle, options.sample_seed),
-            *sample(idle, some_idle, options.sample_seed)]
+    return [
+        *sample(changed, options.sample - some_idle, options.sample_seed),
+        *sample(idle, some_idle, options.sample_seed),
+    ]
 
 
 def _uploads(options: AuditOptions, assignment: str, chosen: Sequence[Mutant]) -> Path:
@@ -108,31 +110,42 @@ def _uploads(options: AuditOptions, assignment: str, chosen: Sequence[Mutant]) -
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    shutil.copytree(options.reference, folder / BASELINE,
-                    ignore=shutil.ignore_patterns("__pycache__", JUDGEMENTS))
+    shutil.copytree(
+        options.reference,
+        folder / BASELINE,
+        ignore=shutil.ignore_patterns("__pycache__", JUDGEMENTS),
+    )
     for mutant in chosen:
         mutant.write(options.reference, folder / mutant.id)
     return folder
 
 
-def grade_all(options: AuditOptions, chosen: Sequence[Mutant], rubric: rubric_module.Rubric,
-              console: Console) -> dict[str, dict[str, GradeReport | str]]:
+def grade_all(
+    options: AuditOptions, chosen: Sequence[Mutant], rubric: rubric_module.Rubric, console: Console
+) -> dict[str, dict[str, GradeReport | str]]:
     """Per assignment, each upload's grade (or why there is none), graded as a batch. The
     ``*.graphs`` items are left out: a mutant may lose them anyway, and one they alone would
     kill survives here and is told apart by the differential run."""
     grades: dict[str, dict[str, GradeReport | str]] = {}
     for assignment in sorted({m.region.assignment for m in chosen}):
         mine = [m for m in chosen if m.region.assignment == assignment]
-        only = tuple(i.id for i in rubric.items
-                     if i.assignment == assignment and not i.id.endswith(".graphs"))
+        only = tuple(
+            i.id
+            for i in rubric.items
+            if i.assignment == assignment and not i.id.endswith(".graphs")
+        )
         console.print(f"{assignment}: {len(mine)} mutants and do-nothing variants")
-        run = batch.run(batch.BatchOptions(
-            submissions=_uploads(options, assignment, mine).absolute(),
-            out=(options.out / "grades" / assignment).absolute(),
-            grading=dataclasses.replace(options.grading, assignment=assignment, only=only),
-            jobs=options.jobs, scheduler=options.scheduler), console)
-        grades[assignment] = {r.student: r.report or r.error or "not graded"
-                              for r in run.results}
+        run = batch.run(
+            batch.BatchOptions(
+                submissions=_uploads(options, assignment, mine).absolute(),
+                out=(options.out / "grades" / assignment).absolute(),
+                grading=dataclasses.replace(options.grading, assignment=assignment, only=only),
+                jobs=options.jobs,
+                scheduler=options.scheduler,
+            ),
+            console,
+        )
+        grades[assignment] = {r.student: r.report or r.error or "not graded" for r in run.results}
     return grades
 
 
@@ -156,19 +169,30 @@ def load_judgements(reference: Path) -> Judgements:
         return Judgements()
     data = yaml.safe_load(path.read_text()) or {}
     sections = {name: data.get(name) or {} for name in ("equivalent", "overwrites")}
-    if (not isinstance(data, dict) or set(data) - set(sections)
-            or not all(isinstance(section, dict) and all(isinstance(v, str) for v in
-                                                           section.values())
-                       for section in sections.values())):
-        raise UsageFailure(f"{path}: expected 'equivalent' and 'overwrites', each a mapping "
-                           "of mutant id to the reason")
-    return Judgements(**{name: {str(k): v for k, v in section.items()}
-                         for name, section in sections.items()})
+    if (
+        not isinstance(data, dict)
+        or set(data) - set(sections)
+        or not all(
+            isinstance(section, dict) and all(isinstance(v, str) for v in section.values())
+            for section in sections.values()
+        )
+    ):
+        raise UsageFailure(
+            f"{path}: expected 'equivalent' and 'overwrites', each a mapping "
+            "of mutant id to the reason"
+        )
+    return Judgements(
+        **{name: {str(k): v for k, v in section.items()} for name, section in sections.items()}
+    )
 
 
-def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
-          shared: frozenset[str] = frozenset(), overwrites: frozenset[str] = frozenset()
-          ) -> Verdict:
+def judge(
+    mutant: Mutant,
+    report: GradeReport | str,
+    baseline: GradeReport,
+    shared: frozenset[str] = frozenset(),
+    overwrites: frozenset[str] = frozenset(),
+) -> Verdict:
     """The verdict on one graded mutant, against the reference's grade (``differs`` and
     ``equivalent`` are decided later, by the differential run). ``shared``: items several
     regions serve (``micrograd.sugar``: one test per composed operator), where a do-nothing
@@ -176,9 +200,15 @@ def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
     may be named overwrite-grad besides the ``+=`` -> ``=`` ones."""
     region = mutant.region
     own = (*region.serves, *region.also)
-    start = Verdict(id=mutant.id, kind=mutant.kind, operator=mutant.operator,
-                    description=mutant.description, home=region.serves[0], own=own,
-                    verdict=ERROR)
+    start = Verdict(
+        id=mutant.id,
+        kind=mutant.kind,
+        operator=mutant.operator,
+        description=mutant.description,
+        home=region.serves[0],
+        own=own,
+        verdict=ERROR,
+    )
     if isinstance(report, str):
         return dataclasses.replace(start, note=f"not graded: {report}")
     reference, scores = _scores(baseline), _scores(report)
@@ -186,14 +216,23 @@ def judge(mutant: Mutant, report: GradeReport | str, baseline: GradeReport,
     leaked = tuple(i for i in lost if i not in own and i != f"{region.assignment}.graphs")
     named = tuple(sorted({bug for item in report.items for bug in item["bugs"]}))
     overwrite = mutant.operator == OVERWRITE_OPERATOR or mutant.id in overwrites
-    verdict = dataclasses.replace(start, lost=lost, leaked=leaked, named=named,
-                                  misdiagnosis=_misdiagnosis(overwrite, lost, named))
+    verdict = dataclasses.replace(
+        start,
+        lost=lost,
+        leaked=leaked,
+        named=named,
+        misdiagnosis=_misdiagnosis(overwrite, lost, named),
+    )
     if mutant.kind == "do-nothing":
         earned = sum(scores.get(i, 0.0) for i in region.serves if i not in shared)
         kept = [i for i in region.serves if i in shared and i not in lost]
         note = f"kept every point of {', '.join(kept)}" if kept else ""
-        return dataclasses.replace(verdict, earned=earned, note=note,
-                                   verdict=EARNS_POINTS if earned or kept else NOTHING_EARNED)
+        return dataclasses.replace(
+            verdict,
+            earned=earned,
+            note=note,
+            verdict=EARNS_POINTS if earned or kept else NOTHING_EARNED,
+        )
     if not lost:
         return dataclasses.replace(verdict, verdict=EQUIVALENT)
     if not set(lost) & set(own):
@@ -210,8 +249,9 @@ def _misdiagnosis(overwrite: bool, lost: Sequence[str], named: Sequence[str]) ->
     return ""
 
 
-def triage(options: AuditOptions, verdicts: list[Verdict], judgements: Judgements,
-           console: Console) -> list[Verdict]:
+def triage(
+    options: AuditOptions, verdicts: list[Verdict], judgements: Judgements, console: Console
+) -> list[Verdict]:
     """Each survivor, and each do-nothing variant that earns points, against the reference
     in the wide differential run: a do-nothing body that behaves as the reference is a
     correct one (``equivalent``). A mutant a person judged equivalent is ``confirmed`` with
@@ -222,20 +262,30 @@ def triage(options: AuditOptions, verdicts: list[Verdict], judgements: Judgement
 
     def run(verdict: Verdict) -> Verdict:
         assignment = verdict.home.split(".")[0]
-        found = differ(options.reference, folder / assignment / verdict.id, assignment,
-                       programs=options.programs)
+        found = differ(
+            options.reference,
+            folder / assignment / verdict.id,
+            assignment,
+            programs=options.programs,
+        )
         difference = None if found is None else dataclasses.asdict(found)
         if verdict.id in judgements.equivalent:
-            return dataclasses.replace(verdict, verdict=CONFIRMED, difference=difference,
-                                       note=judgements.equivalent[verdict.id])
+            return dataclasses.replace(
+                verdict,
+                verdict=CONFIRMED,
+                difference=difference,
+                note=judgements.equivalent[verdict.id],
+            )
         if found is not None:
-            return dataclasses.replace(verdict, verdict=DIFFERS if verdict.kind == "mutant"
-                                       else verdict.verdict, difference=difference)
+            return dataclasses.replace(
+                verdict,
+                verdict=DIFFERS if verdict.kind == "mutant" else verdict.verdict,
+                difference=difference,
+            )
         return dataclasses.replace(verdict, verdict=EQUIVALENT)
 
     triaged = {}
-    with Progress(console=console) as progress, \
-            ThreadPoolExecutor(max(1, options.jobs)) as pool:
+    with Progress(console=console) as progress, ThreadPoolExecutor(max(1, options.jobs)) as pool:
         task = progress.add_task("survivors: differential run", total=len(survivors))
         for verdict in pool.map(run, survivors):
             triaged[verdict.id] = verdict
@@ -258,19 +308,30 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
         baseline = mine.get(BASELINE)
         if not isinstance(baseline, GradeReport):
             raise UsageFailure(f"the reference itself could not be graded: {baseline}")
-        verdicts.append(judge(mutant, mine.get(mutant.id, "not graded"), baseline, shared,
-                              frozenset(judgements.overwrites)))
+        verdicts.append(
+            judge(
+                mutant,
+                mine.get(mutant.id, "not graded"),
+                baseline,
+                shared,
+                frozenset(judgements.overwrites),
+            )
+        )
     verdicts = triage(options, verdicts, judgements, console)
-    report = AuditReport(verdicts, [i.id for i in rubric.items],
-                         duration_s=time.monotonic() - started)
+    report = AuditReport(
+        verdicts, [i.id for i in rubric.items], duration_s=time.monotonic() - started
+    )
     write_atomically(options.out / "audit.json", json.dumps(report.to_json(), indent=1))
     write_atomically(options.out / "audit.html", audit_html(report))
     return report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="audit", help="folder for the mutants, their grades, "
-                        "audit.json and audit.html (default: audit/)")
+    parser.add_argument(
+        "--out",
+        default="audit",
+        help="folder for the mutants, their grades, audit.json and audit.html (default: audit/)",
+    )
     parser.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
     parser.add_argument("--reference", default=str(DEFAULT_REFERENCE))
     parser.add_argument("--seed", type=int, help="grading seed (default: the rubric's)")
@@ -280,20 +341,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
     parser.add_argument("--sample", type=int, help="grade a seeded sample of this many")
     parser.add_argument("--sample-seed", type=int, default=0)
-    parser.add_argument("--programs", type=int, default=400,
-                        help="differential programs per surviving mutant")
+    parser.add_argument(
+        "--programs", type=int, default=400, help="differential programs per surviving mutant"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=True)
     grading = GradeOptions(
-        submission=Path(), seed=args.seed, rubric=Path(args.rubric).absolute(),
-        reference=Path(args.reference).absolute(), torch=not args.no_torch,
-        sandbox=args.sandbox, slot=batch.DEFAULT_SLOT,
-        replay=None if args.scheduler else IN_MEMORY)
-    options = AuditOptions(out=Path(args.out), grading=grading, jobs=args.jobs,
-                           scheduler=args.scheduler, sample=args.sample,
-                           sample_seed=args.sample_seed, programs=args.programs)
+        submission=Path(),
+        seed=args.seed,
+        rubric=Path(args.rubric).absolute(),
+        reference=Path(args.reference).absolute(),
+        torch=not args.no_torch,
+        sandbox=args.sandbox,
+        slot=batch.DEFAULT_SLOT,
+        replay=None if args.scheduler else IN_MEMORY,
+    )
+    options = AuditOptions(
+        out=Path(args.out),
+        grading=grading,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        sample=args.sample,
+        sample_seed=args.sample_seed,
+        programs=args.programs,
+    )
     try:
         report = run(options, console)
     except (UsageFailure, rubric_module.RubricError) as exc:

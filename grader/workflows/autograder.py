@@ -36,8 +36,7 @@ GRADESCOPE_MEMORY_MB = 512
 768 MB container, and numpy with one OpenBLAS thread runs in 512 MB."""
 
 
-def _grade_within(options: GradeOptions, deadline_s: float
-                  ) -> tuple[GradeReport | None, str, bool]:
+def _grade_within(options: GradeOptions, deadline_s: float) -> tuple[GradeReport | None, str, bool]:
     """The report or None and why not, and whether grading finished within ``deadline_s``."""
     outcome: dict[str, Any] = {}
 
@@ -71,15 +70,22 @@ def main() -> int:
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
     rubric = rubric_module.load(source / "rubric.yaml")
     with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as tmp:
-        prepared = prepare(Upload("submission", root / "submission", "folder"),
-                           Path(tmp) / "submission")
+        prepared = prepare(
+            Upload("submission", root / "submission", "folder"), Path(tmp) / "submission"
+        )
         report, failure, finished = _grade_within(
-            GradeOptions(submission=prepared.folder, seed=config.get("seed"),
-                         memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
-                         rubric=source / "rubric.yaml", reference=source / "reference"),
-            float(config.get("deadline_s", DEFAULT_DEADLINE_S)))
-        document = results(rubric.items, report, time.monotonic() - started, prepared.notes,
-                           failure)
+            GradeOptions(
+                submission=prepared.folder,
+                seed=config.get("seed"),
+                memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
+                rubric=source / "rubric.yaml",
+                reference=source / "reference",
+            ),
+            float(config.get("deadline_s", DEFAULT_DEADLINE_S)),
+        )
+        document = results(
+            rubric.items, report, time.monotonic() - started, prepared.notes, failure
+        )
         write_atomically(root / "results" / "results.json", json.dumps(document, indent=1))
         if not finished:
             _abandon()

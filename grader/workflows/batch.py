@@ -118,11 +118,22 @@ def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
     grading = job.options.grading
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
-        prepared = prepare(job.upload, Path(tmp) / "submission", limits=job.options.limits,
-                           sandbox=grading.sandbox, slot=grading.slot)
+        prepared = prepare(
+            job.upload,
+            Path(tmp) / "submission",
+            limits=job.options.limits,
+            sandbox=grading.sandbox,
+            slot=grading.slot,
+        )
         report = grade(dataclasses.replace(grading, submission=prepared.folder), runner)
-    return {"grader": grader_digest(), "libraries": list(libraries()), "version": __version__,
-            "notes": prepared.notes, "refused": prepared.refused, "report": asdict(report)}
+    return {
+        "grader": grader_digest(),
+        "libraries": list(libraries()),
+        "version": __version__,
+        "notes": prepared.notes,
+        "refused": prepared.refused,
+        "report": asdict(report),
+    }
 
 
 def _outcome(job: Job, future: Any) -> dict[str, Any]:
@@ -133,11 +144,15 @@ def _outcome(job: Job, future: Any) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - one student's grader failure must not stop a class
         return {"error": f"{type(exc).__name__}: {exc}"[:500]}
     if entry.get("grader") != job.key.grader:
-        return {"error": f"a worker runs another grader (source {str(entry.get('grader'))[:12]}, "
-                         f"not {job.key.grader[:12]})"}
+        return {
+            "error": f"a worker runs another grader (source {str(entry.get('grader'))[:12]}, "
+            f"not {job.key.grader[:12]})"
+        }
     if tuple(entry.get("libraries", ())) != job.key.libraries:
-        return {"error": f"a worker runs {', '.join(entry.get('libraries', ()))}, not "
-                         f"{', '.join(job.key.libraries)}"}
+        return {
+            "error": f"a worker runs {', '.join(entry.get('libraries', ()))}, not "
+            f"{', '.join(job.key.libraries)}"
+        }
     return entry
 
 
@@ -159,8 +174,9 @@ def _dask(jobs: list[Job], address: str) -> Iterator[tuple[Job, dict[str, Any]]]
         from dask.distributed import Client
         from dask.distributed import as_completed as dask_completed
     except ImportError:
-        raise UsageFailure("--scheduler needs Dask: pip install 'autograd-grader[cluster]'"
-                           ) from None
+        raise UsageFailure(
+            "--scheduler needs Dask: pip install 'autograd-grader[cluster]'"
+        ) from None
     with Client(address) as client:
         futures = {client.submit(grade_upload, job, pure=False): job for job in jobs}
         for future in dask_completed(futures):
@@ -169,8 +185,11 @@ def _dask(jobs: list[Job], address: str) -> Iterator[tuple[Job, dict[str, Any]]]
 
 def libraries() -> tuple[str, ...]:
     """The versions that decide what Hypothesis draws for a seed (replay's keys have them too)."""
-    return (f"hypothesis {hypothesis.__version__}", f"numpy {np.__version__}",
-            f"python {platform.python_version()}")
+    return (
+        f"hypothesis {hypothesis.__version__}",
+        f"numpy {np.__version__}",
+        f"python {platform.python_version()}",
+    )
 
 
 def reference_digest(grading: GradeOptions) -> str | None:
@@ -193,15 +212,23 @@ def oracles(grading: GradeOptions, reference: str | None) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def keys(options: BatchOptions, uploads: Iterable[Upload], rubric: rubric_module.Rubric
-         ) -> dict[str, Key]:
+def keys(
+    options: BatchOptions, uploads: Iterable[Upload], rubric: rubric_module.Rubric
+) -> dict[str, Key]:
     """Each student's ledger key: everything their grade depends on (``ledger.Key``)."""
     grading = options.grading
     reference = reference_digest(grading)
-    shared = {"rubric": rubric.digest, "seed": grading.seed, "assignment": grading.assignment,
-              "only": tuple(sorted(grading.only)), "grader": grader_digest(),
-              "reference": reference, "oracles": oracles(grading, reference),
-              "libraries": libraries(), "limits": (grading.import_budget, grading.memory_mb)}
+    shared = {
+        "rubric": rubric.digest,
+        "seed": grading.seed,
+        "assignment": grading.assignment,
+        "only": tuple(sorted(grading.only)),
+        "grader": grader_digest(),
+        "reference": reference,
+        "oracles": oracles(grading, reference),
+        "libraries": libraries(),
+        "limits": (grading.import_budget, grading.memory_mb),
+    }
     return {u.student: Key(content=content_hash(u), **shared) for u in uploads}
 
 
@@ -226,12 +253,18 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
     jobs = list(todo.values())
     runner = _dask(jobs, options.scheduler) if options.scheduler else _local(jobs, options.jobs)
     started = time.monotonic()
-    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[rate]}/min"),
-               TextColumn("[red]{task.fields[failures]} failed"), TimeElapsedColumn())
+    columns = (
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}/min"),
+        TextColumn("[red]{task.fields[failures]} failed"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task("grading", total=len(uploads), completed=outcome.reused,
-                                 rate="-", failures=0)
+        task = progress.add_task(
+            "grading", total=len(uploads), completed=outcome.reused, rate="-", failures=0
+        )
         for job, entry in runner:
             if "error" in entry:
                 errors[job.key.digest] = entry["error"]
@@ -240,12 +273,18 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
                 ledger.put(job.key, entry)
                 outcome.graded += 1
             done = outcome.graded + outcome.failed
-            progress.update(task, advance=1, failures=outcome.failed,
-                            rate=f"{done / max(time.monotonic() - started, 1e-9) * 60:.1f}")
+            progress.update(
+                task,
+                advance=1,
+                failures=outcome.failed,
+                rate=f"{done / max(time.monotonic() - started, 1e-9) * 60:.1f}",
+            )
     for upload in uploads:
         key = student_keys[upload.student]
-        outcome.results.append(_from_ledger(ledger, key, upload.student) or StudentResult(
-            upload.student, None, error=errors.get(key.digest, "not graded")))
+        outcome.results.append(
+            _from_ledger(ledger, key, upload.student)
+            or StudentResult(upload.student, None, error=errors.get(key.digest, "not graded"))
+        )
     outcome.changes = compare_with_last_run(options.out, outcome.results, rubric)
     write_outputs(options.out, outcome.results, rubric, outcome.changes)
     return outcome
@@ -258,14 +297,19 @@ def _from_ledger(ledger: Ledger, key: Key, student: str) -> StudentResult | None
     if entry is None:
         return None
     try:
-        return StudentResult(student, GradeReport(**entry["report"]), tuple(entry["notes"]),
-                             refused=str(entry.get("refused", "")))
+        return StudentResult(
+            student,
+            GradeReport(**entry["report"]),
+            tuple(entry["notes"]),
+            refused=str(entry.get("refused", "")),
+        )
     except (TypeError, KeyError):
         return None
 
 
-def compare_with_last_run(out: Path, results: list[StudentResult],
-                          rubric: rubric_module.Rubric) -> list[Change] | None:
+def compare_with_last_run(
+    out: Path, results: list[StudentResult], rubric: rubric_module.Rubric
+) -> list[Change] | None:
     """Keep the last run's ``grades.csv`` as ``previous/grades.csv`` and write ``changes.csv``:
     the students whose total or an item's score moved, which after a fixed grader are the ones
     to tell. None on a first run (no ``grades.csv`` yet). Called before the new ``grades.csv``
@@ -280,28 +324,42 @@ def compare_with_last_run(out: Path, results: list[StudentResult],
     return changes
 
 
-def write_outputs(out: Path, results: list[StudentResult], rubric: rubric_module.Rubric,
-                  changes: list[Change] | None = None) -> None:
+def write_outputs(
+    out: Path,
+    results: list[StudentResult],
+    rubric: rubric_module.Rubric,
+    changes: list[Change] | None = None,
+) -> None:
     """``grades.csv``, ``feedback/<student>.md`` and ``.html`` per graded student (the same
     content as the terminal report), ``summary.html`` linking to them (and listing
     ``changes``, the grades that moved since the last run)."""
     write_atomically(out / "grades.csv", gradebook_csv(results, rubric.items))
     for result in results:
         if result.report is not None:
-            write_atomically(out / "feedback" / f"{result.student}.md",
-                             feedback(result.report, rubric.titles, result.notes))
-            write_html_report(result.report, rubric.titles,
-                              out / "feedback" / f"{result.student}.html")
+            write_atomically(
+                out / "feedback" / f"{result.student}.md",
+                feedback(result.report, rubric.titles, result.notes),
+            )
+            write_html_report(
+                result.report, rubric.titles, out / "feedback" / f"{result.student}.html"
+            )
     write_atomically(out / "summary.html", summary_html(results, rubric.items, changes))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submissions", help="folder of uploads named by student id "
-                        "(folders, .zip, .py, .ipynb)")
-    parser.add_argument("--out", required=True, help="folder for the ledger, grades.csv, "
-                        "feedback/ and summary.html")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="submissions graded at once (default: the cores)")
+    parser.add_argument(
+        "submissions", help="folder of uploads named by student id (folders, .zip, .py, .ipynb)"
+    )
+    parser.add_argument(
+        "--out", required=True, help="folder for the ledger, grades.csv, feedback/ and summary.html"
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="submissions graded at once (default: the cores)",
+    )
     add_grading_options(parser, slot=DEFAULT_SLOT)
     parser.add_argument("--force", action="store_true", help="regrade what the ledger has")
     parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
@@ -311,28 +369,38 @@ def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=True)
     grading = grade_options(args, Path())
     options = BatchOptions(  # absolute: a Dask worker grades in a directory of its own
-        submissions=Path(args.submissions).absolute(), out=Path(args.out).absolute(),
+        submissions=Path(args.submissions).absolute(),
+        out=Path(args.out).absolute(),
         grading=dataclasses.replace(
-            grading, rubric=grading.rubric.absolute(),
-            reference=grading.reference.absolute() if grading.reference else None),
-        jobs=args.jobs, force=args.force, scheduler=args.scheduler)
+            grading,
+            rubric=grading.rubric.absolute(),
+            reference=grading.reference.absolute() if grading.reference else None,
+        ),
+        jobs=args.jobs,
+        force=args.force,
+        scheduler=args.scheduler,
+    )
     if not (args.no_replay or args.scheduler):  # a lane keeps recordings in memory only
         options = dataclasses.replace(
-            options, grading=dataclasses.replace(options.grading, replay=IN_MEMORY))
+            options, grading=dataclasses.replace(options.grading, replay=IN_MEMORY)
+        )
     try:
         outcome = run(options, console)
     except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:
         console.print(f"[red]usage error:[/red] {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted:[/yellow] every result finished so far is in the "
-                      "ledger; run the same command again to go on")
+        console.print(
+            "[yellow]interrupted:[/yellow] every result finished so far is in the "
+            "ledger; run the same command again to go on"
+        )
         return EXIT_INTERRUPTED
-    console.print(f"{outcome.graded} graded, {outcome.reused} from the ledger, "
-                  f"{outcome.failed} failed; wrote {options.out / 'grades.csv'}")
+    console.print(
+        f"{outcome.graded} graded, {outcome.reused} from the ledger, "
+        f"{outcome.failed} failed; wrote {options.out / 'grades.csv'}"
+    )
     if outcome.changes is not None:
-        console.print(changes_line(outcome.changes, Path(args.out) / "changes.csv"),
-                      markup=False)
+        console.print(changes_line(outcome.changes, Path(args.out) / "changes.csv"), markup=False)
     return EXIT_GRADER if outcome.failed else EXIT_OK
 
 
@@ -340,5 +408,7 @@ def changes_line(changes: list[Change], where: Path) -> str:
     """The terminal's word on what a rerun changed: an instructor must tell these students."""
     if not changes:
         return "no grade changed since the last run"
-    return (f"{len(changes)} grade{'s' if len(changes) != 1 else ''} changed since the last "
-            f"run ({where})")
+    return (
+        f"{len(changes)} grade{'s' if len(changes) != 1 else ''} changed since the last "
+        f"run ({where})"
+    )

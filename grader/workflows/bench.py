@@ -27,17 +27,31 @@ from grader.workflows.api import GradeOptions, grade
 from grader.workflows.batch import BatchOptions, run
 
 CLASSIC_BUGS: list[dict[str, tuple[str, str]]] = [
-    {"micrograd/engine.py": ("self.grad += (1.0 - t * t) * out.grad",
-                             "self.grad += (1.0 - t) * out.grad"),
-     "babygrad/ops.py": ("_grad(unbroadcast(g * b.data, a.shape), a),",
-                         "_grad(unbroadcast(g * a.data, a.shape), a),")},
-    {"micrograd/engine.py": ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
-     "babygrad/ops.py": ("-g * a.data / (b.data * b.data)", "-g * a.data / b.data")},
-    {"micrograd/engine.py": ("self.grad += out.grad\n", "self.grad = out.grad\n"),
-     "babygrad/ops.py": ("np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
-                         "np.broadcast_to(out_grad.data, a.shape)")},
-    {"micrograd/engine.py": ("for node in reversed(order):", "for node in order:"),
-     "babygrad/tensor.py": ("for node in reversed(order):", "for node in order:")},
+    {
+        "micrograd/engine.py": (
+            "self.grad += (1.0 - t * t) * out.grad",
+            "self.grad += (1.0 - t) * out.grad",
+        ),
+        "babygrad/ops.py": (
+            "_grad(unbroadcast(g * b.data, a.shape), a),",
+            "_grad(unbroadcast(g * a.data, a.shape), a),",
+        ),
+    },
+    {
+        "micrograd/engine.py": ("(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
+        "babygrad/ops.py": ("-g * a.data / (b.data * b.data)", "-g * a.data / b.data"),
+    },
+    {
+        "micrograd/engine.py": ("self.grad += out.grad\n", "self.grad = out.grad\n"),
+        "babygrad/ops.py": (
+            "np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)",
+            "np.broadcast_to(out_grad.data, a.shape)",
+        ),
+    },
+    {
+        "micrograd/engine.py": ("for node in reversed(order):", "for node in order:"),
+        "babygrad/tensor.py": ("for node in reversed(order):", "for node in order:"),
+    },
 ]
 """Bugs students make, one in each assignment per entry: tanh's derivative as ``1 - t`` and
 Mul's gradient for ``a`` taken from ``a`` itself (the failing grade's); ReLU passing every
@@ -102,16 +116,22 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
     ratio, warm_ratio = failing.cpu_s / passing.cpu_s, warm_failing.cpu_s / warm.cpu_s
     print(_line("passing grade", passing))
     target = _verdict(ratio <= FAILING_RATIO, f"<= {FAILING_RATIO}x")
-    print(_line("failing grade (a classic bug in each)", failing,
-                f"{ratio:.2f}x passing: {target}"))
-    print(_line("passing grade, warm replay cache", warm,
-                _verdict(warm.wall_s <= WARM_PASSING_S, f"<= {WARM_PASSING_S} s")))
-    print(_line("failing grade, warm replay cache", warm_failing,
-                f"{warm_ratio:.2f}x passing (warm)"))
+    print(
+        _line("failing grade (a classic bug in each)", failing, f"{ratio:.2f}x passing: {target}")
+    )
+    print(
+        _line(
+            "passing grade, warm replay cache",
+            warm,
+            _verdict(warm.wall_s <= WARM_PASSING_S, f"<= {WARM_PASSING_S} s"),
+        )
+    )
+    print(
+        _line("failing grade, warm replay cache", warm_failing, f"{warm_ratio:.2f}x passing (warm)")
+    )
 
 
-def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] = (1, 2)
-                ) -> None:
+def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] = (1, 2)) -> None:
     """Batch throughput on copies of the reference, every other one with a pair of classic bugs
     (each pair in turn), as ``python -m grader batch`` grades them (warm lanes, recordings in
     memory); each copy differs by a comment, so none is a ledger hit."""
@@ -125,25 +145,34 @@ def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] 
                 shutil.copytree(reference, copy, ignore=shutil.ignore_patterns("__pycache__"))
             with (copy / "micrograd" / "engine.py").open("a") as engine:
                 engine.write(f"\n# copy {n}\n")
-        options = BatchOptions(uploads, work / f"out-{n_jobs}",
-                               GradeOptions(Path(), replay=IN_MEMORY), jobs=n_jobs)
+        options = BatchOptions(
+            uploads, work / f"out-{n_jobs}", GradeOptions(Path(), replay=IN_MEMORY), jobs=n_jobs
+        )
         started = time.monotonic()
         run(options, Console(quiet=True))
         rate = copies / ((time.monotonic() - started) / 60)
-        print(f"batch of {copies} (half with one of {len(CLASSIC_BUGS)} bugs), -j {n_jobs}: "
-              f"{rate:.1f} submissions per minute  "
-              f"{_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}")
+        print(
+            f"batch of {copies} (half with one of {len(CLASSIC_BUGS)} bugs), -j {n_jobs}: "
+            f"{rate:.1f} submissions per minute  "
+            f"{_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--submission", type=Path, default=DEFAULT_REFERENCE,
-                        help="a correct engine (the bugs are planted in a copy of it)")
-    parser.add_argument("--batch", type=int, default=12, help="submissions in the batch runs "
-                                                              "(0: skip them)")
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2],
-                        help="the -j values the batch runs at")
+    parser.add_argument(
+        "--submission",
+        type=Path,
+        default=DEFAULT_REFERENCE,
+        help="a correct engine (the bugs are planted in a copy of it)",
+    )
+    parser.add_argument(
+        "--batch", type=int, default=12, help="submissions in the batch runs (0: skip them)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, nargs="+", default=[1, 2], help="the -j values the batch runs at"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
         bench_grades(args.submission, Path(tmp), args.repeats)

@@ -46,8 +46,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
     batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
     watch.add_arguments(commands.add_parser("watch", help="re-grade on every save"))
-    audit.add_arguments(commands.add_parser("audit", help="how strong is the rubric? grade "
-                                            "mutants of the reference"))
+    audit.add_arguments(
+        commands.add_parser(
+            "audit", help="how strong is the rubric? grade mutants of the reference"
+        )
+    )
     return main
 
 
@@ -67,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code(console, lambda: _grade_and_report(upload, options, args, console))
 
 
-def _grade_and_report(upload: Upload, options: GradeOptions, args: argparse.Namespace,
-                      console: Console) -> int:
+def _grade_and_report(
+    upload: Upload, options: GradeOptions, args: argparse.Namespace, console: Console
+) -> int:
     with prepared(upload, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))
     titles = rubric_module.load(options.rubric).titles
@@ -82,7 +86,8 @@ def _grade_and_report(upload: Upload, options: GradeOptions, args: argparse.Name
     if args.html:
         write_html_report(report, titles, Path(args.html), found.notes)
     if args.fail_under is not None and report.score < args.fail_under / 100 * (
-            report.max_score or 1):
+        report.max_score or 1
+    ):
         console.print(f"score below --fail-under {args.fail_under}%")
         return EXIT_BELOW
     return EXIT_OK

@@ -110,19 +110,25 @@ class Lane:
 
     @staticmethod
     def _start() -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-I", "-m", "grader.workflows.lane"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                env=grading_environment(), text=True)
+        return subprocess.Popen(
+            [sys.executable, "-I", "-m", "grader.workflows.lane"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=grading_environment(),
+            text=True,
+        )
 
-    def run(self, command: list[str], workdir: Path, missing: dict[str, str]
-            ) -> tuple[int, str, dict[str, str]]:
+    def run(
+        self, command: list[str], workdir: Path, missing: dict[str, str]
+    ) -> tuple[int, str, dict[str, str]]:
         """Run ``command`` in a fork of the lane, handing it the recordings it lacks: exit
         code, output, and what the run recorded."""
-        args = command[command.index("pytest") + 1:]
+        args = command[command.index("pytest") + 1 :]
         requests, replies = self._process.stdin, self._process.stdout
         try:
-            requests.write(json.dumps({"args": args, "cwd": str(workdir),
-                                       "recordings": missing}) + "\n")
+            requests.write(
+                json.dumps({"args": args, "cwd": str(workdir), "recordings": missing}) + "\n"
+            )
             requests.flush()
             reply = json.loads(replies.readline())
         except (OSError, ValueError):

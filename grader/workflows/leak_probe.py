@@ -89,7 +89,8 @@ def _changed(saved: list[tuple[Any, dict[str, Any]]]) -> bool:
     for target, attributes in saved:
         current = vars(target)
         if len(current) != len(attributes) or any(
-                current.get(name, _MISSING) is not value for name, value in attributes.items()):
+            current.get(name, _MISSING) is not value for name, value in attributes.items()
+        ):
             return True
     return False
 
@@ -147,13 +148,15 @@ class Given(bops.Function):
 
     def backward(self, out_grad: Any, node: Any) -> tuple[Any, ...]:
         g = np.asarray(getattr(out_grad, "data", out_grad), np.float64)
-        return tuple(babygrad.Tensor(w * g, requires_grad=False, dtype="float64")
-                     for w in self.weights)
+        return tuple(
+            babygrad.Tensor(w * g, requires_grad=False, dtype="float64") for w in self.weights
+        )
 
 
 def tensor_dag() -> list[Any]:
-    nodes = [babygrad.Tensor(np.full(2, 1.0 + i), requires_grad=True, dtype="float64")
-             for i in range(2)]
+    nodes = [
+        babygrad.Tensor(np.full(2, 1.0 + i), requires_grad=True, dtype="float64") for i in range(2)
+    ]
     for pairs in WEIGHTS:
         nodes.append(Given(*(w for _, w in pairs))(*(nodes[i] for i, _ in pairs)))
     return nodes
@@ -170,6 +173,7 @@ def _close(got: Any, want: Any, rtol: float = 1e-5, atol: float = 1e-7) -> bool:
 
 # -------------------------------------------------------------------------- walk slots
 
+
 def _order_ok(result: Any, nodes: list[Any]) -> bool:
     """Each node once, every operand before (or every operand after) its users."""
     try:
@@ -182,7 +186,7 @@ def _order_ok(result: Any, nodes: list[Any]) -> bool:
         return False
     at = {n: p for p, n in enumerate(numbers)}
     edges = [(i, k) for k, pairs in enumerate(WEIGHTS, start=2) for i, _ in pairs]
-    return (all(at[i] < at[k] for i, k in edges) or all(at[i] > at[k] for i, k in edges))
+    return all(at[i] < at[k] for i, k in edges) or all(at[i] > at[k] for i, k in edges)
 
 
 def slot_topo(call: Callable[[Any], Any]) -> bool:
@@ -204,11 +208,15 @@ def slot_backward(call: Callable[[Any], Any], globals_of: Any = None) -> bool:
     nodes, calls = scalar_dag()
     nodes[-1].grad = 1.0
     order = list(nodes)
-    with _names({"build_topo": lambda root: list(order)}, mg.__dict__,
-                getattr(globals_of, "__globals__", None)):
+    with _names(
+        {"build_topo": lambda root: list(order)},
+        mg.__dict__,
+        getattr(globals_of, "__globals__", None),
+    ):
         call(nodes[-1])
     return calls[2:] == [1, 1, 1] and all(
-        _close(node.grad, want) for node, want in zip(nodes, GRADS, strict=True))
+        _close(node.grad, want) for node, want in zip(nodes, GRADS, strict=True)
+    )
 
 
 def slot_tensor_backward(call: Callable[[Any], Any]) -> bool:
@@ -250,18 +258,19 @@ def _names(replacements: dict[str, Any], *namespaces: dict[str, Any] | None) -> 
             namespace[name] = value
 
 
-WALK_SLOTS = {"micrograd.topo (build_topo)": ("scalar", slot_topo),
-              "micrograd.zero_grad (zero_grad)": ("scalar", slot_zero_grad),
-              "micrograd.backward (Value.backward)": ("scalar", slot_backward),
-              "babygrad.backward (Tensor.backward and its ledger)":
-                  ("tensor", slot_tensor_backward)}
+WALK_SLOTS = {
+    "micrograd.topo (build_topo)": ("scalar", slot_topo),
+    "micrograd.zero_grad (zero_grad)": ("scalar", slot_zero_grad),
+    "micrograd.backward (Value.backward)": ("scalar", slot_backward),
+    "babygrad.backward (Tensor.backward and its ledger)": ("tensor", slot_tensor_backward),
+}
 
 # ---------------------------------------------------------------------------- op slots
 
 SCALAR_OPS = {  # name: (forward, operands, how a student writes it)
     "add": (lambda a, b: a + b, (0.75, -1.25), lambda a, b: a + b),
     "mul": (lambda a, b: a * b, (0.75, -1.25), lambda a, b: a * b),
-    "pow": (lambda a: a ** 3, (0.75,), lambda a: a ** 3),
+    "pow": (lambda a: a**3, (0.75,), lambda a: a**3),
     "tanh": (lambda a: math.tanh(a), (0.75,), lambda a: a.tanh()),
     "exp": (lambda a: math.exp(a), (0.75,), lambda a: a.exp()),
     "relu": (lambda a: max(a, 0.0), (0.75,), lambda a: a.relu()),
@@ -275,8 +284,7 @@ def slot_scalar_op(name: str, build: Callable[..., Any]) -> bool:
     forward, values, _ = SCALAR_OPS[name]
     operands = [mg.Value(v) for v in values]
     out = build(*operands)
-    if any(out is x for x in operands) or not _close(getattr(out, "data", None),
-                                                     forward(*values)):
+    if any(out is x for x in operands) or not _close(getattr(out, "data", None), forward(*values)):
         return False  # an operand itself is no op's result (relu(0.75) is 0.75)
     out.grad = 0.5
     out._backward()
@@ -288,8 +296,11 @@ def _scalar_wants(name: str) -> list[np.ndarray]:
     from grader.oracles.numeric import vjp
 
     forward, values, _ = SCALAR_OPS[name]
-    return vjp(lambda *xs: forward(*(float(x) for x in xs)),
-               [np.array(v, dtype=np.float64) for v in values], np.float64(0.5))
+    return vjp(
+        lambda *xs: forward(*(float(x) for x in xs)),
+        [np.array(v, dtype=np.float64) for v in values],
+        np.float64(0.5),
+    )
 
 
 TENSOR_CASES: dict[str, tuple[str, Any, list[np.ndarray]]] = {}
@@ -318,15 +329,26 @@ def _tensor_cases() -> dict[str, tuple[str, Any, list[np.ndarray]]]:
     positive = np.array([[0.5, 1.25, 2.0], [0.75, 1.5, 0.25]])
     row = np.array([1.5, -0.5, 2.5])
     chosen = {
-        "add": (None, [mixed, row]), "mul": (None, [mixed, row]), "sub": (None, [mixed, row]),
-        "div": (None, [mixed, row]), "pow": (None, [positive, row]),
-        "neg": (None, [mixed]), "log": (None, [positive]), "exp": (None, [mixed]),
-        "sqrt": (None, [positive]), "abs": (None, [mixed]), "relu": (None, [mixed]),
-        "sigmoid": (None, [mixed]), "tanh": (None, [mixed]), "powk": (3, [positive]),
-        "mul_scalar": (2.5, [mixed]), "div_scalar": (4.0, [mixed]),
+        "add": (None, [mixed, row]),
+        "mul": (None, [mixed, row]),
+        "sub": (None, [mixed, row]),
+        "div": (None, [mixed, row]),
+        "pow": (None, [positive, row]),
+        "neg": (None, [mixed]),
+        "log": (None, [positive]),
+        "exp": (None, [mixed]),
+        "sqrt": (None, [positive]),
+        "abs": (None, [mixed]),
+        "relu": (None, [mixed]),
+        "sigmoid": (None, [mixed]),
+        "tanh": (None, [mixed]),
+        "powk": (3, [positive]),
+        "mul_scalar": (2.5, [mixed]),
+        "div_scalar": (4.0, [mixed]),
         "reshape": ((3, 2), [mixed]),
         "transpose": ((1, 2, 0), [np.arange(24.0).reshape(2, 3, 4) / 8 - 1]),
-        "sum": (1, [mixed]), "broadcast_to": ((2, 3), [row]),
+        "sum": (1, [mixed]),
+        "broadcast_to": ((2, 3), [row]),
         "matmul": (None, [mixed, positive.T.copy()]),
     }
     # add_scalar's backward is out_grad itself: any function that returns its argument
@@ -348,8 +370,10 @@ def write_forwards() -> None:
     for op in OPS.values():
         cls = getattr(bops, op.function.name, None) if op.function else None
         if isinstance(cls, type):
-            def forward(self: Any, *arrays: Any, op: str = op.name,
-                        keeps: str | None = op.function.keeps) -> np.ndarray:
+
+            def forward(
+                self: Any, *arrays: Any, op: str = op.name, keeps: str | None = op.function.keeps
+            ) -> np.ndarray:
                 param = getattr(self, keeps) if keeps else None
                 return np.asarray(OPS[op].forward(*arrays, param))
 
@@ -375,8 +399,11 @@ def slot_unbroadcast(call: Callable[[np.ndarray, tuple[int, ...]], Any]) -> bool
     return _close(call(g.copy(), UNBROADCAST[1]), want)
 
 
-def slot_tensor_op(cls_name: str, case: tuple[str, Any, list[np.ndarray]],
-                   backward: Callable[[Any, Any, Any], Any] | None) -> bool:
+def slot_tensor_op(
+    cls_name: str,
+    case: tuple[str, Any, list[np.ndarray]],
+    backward: Callable[[Any, Any, Any], Any] | None,
+) -> bool:
     """The op's backward (``backward(function, out_grad, node)``, or the stub's own) must
     return each input's gradient for a drawn ``out_grad``."""
     _, param, arrays = case
@@ -394,10 +421,12 @@ def slot_tensor_op(cls_name: str, case: tuple[str, Any, list[np.ndarray]],
     if not isinstance(parts, tuple | list):
         parts = (parts,)
     return len(parts) == len(wants) and all(
-        _close(part, want, rtol=1e-4, atol=1e-6) for part, want in zip(parts, wants, strict=True))
+        _close(part, want, rtol=1e-4, atol=1e-6) for part, want in zip(parts, wants, strict=True)
+    )
 
 
 # ----------------------------------------------------------------- calling candidates
+
 
 class Timeout(Exception):
     pass
@@ -442,8 +471,7 @@ def _positional(function: Callable[..., Any]) -> tuple[int, int] | None:
         return None
     if any(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in parameters):
         return None
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY,
-                                                       p.POSITIONAL_OR_KEYWORD)]
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     needed = sum(p.default is p.empty for p in positional)
     takes = math.inf if any(p.kind is p.VAR_POSITIONAL for p in parameters) else len(positional)
     return needed, takes
@@ -457,8 +485,9 @@ def _walk_extras(kind: str) -> list[Any]:
     return [lambda n: n._inputs, TENSOR_ENGINE, babygrad, ()]
 
 
-def _arrangements(needed: int, takes: float, primary: list[Any], extras: list[Any]
-                  ) -> Iterator[list[Any]]:
+def _arrangements(
+    needed: int, takes: float, primary: list[Any], extras: list[Any]
+) -> Iterator[list[Any]]:
     """The slot's own arguments, with up to two extras around them."""
     if needed <= len(primary) <= takes:
         yield list(primary)
@@ -487,8 +516,7 @@ def try_walks(name: str, function: Callable[..., Any], found: list[str]) -> None
                 args[at] = root
                 return function(*args)
 
-            filled = (attempt(run, call, function) if run is slot_backward
-                      else attempt(run, call))
+            filled = attempt(run, call, function) if run is slot_backward else attempt(run, call)
             if filled:
                 found.append(f"{name} does {slot}")
                 break
@@ -519,10 +547,12 @@ def try_ops(name: str, function: Callable[..., Any], found: list[str]) -> None:
 def baseline(label: str, found: list[str]) -> None:
     """The stubs' own functions and operators in every slot (after ``label`` installed
     something, or as shipped)."""
-    own = {"micrograd.topo (build_topo)": lambda root: mg.build_topo(root),
-           "micrograd.zero_grad (zero_grad)": lambda root: mg.zero_grad(root),
-           "micrograd.backward (Value.backward)": lambda root: root.backward(),
-           "babygrad.backward (Tensor.backward and its ledger)": lambda root: root.backward()}
+    own = {
+        "micrograd.topo (build_topo)": lambda root: mg.build_topo(root),
+        "micrograd.zero_grad (zero_grad)": lambda root: mg.zero_grad(root),
+        "micrograd.backward (Value.backward)": lambda root: root.backward(),
+        "babygrad.backward (Tensor.backward and its ledger)": lambda root: root.backward(),
+    }
     for slot, (_, run) in WALK_SLOTS.items():
         if attempt(run, own[slot]):
             found.append(f"{label} does {slot}")
@@ -565,6 +595,7 @@ def try_installing(name: str, function: Callable[..., Any], found: list[str]) ->
 
 # ------------------------------------------------------------------------- candidates
 
+
 def grader_modules(problems: list[str]) -> list[types.ModuleType]:
     modules = []
     for path in sorted((RELEASE / "grader").rglob("*.py")):
@@ -579,8 +610,9 @@ def grader_modules(problems: list[str]) -> list[types.ModuleType]:
     return modules
 
 
-def functions_of(namespace: dict[str, Any], module: str | None, prefix: str
-                 ) -> Iterator[tuple[str, Callable[..., Any]]]:
+def functions_of(
+    namespace: dict[str, Any], module: str | None, prefix: str
+) -> Iterator[tuple[str, Callable[..., Any]]]:
     """Module-level functions and class-level functions defined in ``namespace``."""
     for name, value in list(namespace.items()):
         if module is not None and getattr(value, "__module__", None) != module:
@@ -602,9 +634,14 @@ def snippet_definitions(label: str, text: str) -> dict[str, Any]:
         tree = ast.parse(text)
     except SyntaxError:
         return {}
-    keep = [node for node in tree.body if isinstance(
-        node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import
-        | ast.ImportFrom)]
+    keep = [
+        node
+        for node in tree.body
+        if isinstance(
+            node,
+            ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom,
+        )
+    ]
     if not any(isinstance(n, ast.FunctionDef | ast.ClassDef) for n in keep):
         return {}
     namespace: dict[str, Any] = {"__name__": "snippet"}
@@ -628,8 +665,11 @@ def code_constants(modules: list[types.ModuleType]) -> Iterator[tuple[str, str]]
         if not path:
             continue
         for node in ast.walk(ast.parse(Path(path).read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-                    "def " in node.value or "class " in node.value):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and ("def " in node.value or "class " in node.value)
+            ):
                 yield f"{module.__name__}:{node.lineno}", node.value
 
 
@@ -638,46 +678,79 @@ def builder_snippets(problems: list[str]) -> Iterator[tuple[str, str]]:
     from grader.language.dags import Dag
     from grader.language.graphs import Graph, Node
 
-    scalar = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)), Node("tanh", (2,)),
-                                           Node("mul", (3, 0))))
-    tensor = Graph("tensor", (np.array([[0.5, -1.0, 2.0]]), np.array([1.5, 0.5, -2.0])),
-                   (Node("mul", (0, 1)), Node("sum", (2,), None)))
-    primitives = Graph("scalar", (0.5,), (Node("tanh", (0,)), Node("tanh", (0,)),
-                                          Node("add", (1, 2))))
+    scalar = Graph(
+        "scalar", (1.5, -2.0), (Node("sub", (0, 1)), Node("tanh", (2,)), Node("mul", (3, 0)))
+    )
+    tensor = Graph(
+        "tensor",
+        (np.array([[0.5, -1.0, 2.0]]), np.array([1.5, 0.5, -2.0])),
+        (Node("mul", (0, 1)), Node("sum", (2,), None)),
+    )
+    primitives = Graph(
+        "scalar", (0.5,), (Node("tanh", (0,)), Node("tanh", (0,)), Node("add", (1, 2)))
+    )
     dag = Dag(2, (((0, 1.0), (1, -1.5)), ((2, 2.0), (0, 0.25)), ((3, 1.0), (2, 1.0))))
-    one = Graph("tensor", (np.array([[0.5, -1.0]]), np.array([1.5, 0.5])),
-                (Node("add", (0, 1)),))
+    one = Graph("tensor", (np.array([[0.5, -1.0]]), np.array([1.5, 0.5])), (Node("add", (0, 1)),))
     builders: list[tuple[str, str, str, tuple[Any, ...], dict[str, Any]]] = [
         ("grader.language.snippets", "graph_snippet", "graph", (scalar,), {}),
         ("grader.language.snippets", "graph_snippet", "tensor graph", (tensor,), {}),
-        ("grader.checks.accumulation", "accumulate_snippet", "accumulate, composed",
-         (scalar, 2.0, [0.5, -1.25]), {}),
-        ("grader.checks.accumulation", "accumulate_snippet", "accumulate, primitives",
-         (primitives, 2.0, [0.5]), {}),
+        (
+            "grader.checks.accumulation",
+            "accumulate_snippet",
+            "accumulate, composed",
+            (scalar, 2.0, [0.5, -1.25]),
+            {},
+        ),
+        (
+            "grader.checks.accumulation",
+            "accumulate_snippet",
+            "accumulate, primitives",
+            (primitives, 2.0, [0.5]),
+            {},
+        ),
         ("grader.language.snippets", "dag_snippet", "dag", (dag, "{root}.backward()"), {}),
-        ("grader.language.snippets", "tensor_dag_snippet", "tensor dag", (dag, (2,)),
-         {"order": True, "wrap_leaves": True}),
+        (
+            "grader.language.snippets",
+            "tensor_dag_snippet",
+            "tensor dag",
+            (dag, (2,)),
+            {"order": True, "wrap_leaves": True},
+        ),
         ("grader.checks.walks", "chain_snippet", "chain", (100,), {}),
         ("grader.checks.walks", "diamond_snippet", "diamonds", ("micrograd",), {}),
         ("grader.checks.walks", "diamond_snippet", "tensor diamonds", ("babygrad",), {}),
         ("grader.checks.walks", "diamond_walk_snippet", "diamond walk", (3,), {}),
-        ("grader.checks.ops", "op_snippet", "op", (Graph("scalar", (0.5,),
-                                                         (Node("tanh", (0,)),)),
-                                                   np.float64(1.5)), {}),
+        (
+            "grader.checks.ops",
+            "op_snippet",
+            "op",
+            (Graph("scalar", (0.5,), (Node("tanh", (0,)),)), np.float64(1.5)),
+            {},
+        ),
         ("grader.checks.ops", "op_snippet", "tensor op", (one, np.array([[1.0, -2.0]])), {}),
-        ("grader.checks.broadcasting", "broadcast_snippet", "broadcast",
-         (one, np.array([[1.0, -2.0]])), {}),
+        (
+            "grader.checks.broadcasting",
+            "broadcast_snippet",
+            "broadcast",
+            (one, np.array([[1.0, -2.0]])),
+            {},
+        ),
     ]
     for module, function, label, args, kwargs in builders:
         try:
-            yield f"the {label} snippet", getattr(importlib.import_module(module), function)(
-                *args, **kwargs)
+            yield (
+                f"the {label} snippet",
+                getattr(importlib.import_module(module), function)(*args, **kwargs),
+            )
         except Exception as exc:  # noqa: BLE001
-            problems.append(f"the {label} snippet ({module}.{function}) could not be made: "
-                            f"{type(exc).__name__}: {exc}")
+            problems.append(
+                f"the {label} snippet ({module}.{function}) could not be made: "
+                f"{type(exc).__name__}: {exc}"
+            )
 
 
 # ------------------------------------------------------------------------------ guards
+
 
 def _refuse(*_: Any, **__: Any) -> Any:
     raise PermissionError("not while looking for leaks")
@@ -691,11 +764,29 @@ def guarded() -> Iterator[None]:
     import subprocess
     import time
 
-    refused = [(subprocess.Popen, "__init__"), (os, "system"), (os, "fork"), (os, "kill"),
-               (os, "killpg"), (os, "execv"), (os, "execve"), (os, "execvp"), (os, "remove"),
-               (os, "unlink"), (os, "rmdir"), (os, "removedirs"), (os, "rename"),
-               (os, "replace"), (os, "chdir"), (shutil, "rmtree"), (shutil, "move"),
-               (time, "sleep"), (builtins, "input"), (sys, "exit"), (os, "_exit")]
+    refused = [
+        (subprocess.Popen, "__init__"),
+        (os, "system"),
+        (os, "fork"),
+        (os, "kill"),
+        (os, "killpg"),
+        (os, "execv"),
+        (os, "execve"),
+        (os, "execvp"),
+        (os, "remove"),
+        (os, "unlink"),
+        (os, "rmdir"),
+        (os, "removedirs"),
+        (os, "rename"),
+        (os, "replace"),
+        (os, "chdir"),
+        (shutil, "rmtree"),
+        (shutil, "move"),
+        (time, "sleep"),
+        (builtins, "input"),
+        (sys, "exit"),
+        (os, "_exit"),
+    ]
     saved = [(owner, name, getattr(owner, name)) for owner, name in refused]
     for owner, name, _ in saved:
         setattr(owner, name, _refuse)
@@ -723,8 +814,11 @@ def main() -> None:
     TENSOR_CASES.update(_tensor_cases())
     write_forwards()
     PRISTINE[:] = _restorable()
-    snippets = [*code_constants(modules), *builder_snippets(problems),
-                *((f"snippet {i}", text) for i, text in enumerate(extra))]
+    snippets = [
+        *code_constants(modules),
+        *builder_snippets(problems),
+        *((f"snippet {i}", text) for i, text in enumerate(extra)),
+    ]
     candidates: list[tuple[str, Callable[..., Any]]] = []
     for module in modules:
         candidates += functions_of(vars(module), module.__name__, f"{module.__name__}.")
@@ -745,8 +839,11 @@ def main() -> None:
                     _unlimit()
                     if _changed(PRISTINE):  # whatever it changed, put back
                         _restore(PRISTINE)
-    result_path.write_text(json.dumps({"found": sorted(set(found)), "problems": problems,
-                                       "candidates": len(candidates)}))
+    result_path.write_text(
+        json.dumps(
+            {"found": sorted(set(found)), "problems": problems, "candidates": len(candidates)}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -67,11 +67,16 @@ class Ledger:
             entry = json.loads(self._path(key).read_text())
         except (OSError, ValueError):
             return None
-        if not isinstance(entry, dict) or entry.get("schema") != SCHEMA \
-                or entry.get("key") != key.digest:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("schema") != SCHEMA
+            or entry.get("key") != key.digest
+        ):
             return None
         return entry
 
     def put(self, key: Key, entry: dict[str, Any]) -> None:
-        write_atomically(self._path(key), json.dumps(
-            {"schema": SCHEMA, "key": key.digest, **entry}, indent=1, sort_keys=True))
+        write_atomically(
+            self._path(key),
+            json.dumps({"schema": SCHEMA, "key": key.digest, **entry}, indent=1, sort_keys=True),
+        )

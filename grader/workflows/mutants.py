@@ -83,8 +83,14 @@ COSMIC_RAY: tuple[tuple[str, tuple[str, ...]], ...] = (
 """cosmic-ray's operators the audit uses (class name in its provider) and the audit's short,
 stable name for each mutation index at a node (``NumberReplacer`` makes +1, then -1)."""
 
-DO_NOTHING = ("do-nothing-pass", "do-nothing-return-none", "do-nothing-identity",
-              "do-nothing-zeros", "do-nothing-ones", "do-nothing-no-closure")
+DO_NOTHING = (
+    "do-nothing-pass",
+    "do-nothing-return-none",
+    "do-nothing-identity",
+    "do-nothing-zeros",
+    "do-nothing-ones",
+    "do-nothing-no-closure",
+)
 """The do-nothing variants' operator names, in the order they are made."""
 
 SKIPPED = ("__pycache__", "*.pyc", "audit-judgements.yaml")
@@ -145,8 +151,9 @@ class Mutant:
     def write(self, reference: Path, target: Path) -> Path:
         """``reference`` copied to ``target`` (no build debris) with this mutant's files."""
         target = Path(target)
-        shutil.copytree(reference, target, ignore=shutil.ignore_patterns(*SKIPPED),
-                        dirs_exist_ok=True)
+        shutil.copytree(
+            reference, target, ignore=shutil.ignore_patterns(*SKIPPED), dirs_exist_ok=True
+        )
         for relative, text in self.files.items():
             (target / relative).write_text(text, encoding="utf-8")
         return target
@@ -161,7 +168,8 @@ def _sources(reference: Path) -> tuple[tuple[str, str], ...]:
     return tuple(
         (path.relative_to(reference).as_posix(), path.read_text(encoding="utf-8"))
         for path in sorted(reference.rglob("*.py"))
-        if "__pycache__" not in path.relative_to(reference).parts)
+        if "__pycache__" not in path.relative_to(reference).parts
+    )
 
 
 def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -180,11 +188,15 @@ def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncF
     return found
 
 
-def _enclosing(tree: ast.Module, line: int
-               ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | None]:
+def _enclosing(
+    tree: ast.Module, line: int
+) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | None]:
     """The innermost function around ``line``, and its qualified name ('' at module level)."""
-    around = [(name, node) for name, node in _functions(tree)
-              if node.lineno <= line <= (node.end_lineno or node.lineno)]
+    around = [
+        (name, node)
+        for name, node in _functions(tree)
+        if node.lineno <= line <= (node.end_lineno or node.lineno)
+    ]
     if not around:
         return "", None
     return max(around, key=lambda pair: pair[1].lineno)
@@ -192,15 +204,27 @@ def _enclosing(tree: ast.Module, line: int
 
 def _regions_of(relative: str, source: str) -> list[Region]:
     tree = ast.parse(source, relative)
-    return [Region(file=relative, start=block.start, end=block.end, serves=block.serves,
-                   also=block.also, function=_enclosing(tree, block.start)[0], body=block.body)
-            for block in solution_blocks(source, relative)]
+    return [
+        Region(
+            file=relative,
+            start=block.start,
+            end=block.end,
+            serves=block.serves,
+            also=block.also,
+            function=_enclosing(tree, block.start)[0],
+            body=block.body,
+        )
+        for block in solution_blocks(source, relative)
+    ]
 
 
 def regions(reference: Path) -> list[Region]:
     """Every solution region of the reference, file by file (sorted), in source order."""
-    return [region for relative, source in _sources(reference)
-            for region in _regions_of(relative, source)]
+    return [
+        region
+        for relative, source in _sources(reference)
+        for region in _regions_of(relative, source)
+    ]
 
 
 # ------------------------------------------------------------------------------ description
@@ -250,8 +274,9 @@ class _Place:
         return "".join(line[len(self.indent) :] if line.strip() else line for line in changed)
 
     def indented(self, text: str) -> list[str]:
-        return [self.indent + line if line.strip() else line
-                for line in text.splitlines(keepends=True)]
+        return [
+            self.indent + line if line.strip() else line for line in text.splitlines(keepends=True)
+        ]
 
     def program(self, changed: list[str]) -> str | None:
         return _program(self.dedented(changed))
@@ -261,8 +286,11 @@ class _Place:
         before = self.original
         head = self.region.start - self.first + 1
         tail = len(before) - (self.region.end - self.first)
-        return (len(changed) >= head + tail and changed[:head] == before[:head]
-                and changed[len(changed) - tail :] == before[len(before) - tail :])
+        return (
+            len(changed) >= head + tail
+            and changed[:head] == before[:head]
+            and changed[len(changed) - tail :] == before[len(before) - tail :]
+        )
 
     def describe(self, changed: list[str]) -> tuple[int, str]:
         """The first changed line (of the file) and a one-line description of the change."""
@@ -349,8 +377,7 @@ def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-                          | ast.ClassDef):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             stack.extend(ast.iter_child_nodes(node))
 
 
@@ -371,12 +398,19 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _wrapped_returns(region: Region, lines: list[str], function: ast.AST,
-                     wrapper: str) -> list[str] | None:
+def _wrapped_returns(
+    region: Region, lines: list[str], function: ast.AST, wrapper: str
+) -> list[str] | None:
     """The region's body with every value it returns wrapped: ``return wrapper(value)``."""
-    returns = sorted((n for n in _own_nodes(function) if isinstance(n, ast.Return)
-                      and n.value is not None and _inside(n, region)),
-                     key=lambda n: (n.lineno, n.col_offset), reverse=True)
+    returns = sorted(
+        (
+            n
+            for n in _own_nodes(function)
+            if isinstance(n, ast.Return) and n.value is not None and _inside(n, region)
+        ),
+        key=lambda n: (n.lineno, n.col_offset),
+        reverse=True,
+    )
     if not returns:
         return None
     body = list(lines)
@@ -394,12 +428,21 @@ def _wrapped_returns(region: Region, lines: list[str], function: ast.AST,
 def _without_closures(region: Region, lines: list[str], function: ast.AST) -> list[str] | None:
     """The region's body without its nested functions and the statements that hang them on an
     attribute (``out._backward = _backward``)."""
-    nested = [n for n in ast.iter_child_nodes(function)
-              if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _inside(n, region)]
+    nested = [
+        n
+        for n in ast.iter_child_nodes(function)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _inside(n, region)
+    ]
     names = {n.name for n in nested}
-    hung = [n for n in ast.iter_child_nodes(function) if isinstance(n, ast.Assign)
-            and _inside(n, region) and isinstance(n.value, ast.Name) and n.value.id in names
-            and all(isinstance(t, ast.Attribute) for t in n.targets)]
+    hung = [
+        n
+        for n in ast.iter_child_nodes(function)
+        if isinstance(n, ast.Assign)
+        and _inside(n, region)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in names
+        and all(isinstance(t, ast.Attribute) for t in n.targets)
+    ]
     if not nested or not hung:
         return None
     dropped = set()
@@ -417,8 +460,9 @@ def _without_closures(region: Region, lines: list[str], function: ast.AST) -> li
     return body
 
 
-def _idle_bodies(region: Region, lines: list[str], tree: ast.Module
-                 ) -> Iterator[tuple[str, list[str], str]]:
+def _idle_bodies(
+    region: Region, lines: list[str], tree: ast.Module
+) -> Iterator[tuple[str, list[str], str]]:
     """(operator, body lines, what the body does) of each do-nothing variant that makes sense
     for the region."""
     _, function = _enclosing(tree, region.start)
@@ -426,14 +470,19 @@ def _idle_bodies(region: Region, lines: list[str], tree: ast.Module
     indent = marker[: len(marker) - len(marker.lstrip())]
 
     def body(operator: str, *statements: str) -> tuple[str, list[str], str]:
-        return (operator, [f"{indent}{statement}\n" for statement in statements],
-                f"body -> `{'; '.join(statements)}`")
+        return (
+            operator,
+            [f"{indent}{statement}\n" for statement in statements],
+            f"body -> `{'; '.join(statements)}`",
+        )
 
     if function is None:
         yield body("do-nothing-pass", "pass")
         return
-    returns = any(isinstance(n, ast.Return) and n.value is not None and _inside(n, region)
-                  for n in _own_nodes(function))
+    returns = any(
+        isinstance(n, ast.Return) and n.value is not None and _inside(n, region)
+        for n in _own_nodes(function)
+    )
     tail = (function.end_lineno or function.lineno) < region.end
     if not returns or not tail:
         yield body("do-nothing-pass", "pass")
@@ -450,19 +499,19 @@ def _idle_bodies(region: Region, lines: list[str], tree: ast.Module
         if function.name == "backward" and len(parameters) >= 3 and "Tensor" in module:
             node = parameters[2]  # backward(self, out_grad, node): a gradient per input
             for name, make in (("zeros", "np.zeros"), ("ones", "np.ones")):
-                yield body(f"do-nothing-{name}",
-                           f"return tuple(Tensor({make}(x.shape), requires_grad=False, "
-                           f"dtype=x.dtype) for x in {node}._inputs)")
+                yield body(
+                    f"do-nothing-{name}",
+                    f"return tuple(Tensor({make}(x.shape), requires_grad=False, "
+                    f"dtype=x.dtype) for x in {node}._inputs)",
+                )
         elif function.name == "forward" or "NDArray" in annotation or "ndarray" in annotation:
             for name, make in (("zeros", "np.zeros_like"), ("ones", "np.ones_like")):
                 wrapped = _wrapped_returns(region, lines, function, make)
                 if wrapped is not None:
-                    yield (f"do-nothing-{name}", wrapped,
-                           f"every returned value v -> `{make}(v)`")
+                    yield (f"do-nothing-{name}", wrapped, f"every returned value v -> `{make}(v)`")
     closures = _without_closures(region, lines, function)
     if closures:
-        yield ("do-nothing-no-closure", closures,
-               f"without its closure -> `{_one_line(closures)}`")
+        yield ("do-nothing-no-closure", closures, f"without its closure -> `{_one_line(closures)}`")
 
 
 # ------------------------------------------------------------------------------ the mutants
@@ -487,8 +536,11 @@ def _all(sources: tuple[tuple[str, str], ...]) -> tuple[tuple[Mutant, ...], tupl
             marker = lines[region.start - 1]
             indent = marker[: len(marker) - len(marker.lstrip())]
             seen = {place.program(place.original)}
-            lines_of = (f"{region.first}" if region.first == region.end - 1
-                        else f"{region.first}-{region.end - 1}")
+            lines_of = (
+                f"{region.first}"
+                if region.first == region.end - 1
+                else f"{region.first}-{region.end - 1}"
+            )
             where = f"{relative.rsplit('/', 1)[-1]}:{lines_of} {region.function or '<module>'}"
             for operator, body, summary in _idle_bodies(region, lines, tree):
                 function = _replaced_body(place, body)
@@ -496,11 +548,17 @@ def _all(sources: tuple[tuple[str, str], ...]) -> tuple[tuple[Mutant, ...], tupl
                 if program in seen:
                     continue
                 seen.add(program)
-                idle.append(Mutant(
-                    id=f"{_slug(relative)}-L{region.start}-{operator}-0", kind="do-nothing",
-                    region=region, operator=operator, line=region.first,
-                    description=f"{where}: {summary}",
-                    files={relative: place.source(function)}))
+                idle.append(
+                    Mutant(
+                        id=f"{_slug(relative)}-L{region.start}-{operator}-0",
+                        kind="do-nothing",
+                        region=region,
+                        operator=operator,
+                        line=region.first,
+                        description=f"{where}: {summary}",
+                        files={relative: place.source(function)},
+                    )
+                )
             # A body of just ``pass`` did nothing, whether it is one of the variants or not.
             seen.add(place.program(_replaced_body(place, [f"{indent}pass\n"])))
             counts: Counter[tuple[int, str]] = Counter()
@@ -512,10 +570,17 @@ def _all(sources: tuple[tuple[str, str], ...]) -> tuple[tuple[Mutant, ...], tupl
                 line, description = place.describe(function)
                 number = counts[(line, operator)]
                 counts[(line, operator)] += 1
-                changed.append(Mutant(
-                    id=f"{_slug(relative)}-L{line}-{operator}-{number}", kind="mutant",
-                    region=region, operator=operator, line=line, description=description,
-                    files={relative: place.source(function)}))
+                changed.append(
+                    Mutant(
+                        id=f"{_slug(relative)}-L{line}-{operator}-{number}",
+                        kind="mutant",
+                        region=region,
+                        operator=operator,
+                        line=line,
+                        description=description,
+                        files={relative: place.source(function)},
+                    )
+                )
     return tuple(changed), tuple(idle)
 
 
@@ -544,9 +609,14 @@ def sample(items: list[Mutant], size: int, seed: int) -> list[Mutant]:
     operators_seen: Counter[str] = Counter()
     chosen: set[str] = set()
     for _ in range(max(0, size)):
-        best = min(range(len(pool)), key=lambda i: (
-            regions_seen[(pool[i].region.file, pool[i].region.start)]
-            + operators_seen[pool[i].operator], i))
+        best = min(
+            range(len(pool)),
+            key=lambda i: (
+                regions_seen[(pool[i].region.file, pool[i].region.start)]
+                + operators_seen[pool[i].operator],
+                i,
+            ),
+        )
         pick = pool.pop(best)
         chosen.add(pick.id)
         regions_seen[(pick.region.file, pick.region.start)] += 1
@@ -563,13 +633,17 @@ def main() -> None:
 
     reference = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_REFERENCE
     changed, idle = mutants(reference), do_nothing(reference)
-    for title, counter in (("operator", Counter(m.operator for m in [*changed, *idle])),
-                           ("file", Counter(m.region.file for m in [*changed, *idle]))):
+    for title, counter in (
+        ("operator", Counter(m.operator for m in [*changed, *idle])),
+        ("file", Counter(m.region.file for m in [*changed, *idle])),
+    ):
         print(f"by {title}:")
         for key, count in sorted(counter.items(), key=lambda pair: (-pair[1], pair[0])):
             print(f"  {count:5d}  {key}")
-    print(f"{len(changed)} mutants and {len(idle)} do-nothing variants "
-          f"over {len(regions(reference))} regions")
+    print(
+        f"{len(changed)} mutants and {len(idle)} do-nothing variants "
+        f"over {len(regions(reference))} regions"
+    )
 
 
 if __name__ == "__main__":

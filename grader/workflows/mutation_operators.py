@@ -63,8 +63,12 @@ class AugAssignToAssign(Operator):
     """``x += y`` becomes ``x = y``: a gradient overwritten instead of accumulated."""
 
     def mutation_positions(self, node):
-        if node.type == "expr_stmt" and len(node.children) == 3 and _is(
-                node.children[1], "operator") and node.children[1].value in AUGMENTED:
+        if (
+            node.type == "expr_stmt"
+            and len(node.children) == 3
+            and _is(node.children[1], "operator")
+            and node.children[1].value in AUGMENTED
+        ):
             yield _span(node.children[1])
 
     def mutate(self, node, index):
@@ -80,13 +84,17 @@ class AssignToAugAssign(Operator):
     """``x.grad = y`` or ``x[k] = y`` becomes ``+=``: added to what was there."""
 
     def mutation_positions(self, node):
-        if node.type == "expr_stmt" and len(node.children) == 3 and _is(
-                node.children[1], "operator", "="):
+        if (
+            node.type == "expr_stmt"
+            and len(node.children) == 3
+            and _is(node.children[1], "operator", "=")
+        ):
             target = node.children[0]
             if target.type in ("atom_expr", "power") and target.children[-1].type == "trailer":
                 trailer = target.children[-1]
                 if trailer.children[0] == "[" or (
-                        trailer.children[0] == "." and trailer.children[1].value == "grad"):
+                    trailer.children[0] == "." and trailer.children[1].value == "grad"
+                ):
                     yield _span(node.children[1])
 
     def mutate(self, node, index):
@@ -102,8 +110,11 @@ class DeleteStatement(Operator):
     """A simple statement (assignment, call, return) replaced by ``pass``."""
 
     def mutation_positions(self, node):
-        if node.type == "simple_stmt" and len(node.children) == 2 and (
-                node.children[0].type in DELETABLE):
+        if (
+            node.type == "simple_stmt"
+            and len(node.children) == 2
+            and (node.children[0].type in DELETABLE)
+        ):
             yield _span(node.children[0])
 
     def mutate(self, node, index):
@@ -117,8 +128,11 @@ class DeleteStatement(Operator):
 def _conditions(node: NodeOrLeaf) -> list[NodeOrLeaf]:
     """The conditions of an ``if``/``elif``, ``while``, ternary or comprehension ``if``."""
     if node.type == "if_stmt":
-        found = [node.children[i + 1] for i, child in enumerate(node.children)
-                 if _is(child, "keyword") and child.value in ("if", "elif")]
+        found = [
+            node.children[i + 1]
+            for i, child in enumerate(node.children)
+            if _is(child, "keyword") and child.value in ("if", "elif")
+        ]
     elif node.type == "while_stmt":
         found = [node.children[1]]
     elif node.type == "test" and len(node.children) == 5:  # a if cond else b
@@ -142,8 +156,10 @@ class _Condition(Operator):
 
     @classmethod
     def examples(cls):
-        return (Example("if x > 0: pass", f"if {cls.constant}: pass"),
-                Example("a if c else b", f"a if {cls.constant} else b"))
+        return (
+            Example("if x > 0: pass", f"if {cls.constant}: pass"),
+            Example("a if c else b", f"a if {cls.constant} else b"),
+        )
 
 
 class ConditionTrue(_Condition):
@@ -162,9 +178,13 @@ class SwapOperands(Operator):
     """The operands of a non-commutative binary operator swapped: ``a - b`` -> ``b - a``."""
 
     def mutation_positions(self, node):
-        if node.type in ("arith_expr", "term", "power") and len(node.children) >= 3 and _is(
-                node.children[1], "operator") and node.children[1].value in NONCOMMUTATIVE and (
-                _code(node.children[0]) != _code(node.children[2])):
+        if (
+            node.type in ("arith_expr", "term", "power")
+            and len(node.children) >= 3
+            and _is(node.children[1], "operator")
+            and node.children[1].value in NONCOMMUTATIVE
+            and (_code(node.children[0]) != _code(node.children[2]))
+        ):
             yield _span(node)
 
     def mutate(self, node, index):
@@ -172,8 +192,14 @@ class SwapOperands(Operator):
         moved = _code(right)
         if op.value == "**" and right.type == "factor":  # -1 ** x would be -(1 ** x)
             moved = f"({moved})"
-        code = (moved + _prefix(op) + op.value + _prefix(right) + _code(left)
-                + "".join(child.get_code() for child in node.children[3:]))
+        code = (
+            moved
+            + _prefix(op)
+            + op.value
+            + _prefix(right)
+            + _code(left)
+            + "".join(child.get_code() for child in node.children[3:])
+        )
         return _leaf(code, node)
 
     @classmethod
@@ -206,8 +232,11 @@ def _positional(argument: NodeOrLeaf) -> bool:
 
 def _argument_pairs(node: NodeOrLeaf) -> list[tuple[NodeOrLeaf, NodeOrLeaf]]:
     arguments = _arguments(node)
-    return [(a, b) for a, b in zip(arguments, arguments[1:], strict=False)
-            if _positional(a) and _positional(b) and _code(a) != _code(b)]
+    return [
+        (a, b)
+        for a, b in zip(arguments, arguments[1:], strict=False)
+        if _positional(a) and _positional(b) and _code(a) != _code(b)
+    ]
 
 
 class SwapArguments(Operator):
@@ -291,8 +320,12 @@ class SwapReceiver(Operator):
 
     @classmethod
     def examples(cls):
-        return (Example("def f(self, other):\n    self.grad += 1\n",
-                        "def f(self, other):\n    other.grad += 1\n"),)
+        return (
+            Example(
+                "def f(self, other):\n    self.grad += 1\n",
+                "def f(self, other):\n    other.grad += 1\n",
+            ),
+        )
 
 
 def _returned_elements(node: NodeOrLeaf) -> tuple[NodeOrLeaf | None, list[NodeOrLeaf]]:
@@ -304,7 +337,8 @@ def _returned_elements(node: NodeOrLeaf) -> tuple[NodeOrLeaf | None, list[NodeOr
     if value.type == "atom" and value.children[0] == "(" and len(value.children) == 3:
         items = value.children[1]
         if items.type != "testlist_comp" or any(
-                c.type in ("comp_for", "sync_comp_for") for c in items.children):
+            c.type in ("comp_for", "sync_comp_for") for c in items.children
+        ):
             return None, []
     elif value.type not in ("testlist", "testlist_star_expr"):
         return None, []
@@ -330,8 +364,10 @@ class TupleDrop(Operator):
 
     @classmethod
     def examples(cls):
-        return (Example("return a, b", "return (b,)"),
-                Example("return a, b", "return (a,)", occurrence=1))
+        return (
+            Example("return a, b", "return (b,)"),
+            Example("return a, b", "return (a,)", occurrence=1),
+        )
 
 
 class TupleReorder(Operator):
@@ -358,11 +394,17 @@ class TupleReorder(Operator):
 
 def _reversed_argument(iterable: NodeOrLeaf) -> NodeOrLeaf | None:
     """``x`` of an iterable spelled ``reversed(x)``."""
-    if iterable.type == "atom_expr" and len(iterable.children) == 2 and _is(
-            iterable.children[0], "name", "reversed"):
+    if (
+        iterable.type == "atom_expr"
+        and len(iterable.children) == 2
+        and _is(iterable.children[0], "name", "reversed")
+    ):
         trailer = iterable.children[1]
-        if trailer.children[0] == "(" and len(trailer.children) == 3 and (
-                trailer.children[1].type not in ("arglist", "argument")):
+        if (
+            trailer.children[0] == "("
+            and len(trailer.children) == 3
+            and (trailer.children[1].type not in ("arglist", "argument"))
+        ):
             return trailer.children[1]
     return None
 
@@ -404,8 +446,12 @@ class _Builtin(Operator):
     target = "all"
 
     def mutation_positions(self, node):
-        if _is(node, "name", self.source) and node.parent is not None and (
-                node.parent.type in ("atom_expr", "power")) and node.parent.children[0] is node:
+        if (
+            _is(node, "name", self.source)
+            and node.parent is not None
+            and (node.parent.type in ("atom_expr", "power"))
+            and node.parent.children[0] is node
+        ):
             following = node.parent.children[1]
             if following.type == "trailer" and following.children[0] == "(":
                 yield _span(node)
@@ -435,8 +481,11 @@ def _negatable(node: NodeOrLeaf) -> NodeOrLeaf | None:
     """What unary-minus insertion negates at ``node``: a gradient contribution, the value
     added by ``x += v``, or a value a ``backward`` function returns (not a tuple, a bare name,
     a constant or one already negated)."""
-    if node.type == "expr_stmt" and len(node.children) == 3 and _is(
-            node.children[1], "operator", "+="):
+    if (
+        node.type == "expr_stmt"
+        and len(node.children) == 3
+        and _is(node.children[1], "operator", "+=")
+    ):
         return node.children[2]
     if node.type == "return_stmt" and len(node.children) == 2:
         function = next(iter(_enclosing_functions(node)), None)
@@ -444,7 +493,8 @@ def _negatable(node: NodeOrLeaf) -> NodeOrLeaf | None:
         if function is None or function.type != "funcdef" or function.name.value != "backward":
             return None
         if value.type in ("name", "keyword", "number", "string", "testlist", "factor") or (
-                _returned_elements(node)[0] is not None):
+            _returned_elements(node)[0] is not None
+        ):
             return None
         return value
     return None
@@ -465,9 +515,12 @@ class InsertUnaryMinus(Operator):
 
     @classmethod
     def examples(cls):
-        return (Example("x += y * z", "x += -(y * z)"),
-                Example("def backward(g):\n    return g * 2\n",
-                        "def backward(g):\n    return -(g * 2)\n"))
+        return (
+            Example("x += y * z", "x += -(y * z)"),
+            Example(
+                "def backward(g):\n    return g * 2\n", "def backward(g):\n    return -(g * 2)\n"
+            ),
+        )
 
 
 def tidy(operator: type[Operator]) -> type[Operator]:

@@ -74,13 +74,13 @@ def definitions(text: str) -> tuple[str, list[str]]:
     chunks: list[str] = []
     notes = []
     for number, cell in enumerate(code_cells(text), start=1):
-        source = "".join("\n" if MAGIC.match(line) else line
-                         for line in cell.splitlines(keepends=True))
+        source = "".join(
+            "\n" if MAGIC.match(line) else line for line in cell.splitlines(keepends=True)
+        )
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            notes.append(f"code cell {number} skipped: it does not parse "
-                         f"({type(exc).__name__})")
+            notes.append(f"code cell {number} skipped: it does not parse ({type(exc).__name__})")
             continue
         try:
             for node in (n for n in tree.body if _kept(n)):

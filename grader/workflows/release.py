@@ -94,8 +94,12 @@ def _text_files(root: Path) -> Iterable[tuple[Path, str]]:
 
 def hidden_leaks(root: Path, hidden: set[str]) -> list[str]:
     """Where ``root`` names a hidden item."""
-    return [f"{path.relative_to(root)}: names hidden item {item}"
-            for path, text in _text_files(root) for item in sorted(hidden) if item in text]
+    return [
+        f"{path.relative_to(root)}: names hidden item {item}"
+        for path, text in _text_files(root)
+        for item in sorted(hidden)
+        if item in text
+    ]
 
 
 def solution_leaks(release: Path, snippets: Sequence[str] = ()) -> list[str]:
@@ -109,15 +113,21 @@ def solution_leaks(release: Path, snippets: Sequence[str] = ()) -> list[str]:
     there is a leak; so is a check that could not be made."""
     with tempfile.TemporaryDirectory(prefix="grader-leaks-") as tmp:
         result = Path(tmp) / "leaks.json"
-        command = [sys.executable, "-I", "-B", str(LEAK_PROBE), str(release.resolve()),
-                   str(result)]
+        command = [sys.executable, "-I", "-B", str(LEAK_PROBE), str(release.resolve()), str(result)]
         if snippets:
             (Path(tmp) / "snippets.json").write_text(json.dumps(list(snippets)))
             command.append(str(Path(tmp) / "snippets.json"))
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         try:
-            proc = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
-                                  stdin=subprocess.DEVNULL, timeout=LEAK_TIMEOUT)
+            proc = subprocess.run(
+                command,
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=LEAK_TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             return [f"the leak check did not finish within {LEAK_TIMEOUT:g} s"]
         if proc.returncode != 0 or not result.is_file():
@@ -130,23 +140,52 @@ def _collects(dest: Path) -> None:
     """The released grading tests must collect against the public rubric, as students run
     them (the plugin rejects a test naming an item the rubric lacks)."""
     suites = dest / SUITES.relative_to(REPO)
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
-           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
     for suite in sorted(suites.glob("test_*.py")):
         command = [
-            sys.executable, "-I", "-B", "-m", "pytest", "--collect-only", "-q", str(suite),
-            "--import-mode=importlib", "-p", "grader.grading.plugin",
-            "-p", "hypothesis.extra.pytestplugin",
-            "-p", "no:cacheprovider", "-c", str(suites / "grading.ini"), "--rootdir", str(suites),
-            "--grader-submission", str(dest / "exercises"),
-            "--grader-rubric", str(dest / "rubric.yaml"),
-            "--grader-assignment", suite.stem.removeprefix("test_")]
+            sys.executable,
+            "-I",
+            "-B",
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            str(suite),
+            "--import-mode=importlib",
+            "-p",
+            "grader.grading.plugin",
+            "-p",
+            "hypothesis.extra.pytestplugin",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(suites / "grading.ini"),
+            "--rootdir",
+            str(suites),
+            "--grader-submission",
+            str(dest / "exercises"),
+            "--grader-rubric",
+            str(dest / "rubric.yaml"),
+            "--grader-assignment",
+            suite.stem.removeprefix("test_"),
+        ]
         with tempfile.TemporaryDirectory(prefix="grader-release-") as elsewhere:
-            proc = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True,
-                                  text=True, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                command,
+                cwd=elsewhere,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+            )
         if proc.returncode != 0:
-            raise ReleaseError(f"the released {suite.name} does not collect against the public "
-                               f"rubric: {(proc.stdout + proc.stderr).strip()[-800:]}")
+            raise ReleaseError(
+                f"the released {suite.name} does not collect against the public "
+                f"rubric: {(proc.stdout + proc.stderr).strip()[-800:]}"
+            )
 
 
 def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:

@@ -114,10 +114,10 @@ def _marker(stripped: str, where: str) -> tuple[tuple[str, ...], tuple[str, ...]
     match = MARKER.fullmatch(stripped)
     if match is None:
         if stripped.startswith(BEGIN + ":"):
-            raise MarkerError(f"{where}: BEGIN SOLUTION must name the rubric items it serves: "
-                              f"{EXAMPLE}")
-        raise MarkerError(f"{where}: malformed solution marker: {stripped!r} "
-                          f"(expected {EXAMPLE})")
+            raise MarkerError(
+                f"{where}: BEGIN SOLUTION must name the rubric items it serves: {EXAMPLE}"
+            )
+        raise MarkerError(f"{where}: malformed solution marker: {stripped!r} (expected {EXAMPLE})")
     serves, _, also = match["items"].partition(";")
     serves_ids, also_ids = _item_ids(serves, where), _item_ids(also, where)
     if not serves_ids:
@@ -131,8 +131,11 @@ def _continues(lines: list[str], index: int) -> bool:
     """Does ``lines[index]`` (the line after the marker so far) continue a marker? A
     continuation is a comment indented inside it (``#`` and at least two spaces), so a
     solution may start with a comment of its own."""
-    return index < len(lines) and lines[index].strip().startswith("#  ") and (
-        "SOLUTION" not in lines[index])
+    return (
+        index < len(lines)
+        and lines[index].strip().startswith("#  ")
+        and ("SOLUTION" not in lines[index])
+    )
 
 
 def solution_blocks(source: str, name: str = "<source>") -> list[Block]:
@@ -166,8 +169,15 @@ def solution_blocks(source: str, name: str = "<source>") -> list[Block]:
                 instruction = " ".join(part for part in parts if part)
             if not instruction:
                 raise MarkerError(f"{where}: BEGIN SOLUTION needs an instruction")
-            opened = Block(start=start, end=0, indent=indent, instruction=instruction,
-                           serves=serves, also=also, body=number + 1)
+            opened = Block(
+                start=start,
+                end=0,
+                indent=indent,
+                instruction=instruction,
+                serves=serves,
+                also=also,
+                body=number + 1,
+            )
             solution_lines = 0
         elif stripped == END:
             if opened is None:
@@ -178,8 +188,11 @@ def solution_blocks(source: str, name: str = "<source>") -> list[Block]:
                 raise MarkerError(f"{name}:{opened.start}: empty solution block")
             blocks.append(dataclasses.replace(opened, end=number))
             opened = None
-        elif "SOLUTION" in stripped and stripped.startswith("#") and (
-                "BEGIN" in stripped or "END" in stripped):
+        elif (
+            "SOLUTION" in stripped
+            and stripped.startswith("#")
+            and ("BEGIN" in stripped or "END" in stripped)
+        ):
             raise MarkerError(f"{where}: malformed solution marker: {stripped!r}")
         elif opened is not None:
             solution_lines += 1
@@ -230,8 +243,12 @@ def _graded_by(block: Block, hidden: Collection[str]) -> list[str]:
     return [f"{block.indent}# graded by {', '.join(serves)}"] if serves else []
 
 
-def render_source(source: str, name: str = "<source>", known: Collection[str] | None = None,
-                  hidden: Collection[str] = ()) -> str:
+def render_source(
+    source: str,
+    name: str = "<source>",
+    known: Collection[str] | None = None,
+    hidden: Collection[str] = (),
+) -> str:
     """Return ``source`` with every solution block replaced by a NotImplementedError stub,
     under a comment naming the items that grade it (but ``hidden`` ones). With ``known`` (the
     rubric's item ids) every item a marker names must be one of them."""
@@ -281,8 +298,9 @@ def render_stubs(reference_dir: Path, rubric: Path | None = None) -> dict[str, s
     rendered = {"README.md": README}
     for path in _reference_files(reference_dir):
         relative = path.relative_to(reference_dir).as_posix()
-        rendered[relative] = render_source(path.read_text(encoding="utf-8"), relative,
-                                           known, hidden)
+        rendered[relative] = render_source(
+            path.read_text(encoding="utf-8"), relative, known, hidden
+        )
     return dict(sorted(rendered.items()))
 
 
@@ -300,8 +318,7 @@ def stale_files(rendered: dict[str, str], exercises_dir: Path) -> list[Path]:
     return stale
 
 
-def out_of_date(reference_dir: Path, exercises_dir: Path, rubric: Path | None = None
-                ) -> list[str]:
+def out_of_date(reference_dir: Path, exercises_dir: Path, rubric: Path | None = None) -> list[str]:
     """Relative paths whose exercise copy differs from (or is missing for) the rendering."""
     rendered = render_stubs(reference_dir, rubric)
     problems = []
@@ -315,8 +332,7 @@ def out_of_date(reference_dir: Path, exercises_dir: Path, rubric: Path | None = 
     return problems
 
 
-def write_stubs(reference_dir: Path, exercises_dir: Path, rubric: Path | None = None
-                ) -> list[str]:
+def write_stubs(reference_dir: Path, exercises_dir: Path, rubric: Path | None = None) -> list[str]:
     """Regenerate exercises_dir; return the relative paths that changed."""
     rendered = render_stubs(reference_dir, rubric)
     changed = []
@@ -340,9 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE)
     parser.add_argument("--exercises", type=Path, default=EXERCISES)
-    parser.add_argument("--rubric", type=Path, default=None,
-                        help="check marker items against it (default: the rubric next to "
-                        "the reference folder, if any)")
+    parser.add_argument(
+        "--rubric",
+        type=Path,
+        default=None,
+        help="check marker items against it (default: the rubric next to "
+        "the reference folder, if any)",
+    )
     parser.add_argument(
         "--check", action="store_true", help="report out-of-date files and exit 1 if any"
     )

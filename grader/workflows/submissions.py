@@ -51,8 +51,10 @@ SUFFIXES = (".py", ".ipynb")
 KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
 IGNORED = frozenset({"__MACOSX", "__pycache__", "site-packages"})
 BABYGRAD_FILES = ("tensor.py", "ops.py")
-LAYOUT = {"micrograd": ("micrograd/engine.py",),
-          "babygrad": tuple(f"babygrad/{name}" for name in BABYGRAD_FILES)}
+LAYOUT = {
+    "micrograd": ("micrograd/engine.py",),
+    "babygrad": tuple(f"babygrad/{name}" for name in BABYGRAD_FILES),
+}
 """The files of each assignment in a prepared folder: without them it was not submitted."""
 LOOKED_FOR = {
     "micrograd": "micrograd/engine.py, engine.py, or a .py file or notebook defining class Value",
@@ -61,8 +63,9 @@ LOOKED_FOR = {
 NOT_SIBLINGS = frozenset({"engine.py", "__init__.py"})
 """Files beside a found engine that are not carried: the engine's own name, and a package
 ``__init__`` that running the file in its folder would not execute either."""
-UNPACK_LIMITS = Limits(memory_mb=1024, file_size_mb=1, processes=8,
-                       reply_bytes=32 * 1024 * 1024)  # base64 of up to 16 MB of sources
+UNPACK_LIMITS = Limits(
+    memory_mb=1024, file_size_mb=1, processes=8, reply_bytes=32 * 1024 * 1024
+)  # base64 of up to 16 MB of sources
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,10 @@ def discover(root: Path) -> tuple[list[Upload], list[str]]:
             ignored.append(entry.name)
             continue
         if upload.student in uploads:
-            raise DuplicateStudent(f"two uploads for {upload.student!r}: "
-                                   f"{uploads[upload.student].path.name} and {entry.name}")
+            raise DuplicateStudent(
+                f"two uploads for {upload.student!r}: "
+                f"{uploads[upload.student].path.name} and {entry.name}"
+            )
         uploads[upload.student] = upload
     return [uploads[s] for s in sorted(uploads)], ignored
 
@@ -137,8 +142,9 @@ def content_hash(upload: Upload) -> str:
         return digest.hexdigest()
     for path in sorted(_walk(upload.path)):
         info = path.lstat()
-        digest.update(f"{path.relative_to(upload.path).as_posix()}\0{stat.S_IFMT(info.st_mode)}"
-                      "\0".encode())
+        digest.update(
+            f"{path.relative_to(upload.path).as_posix()}\0{stat.S_IFMT(info.st_mode)}\0".encode()
+        )
         if stat.S_ISREG(info.st_mode):
             _hash_file(digest, path)
         elif stat.S_ISLNK(info.st_mode):
@@ -196,21 +202,33 @@ def _read_regular(path: Path) -> bytes:
         return handle.read()
 
 
-def archive_sources(archive: Path, limits: UploadLimits, *, sandbox: str = "auto",
-                    slot: int = 0) -> dict[str, bytes]:
+def archive_sources(
+    archive: Path, limits: UploadLimits, *, sandbox: str = "auto", slot: int = 0
+) -> dict[str, bytes]:
     """The ``.py`` and ``.ipynb`` members of a zip, read by the sandboxed unpacker."""
     worker = worker_in_free_slot(
-        [sys.executable, "-I", "-m", "grader.workflows.unpack"], first_slot=slot,
+        [sys.executable, "-I", "-m", "grader.workflows.unpack"],
+        first_slot=slot,
         submission=archive,
-        readable=[Path(sys.prefix), REPO], hidden=SECRET,
-        limits=UNPACK_LIMITS, sandbox=sandbox)
+        readable=[Path(sys.prefix), REPO],
+        hidden=SECRET,
+        limits=UNPACK_LIMITS,
+        sandbox=sandbox,
+    )
     with worker:
         try:
-            reply = worker.request({"max_files": limits.max_files, "max_bytes": limits.max_bytes,
-                                    "suffixes": list(SUFFIXES)}, limits.cpu_s)
+            reply = worker.request(
+                {
+                    "max_files": limits.max_files,
+                    "max_bytes": limits.max_bytes,
+                    "suffixes": list(SUFFIXES),
+                },
+                limits.cpu_s,
+            )
         except WorkerFailure as failure:
-            raise Refused(f"the archive could not be read ({failure.kind}: {failure.detail})"
-                          ) from None
+            raise Refused(
+                f"the archive could not be read ({failure.kind}: {failure.detail})"
+            ) from None
     return _checked_reply(reply, limits)
 
 
@@ -218,8 +236,12 @@ def _checked_reply(reply: object, limits: UploadLimits) -> dict[str, bytes]:
     """The unpacker's answer, trusted no further than its checks."""
     if isinstance(reply, dict) and set(reply) == {"refused"} and isinstance(reply["refused"], str):
         raise Refused(reply["refused"][:300])
-    if not (isinstance(reply, dict) and set(reply) == {"files"} and isinstance(reply["files"], dict)
-            and len(reply["files"]) <= limits.max_files):
+    if not (
+        isinstance(reply, dict)
+        and set(reply) == {"files"}
+        and isinstance(reply["files"], dict)
+        and len(reply["files"]) <= limits.max_files
+    ):
         raise Refused("the unpacker gave an invalid answer")
     files: dict[str, bytes] = {}
     total = 0
@@ -251,11 +273,20 @@ def choose_micrograd(files: dict[str, bytes]) -> tuple[str, str] | None:
     """``(rule, path)`` of the micrograd engine by the documented precedence, or None."""
     paths = sorted((p for p in files if _usable(p)), key=_depth_then_name)
     rules = [
-        ("package", lambda p: p.endswith("micrograd/engine.py")
-         and PurePosixPath(p).parent.name == "micrograd"),
+        (
+            "package",
+            lambda p: (
+                p.endswith("micrograd/engine.py") and PurePosixPath(p).parent.name == "micrograd"
+            ),
+        ),
         ("file", lambda p: PurePosixPath(p).name == "engine.py"),
-        ("file", lambda p: p.endswith(".py") and bool(notebook.DEFINES_VALUE.search(
-            files[p].decode(errors="replace")))),
+        (
+            "file",
+            lambda p: (
+                p.endswith(".py")
+                and bool(notebook.DEFINES_VALUE.search(files[p].decode(errors="replace")))
+            ),
+        ),
         ("notebook", lambda p: p.endswith(".ipynb") and _notebook_defines_value(files[p])),
     ]
     for rule, matches in rules:
@@ -274,10 +305,17 @@ def _notebook_defines_value(data: bytes) -> bool:
 
 def choose_babygrad(files: dict[str, bytes]) -> str | None:
     """The folder of the babygrad package (``.../babygrad``), or None."""
-    folders = sorted({str(PurePosixPath(p).parent) for p in files if _usable(p)
-                      and PurePosixPath(p).parent.name == "babygrad"}, key=_depth_then_name)
-    return next((f for f in folders if all(f"{f}/{name}" in files for name in BABYGRAD_FILES)),
-                None)
+    folders = sorted(
+        {
+            str(PurePosixPath(p).parent)
+            for p in files
+            if _usable(p) and PurePosixPath(p).parent.name == "babygrad"
+        },
+        key=_depth_then_name,
+    )
+    return next(
+        (f for f in folders if all(f"{f}/{name}" in files for name in BABYGRAD_FILES)), None
+    )
 
 
 # --------------------------------------------------------------------------- writing
@@ -297,15 +335,21 @@ def _copy_package(files: dict[str, bytes], folder: str, name: str, dest: Path) -
     """Every ``.py`` file below ``folder`` into ``dest/name``, keeping sub-folders."""
     for path, data in files.items():
         if path.endswith(".py") and path.startswith(folder + "/") and _usable(path):
-            _write(dest / name, path[len(folder) + 1:], data)
+            _write(dest / name, path[len(folder) + 1 :], data)
 
 
 def _siblings(files: dict[str, bytes], path: str) -> list[str]:
     """The ``.py`` files in the same folder as ``path`` that come along with it."""
     folder = PurePosixPath(path).parent
-    return sorted(p for p in files if p != path and p.endswith(".py") and _usable(p)
-                  and PurePosixPath(p).parent == folder
-                  and PurePosixPath(p).name not in NOT_SIBLINGS)
+    return sorted(
+        p
+        for p in files
+        if p != path
+        and p.endswith(".py")
+        and _usable(p)
+        and PurePosixPath(p).parent == folder
+        and PurePosixPath(p).name not in NOT_SIBLINGS
+    )
 
 
 def _place_micrograd(files: dict[str, bytes], rule: str, path: str, dest: Path) -> list[str]:
@@ -319,15 +363,17 @@ def _place_micrograd(files: dict[str, bytes], rule: str, path: str, dest: Path) 
             source, notes = notebook.definitions(files[path].decode(errors="replace"))
         except notebook.NotebookError as exc:
             return [f"micrograd: {path} is unreadable ({exc})"]
-        engine, notes = source.encode(), [f"micrograd: definitions of the notebook {path}",
-                                          *notes]
+        engine, notes = source.encode(), [f"micrograd: definitions of the notebook {path}", *notes]
     _write(dest, "micrograd/engine.py", engine)
     siblings = _siblings(files, path)
     for sibling in siblings:
         _write(dest, f"micrograd/{PurePosixPath(sibling).name}", files[sibling])
     if siblings:
-        notes.insert(1, "micrograd: with the files beside it: "
-                     + ", ".join(PurePosixPath(p).name for p in siblings))
+        notes.insert(
+            1,
+            "micrograd: with the files beside it: "
+            + ", ".join(PurePosixPath(p).name for p in siblings),
+        )
     return notes
 
 
@@ -350,8 +396,14 @@ def place(files: dict[str, bytes], dest: Path, *, single: str | None = None) -> 
     return notes
 
 
-def prepare(upload: Upload, dest: Path, *, limits: UploadLimits = UploadLimits(),
-            sandbox: str = "auto", slot: int = 0) -> Prepared:
+def prepare(
+    upload: Upload,
+    dest: Path,
+    *,
+    limits: UploadLimits = UploadLimits(),
+    sandbox: str = "auto",
+    slot: int = 0,
+) -> Prepared:
     """Read ``upload`` within ``limits`` and write the gradable folder ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     prepared = Prepared(dest)
@@ -396,5 +448,9 @@ def not_submitted(assignment: str) -> str:
 def fingerprints(folder: Path) -> dict[str, str | None]:
     """Each assignment's prepared files as a hash (None: not submitted); ``watch`` re-grades
     an assignment when its hash changes, whatever file of the upload was saved."""
-    return {assignment: content_hash(Upload(assignment, folder / assignment, "folder"))
-            if submitted(folder, assignment) else None for assignment in LAYOUT}
+    return {
+        assignment: content_hash(Upload(assignment, folder / assignment, "folder"))
+        if submitted(folder, assignment)
+        else None
+        for assignment in LAYOUT
+    }

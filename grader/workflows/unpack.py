@@ -56,8 +56,10 @@ def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes
         while chunk := member.read(CHUNK):
             data += chunk
             if len(data) > budget:
-                raise Refused(f"the archive unpacks to more than the limit of "
-                              f"{_mb(budget)} (at {info.filename[:100]!r})")
+                raise Refused(
+                    f"the archive unpacks to more than the limit of "
+                    f"{_mb(budget)} (at {info.filename[:100]!r})"
+                )
     return bytes(data)
 
 
@@ -76,8 +78,9 @@ def sources(path: str, request: dict[str, Any]) -> dict[str, str]:
     with archive:
         members = archive.infolist()
         if len(members) > max_files:
-            raise Refused(f"the archive has {len(members)} members, more than the limit of "
-                          f"{max_files}")
+            raise Refused(
+                f"the archive has {len(members)} members, more than the limit of {max_files}"
+            )
         for info in members:
             _check(info)
         found: dict[str, str] = {}
@@ -97,8 +100,14 @@ def main() -> None:
         reply: dict[str, Any] = {"files": sources(os.environ["GRADER_SUBMISSION"], request)}
     except Refused as exc:
         reply = {"refused": str(exc)[:300]}
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
-            ValueError) as exc:
+    except (
+        zipfile.BadZipFile,
+        NotImplementedError,
+        RuntimeError,
+        EOFError,
+        OSError,
+        ValueError,
+    ) as exc:
         reply = {"refused": f"the archive is damaged ({type(exc).__name__}: {exc})"[:300]}
     framing.write_frame(framing.REPLY_FD, reply)
 

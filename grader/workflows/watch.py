@@ -45,8 +45,9 @@ Items = dict[str, dict[str, Any]]
 Fingerprints = dict[str, str | None]
 
 
-def changed_assignments(before: Fingerprints, after: Fingerprints,
-                        watched: Iterable[str]) -> list[str]:
+def changed_assignments(
+    before: Fingerprints, after: Fingerprints, watched: Iterable[str]
+) -> list[str]:
     """The watched assignments whose prepared files differ between two preparations."""
     return [assignment for assignment in watched if before[assignment] != after[assignment]]
 
@@ -79,8 +80,10 @@ def diff(before: Items, after: Items) -> list[str]:
         elif old is None or old["status"] == "passed":
             lines.append(f"[red]- {ident} now {item['status']}{reason}[/red] {_points(item)}")
         else:
-            lines.append(f"[yellow]~ {ident} {old['status']} -> {item['status']}{reason}"
-                         f"[/yellow] {_points(item)}")
+            lines.append(
+                f"[yellow]~ {ident} {old['status']} -> {item['status']}{reason}"
+                f"[/yellow] {_points(item)}"
+            )
     return lines
 
 
@@ -133,9 +136,14 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     notes: list[str] = []
     before: Fingerprints = {}
     folder, watch_filter, recursive = watch_target(upload)
-    for changes in watchfiles.watch(folder, watch_filter=watch_filter, recursive=recursive,
-                                    rust_timeout=TICK_MS, yield_on_timeout=True,
-                                    raise_interrupt=True):
+    for changes in watchfiles.watch(
+        folder,
+        watch_filter=watch_filter,
+        recursive=recursive,
+        rust_timeout=TICK_MS,
+        yield_on_timeout=True,
+        raise_interrupt=True,
+    ):
         if items is not None and not changes:
             continue
         with prepared(upload, sandbox=options.sandbox, slot=options.slot) as found:
@@ -152,8 +160,7 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
             if not assignments:
                 continue
             saved = ", ".join(sorted(Path(p).name for _, p in changes))
-            console.print(f"[dim]{escape(saved)} saved: re-grading "
-                          f"{', '.join(assignments)}[/dim]")
+            console.print(f"[dim]{escape(saved)} saved: re-grading {', '.join(assignments)}[/dim]")
             try:
                 graded = _grade(options, found.folder, _scope(assignments))
             except GraderFailure as exc:

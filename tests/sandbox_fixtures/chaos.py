@@ -13,8 +13,11 @@ import sys
 import threading
 import time
 
-_FRAMING = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         "..", "..", "grader", "worker", "framing.py"))
+_FRAMING = os.path.normpath(
+    os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "worker", "framing.py"
+    )
+)
 _spec = importlib.util.spec_from_file_location("_framing", _FRAMING)
 framing = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(framing)
@@ -28,31 +31,45 @@ def _read(path):
 
 
 def info(_msg):
-    status = dict(line.split(":\t", 1) for line in _read("/proc/self/status").splitlines()
-                  if ":\t" in line)
+    status = dict(
+        line.split(":\t", 1) for line in _read("/proc/self/status").splitlines() if ":\t" in line
+    )
     limits = {}
     for line in _read("/proc/self/limits").splitlines()[1:]:
         name, soft = line[:26].strip(), line[26:47].strip()
         limits[name] = soft
     return {
-        "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "groups": os.getgroups(),
-        "pid": os.getpid(), "cwd": os.getcwd(), "env": dict(os.environ),
-        "limits": limits, "oom_score_adj": _read("/proc/self/oom_score_adj").strip(),
+        "uid": os.getuid(),
+        "euid": os.geteuid(),
+        "gid": os.getgid(),
+        "groups": os.getgroups(),
+        "pid": os.getpid(),
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "limits": limits,
+        "oom_score_adj": _read("/proc/self/oom_score_adj").strip(),
         "no_new_privs": status.get("NoNewPrivs", "").strip(),
-        "cap_eff": status.get("CapEff", "").strip(), "hostname": socket.gethostname(),
-        "prefix": sys.prefix, "sid_is_pgid": os.getsid(0) == os.getpgid(0),
+        "cap_eff": status.get("CapEff", "").strip(),
+        "hostname": socket.gethostname(),
+        "prefix": sys.prefix,
+        "sid_is_pgid": os.getsid(0) == os.getpgid(0),
         "stdin": os.readlink("/proc/self/fd/0"),
         "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
         "submission": _read(os.environ["GRADER_SUBMISSION"])
-        if os.path.isfile(os.environ["GRADER_SUBMISSION"]) else None,
+        if os.path.isfile(os.environ["GRADER_SUBMISSION"])
+        else None,
     }
 
 
 def numpy_(_msg):
     import numpy
 
-    return {"file": numpy.__file__, "sum": int(numpy.arange(10).sum()), "prefix": sys.prefix,
-            "matmul": float((numpy.ones((50, 50)) @ numpy.ones((50, 50)))[0, 0])}
+    return {
+        "file": numpy.__file__,
+        "sum": int(numpy.arange(10).sum()),
+        "prefix": sys.prefix,
+        "matmul": float((numpy.ones((50, 50)) @ numpy.ones((50, 50)))[0, 0]),
+    }
 
 
 def spin(_msg):
@@ -191,8 +208,11 @@ def stderr(msg):
     return {"ok": True}
 
 
-OPS = {name.rstrip("_"): fn for name, fn in list(globals().items())
-       if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}
+OPS = {
+    name.rstrip("_"): fn
+    for name, fn in list(globals().items())
+    if callable(fn) and not name.startswith("_") and fn.__module__ == __name__
+}
 
 
 def main():

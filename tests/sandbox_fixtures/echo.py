@@ -4,8 +4,11 @@ import importlib.util
 import os
 import sys
 
-_FRAMING = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         "..", "..", "grader", "worker", "framing.py"))
+_FRAMING = os.path.normpath(
+    os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "worker", "framing.py"
+    )
+)
 _spec = importlib.util.spec_from_file_location("_framing", _FRAMING)
 framing = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(framing)

@@ -29,33 +29,43 @@ DIAMONDS = 30
 # One op alone: Function.__call__, then the op's own backward(out_grad, node).
 for _item, _op in BABYGRAD_OP_ITEMS.items():
     globals()[f"test_{_item}"] = graded_property(
-        f"babygrad.ops.{_item}", f"test_{_item}_forward_and_backward", op_cases("tensor", _op),
-        lambda grading, case: ops.check_op(grading, *case))
+        f"babygrad.ops.{_item}",
+        f"test_{_item}_forward_and_backward",
+        op_cases("tensor", _op),
+        lambda grading, case: ops.check_op(grading, *case),
+    )
 
 # relu and abs exactly at their kink, which the draws above keep away from (the oracles
 # cannot judge there): the gradient the docstrings document.
 for _item in ("relu", "abs"):
     globals()[f"test_{_item}_at_zero"] = graded_property(
-        f"babygrad.ops.{_item}", f"test_{_item}_passes_no_gradient_at_zero", kink_cases(_item),
-        lambda grading, case: ops.check_kink(grading, *case))
+        f"babygrad.ops.{_item}",
+        f"test_{_item}_passes_no_gradient_at_zero",
+        kink_cases(_item),
+        lambda grading, case: ops.check_kink(grading, *case),
+    )
 
 # One operator or method at a time (numbers on either side) reaches the right op.
 for _op in BABYGRAD_OPERATOR_FORMS:
     globals()[f"test_routing_{_op}"] = graded_property(
-        "babygrad.tensor_ops", f"test_{_op}_routes_to_the_right_op",
+        "babygrad.tensor_ops",
+        f"test_{_op}_routes_to_the_right_op",
         single_op_graphs("tensor", (_op,)),
         lambda grading, graph: graphs.check_graph(grading, graph, probe="routing"),
-        share=len(BABYGRAD_OPERATOR_FORMS))
+        share=len(BABYGRAD_OPERATOR_FORMS),
+    )
 
 
 # Implicit broadcasting, one test per elementwise op: an example on which the op itself is
 # wrong is not gradable until the op's item passes, and stops only that op's test.
 for _op in BABYGRAD_BROADCASTING:
     globals()[f"test_broadcasting_{_op}"] = graded_property(
-        "babygrad.broadcasting", f"test_{_op}_sums_broadcast_gradients_back",
+        "babygrad.broadcasting",
+        f"test_{_op}_sums_broadcast_gradients_back",
         broadcasting_cases((_op,)),
         lambda grading, case: broadcasting.check_broadcast(grading, *case),
-        share=len(BABYGRAD_BROADCASTING))
+        share=len(BABYGRAD_BROADCASTING),
+    )
 
 
 @graded("babygrad.backward")

@@ -54,10 +54,12 @@ def test_second_backward_adds_without_reset(grading, leaves, weight):
 # one for the sugar built from them.
 for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MICROGRAD_SUGAR)]:
     globals()[f"test_{_name}_accumulates"] = graded_property(
-        "micrograd.accumulate", f"test_{_name}_adds_into_gradients",
+        "micrograd.accumulate",
+        f"test_{_name}_adds_into_gradients",
         st.sampled_from(_ops).flatmap(accumulate_cases),
         lambda grading, case: accumulation.check_accumulate(grading, *case),
-        share=len(MICROGRAD_PRIMITIVES) + 1)
+        share=len(MICROGRAD_PRIMITIVES) + 1,
+    )
 
 
 @graded("micrograd.zero_grad")
@@ -74,13 +76,19 @@ def test_zero_grad_visits_each_shared_node_once(grading):
 # One op alone: its forward value and its own _backward, nothing else; + and * also with a
 # plain number on the right (a + 2), which they must wrap themselves.
 for _item, _op, _cases in [
-        ("add", "add", number_operand_cases("add", "add_scalar")),
-        ("mul", "mul", number_operand_cases("mul", "mul_scalar")),
-        ("pow", "powk", op_cases("scalar", "powk")), ("tanh", "tanh", op_cases("scalar", "tanh")),
-        ("exp", "exp", op_cases("scalar", "exp")), ("relu", "relu", op_cases("scalar", "relu"))]:
+    ("add", "add", number_operand_cases("add", "add_scalar")),
+    ("mul", "mul", number_operand_cases("mul", "mul_scalar")),
+    ("pow", "powk", op_cases("scalar", "powk")),
+    ("tanh", "tanh", op_cases("scalar", "tanh")),
+    ("exp", "exp", op_cases("scalar", "exp")),
+    ("relu", "relu", op_cases("scalar", "relu")),
+]:
     globals()[f"test_{_item}"] = graded_property(
-        f"micrograd.ops.{_item}", f"test_{_op}_forward_and_backward", _cases,
-        lambda grading, case: ops.check_op(grading, *case))
+        f"micrograd.ops.{_item}",
+        f"test_{_op}_forward_and_backward",
+        _cases,
+        lambda grading, case: ops.check_op(grading, *case),
+    )
 
 
 # relu exactly at 0, which the draws above keep away from (the oracles cannot judge there):
@@ -94,9 +102,12 @@ def test_relu_passes_no_gradient_at_zero(grading, case):
 # One composed operator at a time, on the grader's primitives and walk.
 for _op in MICROGRAD_COMPOSED:
     globals()[f"test_sugar_{_op}"] = graded_property(
-        "micrograd.sugar", f"test_{_op}_is_composed_right", scalar_number_graphs((_op,)),
+        "micrograd.sugar",
+        f"test_{_op}_is_composed_right",
+        scalar_number_graphs((_op,)),
         lambda grading, graph: graphs.check_graph(grading, graph, probe="sugar"),
-        share=len(MICROGRAD_COMPOSED))
+        share=len(MICROGRAD_COMPOSED),
+    )
 
 
 @graded("micrograd.graphs")

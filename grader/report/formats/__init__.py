@@ -26,8 +26,11 @@ def import_failure(items: Sequence[ItemResult]) -> str | None:
     with the import's reason and no counterexample, whereas a probe's own exception always
     comes with a runnable snippet, and a crash or hang in a probe costs only its item."""
     failures = [f for i in items for f in i.failures]
-    if not items or not failures or any(
-            i.status not in ("error", "timeout") or not i.failures for i in items):
+    if (
+        not items
+        or not failures
+        or any(i.status not in ("error", "timeout") or not i.failures for i in items)
+    ):
         return None
     reasons = {f["reason"] for f in failures}
     if len(reasons) != 1 or any(f["snippet"] or f["details"] for f in failures):
@@ -67,8 +70,9 @@ class StudentResult:
             return word if len(broken) == len(submitted) else f"{word}: {', '.join(broken)}"
         never = [r.id for r in report.results if r.reason in GRADER_SIDE]
         if never:
-            return f"partly graded: {len(never)} item(s) not graded by the grader " \
-                   f"({', '.join(never)})"
+            return (
+                f"partly graded: {len(never)} item(s) not graded by the grader ({', '.join(never)})"
+            )
         return "graded"
 
 
@@ -85,5 +89,7 @@ class Change:
     @property
     def flipped(self) -> str:
         """The moved items as ``item: old -> new``, one after the other."""
-        return "; ".join(f"{item}: {old or 'not graded'} -> {new or 'not graded'}"
-                         for item, old, new in self.items)
+        return "; ".join(
+            f"{item}: {old or 'not graded'} -> {new or 'not graded'}"
+            for item, old, new in self.items
+        )

@@ -20,8 +20,16 @@ NOTHING_EARNED, EARNS_POINTS, ERROR = "earns-nothing", "earns-points", "error"
 HOLES = (LEAK, ELSEWHERE, DIFFERS, EARNS_POINTS, ERROR)
 """Verdicts that mean the rubric (or the audit run) is wrong somewhere."""
 
-COLUMNS = ("mutants", KILLED, LEAK, ELSEWHERE, DIFFERS, EQUIVALENT, "do-nothing points",
-           "misdiagnoses")
+COLUMNS = (
+    "mutants",
+    KILLED,
+    LEAK,
+    ELSEWHERE,
+    DIFFERS,
+    EQUIVALENT,
+    "do-nothing points",
+    "misdiagnoses",
+)
 """The per-item table's columns; ``equivalent`` counts confirmed and unconfirmed ones."""
 
 
@@ -82,18 +90,23 @@ class AuditReport:
                     row[column] += 1
             row["misdiagnoses"] += bool(verdict.misdiagnosis)
         total = {column: sum(row[column] for row in table.values()) for column in COLUMNS}
-        return [*((item, row) for item, row in table.items() if any(row.values())),
-                ("total", total)]
+        return [
+            *((item, row) for item, row in table.items() if any(row.values())),
+            ("total", total),
+        ]
 
     @property
     def holes(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.verdict in HOLES or v.misdiagnosis or v.leaked]
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": "autograd-grader/audit/1", "duration_s": round(self.duration_s, 1),
-                "notes": self.notes,
-                "table": [{"item": item, **row} for item, row in self.rows()],
-                "verdicts": [v.to_json() for v in self.verdicts]}
+        return {
+            "schema": "autograd-grader/audit/1",
+            "duration_s": round(self.duration_s, 1),
+            "notes": self.notes,
+            "table": [{"item": item, **row} for item, row in self.rows()],
+            "verdicts": [v.to_json() for v in self.verdicts],
+        }
 
 
 def _cell(value: float) -> str:
@@ -112,10 +125,12 @@ def render(report: AuditReport, console: Console) -> None:
     for note in report.notes:
         console.print(note)
     for verdict in report.holes:
-        console.print(f"[red]{verdict.verdict}[/red] {verdict.id}: {verdict.description}"
-                      f"{_why(verdict)}")
-    console.print(f"{len(report.verdicts)} graded in {report.duration_s:.0f} s; "
-                  f"{len(report.holes)} hole(s)")
+        console.print(
+            f"[red]{verdict.verdict}[/red] {verdict.id}: {verdict.description}{_why(verdict)}"
+        )
+    console.print(
+        f"{len(report.verdicts)} graded in {report.duration_s:.0f} s; {len(report.holes)} hole(s)"
+    )
 
 
 def _why(verdict: Verdict) -> str:
@@ -131,15 +146,17 @@ def _why(verdict: Verdict) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-STYLE = ("body{font:15px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;color:#1d2530;"
-         "margin:24px auto;max-width:1100px;padding:0 20px}"
-         "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 10px;"
-         "border-bottom:1px solid #e3e8ee;vertical-align:top}th{background:#eef2f6}"
-         "td.n{text-align:right}tr.total{font-weight:bold}"
-         "pre{background:#f4f6f8;padding:8px 12px;border-radius:4px;overflow-x:auto}"
-         ".hole{border:1px solid #d8dee6;border-radius:6px;padding:10px 16px;margin:12px 0}"
-         ".tag{display:inline-block;color:#fff;background:#c62828;border-radius:4px;"
-         "padding:1px 6px;font-size:13px}.tag.ok{background:#2e7d32}")
+STYLE = (
+    "body{font:15px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;color:#1d2530;"
+    "margin:24px auto;max-width:1100px;padding:0 20px}"
+    "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 10px;"
+    "border-bottom:1px solid #e3e8ee;vertical-align:top}th{background:#eef2f6}"
+    "td.n{text-align:right}tr.total{font-weight:bold}"
+    "pre{background:#f4f6f8;padding:8px 12px;border-radius:4px;overflow-x:auto}"
+    ".hole{border:1px solid #d8dee6;border-radius:6px;padding:10px 16px;margin:12px 0}"
+    ".tag{display:inline-block;color:#fff;background:#c62828;border-radius:4px;"
+    "padding:1px 6px;font-size:13px}.tag.ok{background:#2e7d32}"
+)
 
 
 def _section(title: str, verdicts: Sequence[Verdict]) -> list[str]:
@@ -148,13 +165,17 @@ def _section(title: str, verdicts: Sequence[Verdict]) -> list[str]:
     parts = [f"<h2>{escape(title)} ({len(verdicts)})</h2>"]
     for v in verdicts:
         fine = v.verdict in (KILLED, CONFIRMED, NOTHING_EARNED) and not v.misdiagnosis
-        parts.append(f"<div class=hole><span class='tag{' ok' if fine else ''}'>"
-                     f"{escape(v.verdict)}</span> <code>{escape(v.id)}</code>"
-                     f"<p>{escape(v.description)}{escape(_why(v))}</p>")
+        parts.append(
+            f"<div class=hole><span class='tag{' ok' if fine else ''}'>"
+            f"{escape(v.verdict)}</span> <code>{escape(v.id)}</code>"
+            f"<p>{escape(v.description)}{escape(_why(v))}</p>"
+        )
         if v.difference:
-            parts += [f"<pre>{escape(v.difference['program'])}</pre>",
-                      f"<p>reference: <code>{escape(v.difference['expected'])}</code></p>",
-                      f"<p>mutant: <code>{escape(v.difference['got'])}</code></p>"]
+            parts += [
+                f"<pre>{escape(v.difference['program'])}</pre>",
+                f"<p>reference: <code>{escape(v.difference['expected'])}</code></p>",
+                f"<p>mutant: <code>{escape(v.difference['got'])}</code></p>",
+            ]
         parts.append("</div>")
     return parts
 
@@ -164,16 +185,20 @@ def audit_html(report: AuditReport) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in ("item", *COLUMNS))
     rows = "".join(
         f"<tr class='{'total' if item == 'total' else ''}'><td>{escape(item)}</td>"
-        + "".join(f"<td class=n>{_cell(row[c])}</td>" for c in COLUMNS) + "</tr>"
-        for item, row in report.rows())
+        + "".join(f"<td class=n>{_cell(row[c])}</td>" for c in COLUMNS)
+        + "</tr>"
+        for item, row in report.rows()
+    )
     equivalents = [v for v in report.verdicts if v.verdict in (EQUIVALENT, CONFIRMED)]
-    parts = ["<!doctype html><html><head><meta charset=utf-8><title>Rubric audit</title>",
-             f"<style>{STYLE}</style></head><body><h1>Rubric audit</h1>",
-             f"<p>{len(report.verdicts)} mutants and do-nothing variants of the reference, "
-             f"graded in {report.duration_s:.0f} s.</p>",
-             *(f"<p>{escape(note)}</p>" for note in report.notes),
-             f"<table><tr>{head}</tr>{rows}</table>",
-             *_section("Holes", report.holes),
-             *_section("Equivalent (no difference found)", equivalents),
-             "</body></html>"]
+    parts = [
+        "<!doctype html><html><head><meta charset=utf-8><title>Rubric audit</title>",
+        f"<style>{STYLE}</style></head><body><h1>Rubric audit</h1>",
+        f"<p>{len(report.verdicts)} mutants and do-nothing variants of the reference, "
+        f"graded in {report.duration_s:.0f} s.</p>",
+        *(f"<p>{escape(note)}</p>" for note in report.notes),
+        f"<table><tr>{head}</tr>{rows}</table>",
+        *_section("Holes", report.holes),
+        *_section("Equivalent (no difference found)", equivalents),
+        "</body></html>",
+    ]
     return "\n".join(parts)

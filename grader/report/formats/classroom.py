@@ -23,8 +23,10 @@ def notices(score: float, maximum: float) -> str:
     """The two workflow-command lines GitHub Classroom reads."""
     score, maximum = _number(score), _number(maximum)
     report = json.dumps({"totalPoints": score, "maxPoints": maximum}, separators=(",", ":"))
-    return (f"::notice title=Autograding complete::Points {score}/{maximum}\n"
-            f"::notice title=Autograding report::{report}\n")
+    return (
+        f"::notice title=Autograding complete::Points {score}/{maximum}\n"
+        f"::notice title=Autograding report::{report}\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,19 +32,23 @@ def _row(result: StudentResult, items: Sequence[Item]) -> list[str]:
     """One student's cells, escaped."""
     report = result.report
     scores = {r.id: r.score for r in report.results} if report else {}
-    notes = "; ".join([*result.notes, *([f"grader error: {result.error}"]
-                                         if result.error else [])])
-    row = [result.student,
-           points(report.score) if report else "",
-           points(report.max_score) if report else "",
-           *(points(scores[i.id]) if i.id in scores else "" for i in items),
-           result.status, notes]
+    notes = "; ".join([*result.notes, *([f"grader error: {result.error}"] if result.error else [])])
+    row = [
+        result.student,
+        points(report.score) if report else "",
+        points(report.max_score) if report else "",
+        *(points(scores[i.id]) if i.id in scores else "" for i in items),
+        result.status,
+        notes,
+    ]
     return [escape_cell(cell) for cell in row]
 
 
 def _header(items: Sequence[Item]) -> list[str]:
-    return [escape_cell(cell) for cell in
-            ["student", "total", "max", *(item.id for item in items), "status", "notes"]]
+    return [
+        escape_cell(cell)
+        for cell in ["student", "total", "max", *(item.id for item in items), "status", "notes"]
+    ]
 
 
 def gradebook_csv(results: Sequence[StudentResult], items: Sequence[Item]) -> str:
@@ -58,8 +62,9 @@ def gradebook_csv(results: Sequence[StudentResult], items: Sequence[Item]) -> st
     return out.getvalue()
 
 
-def changed_grades(last: str, results: Sequence[StudentResult], items: Sequence[Item]
-                   ) -> list[Change]:
+def changed_grades(
+    last: str, results: Sequence[StudentResult], items: Sequence[Item]
+) -> list[Change]:
     """The students of ``results`` whose total or an item's score differs from their row in
     ``last`` (an earlier ``grades.csv``, of this or an older format), in ``results``' order.
     A student ``last`` lacks has no earlier grade to compare, so is not listed."""
@@ -71,10 +76,14 @@ def changed_grades(last: str, results: Sequence[StudentResult], items: Sequence[
         if old is None:
             continue
         new = dict(zip(header, _row(result, items), strict=True))
-        columns = [c for c in dict.fromkeys([*header, *old])
-                   if isinstance(c, str) and c not in NOT_SCORES]
-        moved = tuple((c, old.get(c) or "", new.get(c, "")) for c in columns
-                      if (old.get(c) or "") != new.get(c, ""))
+        columns = [
+            c for c in dict.fromkeys([*header, *old]) if isinstance(c, str) and c not in NOT_SCORES
+        ]
+        moved = tuple(
+            (c, old.get(c) or "", new.get(c, ""))
+            for c in columns
+            if (old.get(c) or "") != new.get(c, "")
+        )
         if moved or (old.get("total") or "") != new["total"]:
             changes.append(Change(result.student, old.get("total") or "", new["total"], moved))
     return changes
@@ -86,6 +95,8 @@ def changes_csv(changes: Sequence[Change]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["student", "old total", "new total", "items changed"])
-    writer.writerows([escape_cell(cell) for cell in
-                      (c.student, c.old_total, c.new_total, c.flipped)] for c in changes)
+    writer.writerows(
+        [escape_cell(cell) for cell in (c.student, c.old_total, c.new_total, c.flipped)]
+        for c in changes
+    )
     return out.getvalue()

@@ -21,8 +21,15 @@ from grader.report.formats.markdown import fenced
 VISIBILITIES = ["hidden", "after_due_date", "after_published", "visible"]
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["score", "execution_time", "output", "output_format", "visibility",
-                 "stdout_visibility", "tests"],
+    "required": [
+        "score",
+        "execution_time",
+        "output",
+        "output_format",
+        "visibility",
+        "stdout_visibility",
+        "tests",
+    ],
     "properties": {
         "score": {"type": "number", "minimum": 0},
         "execution_time": {"type": "number", "minimum": 0},
@@ -30,35 +37,54 @@ SCHEMA: dict[str, Any] = {
         "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
         "visibility": {"enum": VISIBILITIES},
         "stdout_visibility": {"enum": VISIBILITIES},
-        "tests": {"type": "array", "items": {
-            "type": "object",
-            "required": ["name", "number", "score", "max_score", "status", "output",
-                         "output_format", "visibility"],
-            "properties": {
-                "name": {"type": "string", "minLength": 1},
-                "number": {"type": "string", "pattern": r"^\d+$"},
-                "score": {"type": "number", "minimum": 0},
-                "max_score": {"type": "number", "minimum": 0},
-                "status": {"enum": ["passed", "failed"]},
-                "output": {"type": "string"},
-                "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-                "visibility": {"enum": VISIBILITIES},
-                "tags": {"type": "array", "items": {"type": "string"}},
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "name",
+                    "number",
+                    "score",
+                    "max_score",
+                    "status",
+                    "output",
+                    "output_format",
+                    "visibility",
+                ],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "number": {"type": "string", "pattern": r"^\d+$"},
+                    "score": {"type": "number", "minimum": 0},
+                    "max_score": {"type": "number", "minimum": 0},
+                    "status": {"enum": ["passed", "failed"]},
+                    "output": {"type": "string"},
+                    "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+                    "visibility": {"enum": VISIBILITIES},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
             },
-        }},
+        },
     },
 }
 
 
-def _test(number: int, item: Item, graded: ItemResult | None, fallback: str
-          ) -> dict[str, Any]:
+def _test(number: int, item: Item, graded: ItemResult | None, fallback: str) -> dict[str, Any]:
     if graded is None:
         score, status, output = 0.0, "failed", f"Not graded: {fallback}"
     else:
         score, status = graded.score, "passed" if graded.status == "passed" else "failed"
-        output = "" if status == "passed" else "\n\n".join(part for part in (
-            f"**{graded.status}**: {graded.reason}",
-            fenced(graded.feedback) if graded.feedback else "") if part)
+        output = (
+            ""
+            if status == "passed"
+            else "\n\n".join(
+                part
+                for part in (
+                    f"**{graded.status}**: {graded.reason}",
+                    fenced(graded.feedback) if graded.feedback else "",
+                )
+                if part
+            )
+        )
     return {
         "name": f"{item.id}: {item.title}",
         "number": str(number),
@@ -72,13 +98,17 @@ def _test(number: int, item: Item, graded: ItemResult | None, fallback: str
     }
 
 
-def results(items: Sequence[Item], report: GradeReport | None, execution_time: float,
-            notes: Sequence[str] = (), failure: str = "") -> dict[str, Any]:
+def results(
+    items: Sequence[Item],
+    report: GradeReport | None,
+    execution_time: float,
+    notes: Sequence[str] = (),
+    failure: str = "",
+) -> dict[str, Any]:
     """The document for ``report`` (None when grading failed: ``failure`` says why)."""
     graded = {r.id: r for r in report.results} if report else {}
     fallback = failure or "this item was not part of the grading run"
-    tests = [_test(n, item, graded.get(item.id), fallback)
-             for n, item in enumerate(items, start=1)]
+    tests = [_test(n, item, graded.get(item.id), fallback) for n, item in enumerate(items, start=1)]
     later = sum(t["visibility"] != "visible" for t in tests)
     output = [f"- {note}" for note in notes]
     if failure:
@@ -96,4 +126,3 @@ def results(items: Sequence[Item], report: GradeReport | None, execution_time: f
     }
     jsonschema.validate(document, SCHEMA)
     return document
-

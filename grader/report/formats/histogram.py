@@ -16,10 +16,17 @@ WIDTH, HEIGHT, MARGIN, SCALE = 640, 320, 40, 2
 BINS = 10
 INK, BAR, PAPER = (40, 40, 40), (70, 120, 190), (255, 255, 255)
 GLYPHS = {  # 3x5 pixels, rows top to bottom
-    "0": "111101101101111", "1": "010110010010111", "2": "111001111100111",
-    "3": "111001111001111", "4": "101101111001001", "5": "111100111001111",
-    "6": "111100111101111", "7": "111001001001001", "8": "111101111101111",
-    "9": "111101111001111", "%": "101001010100101",
+    "0": "111101101101111",
+    "1": "010110010010111",
+    "2": "111001111100111",
+    "3": "111001111001111",
+    "4": "101101111001001",
+    "5": "111100111001111",
+    "6": "111100111101111",
+    "7": "111001001001001",
+    "8": "111101111101111",
+    "9": "111101111001111",
+    "%": "101001010100101",
 }
 
 
@@ -36,20 +43,27 @@ def _text(canvas: np.ndarray, text: str, x: int, y: int) -> None:
     for ch in text:
         glyph = np.array([int(b) for b in GLYPHS[ch]], dtype=bool).reshape(5, 3)
         block = np.kron(glyph, np.ones((SCALE, SCALE), dtype=bool))
-        canvas[y:y + 5 * SCALE, x:x + 3 * SCALE][block] = INK
+        canvas[y : y + 5 * SCALE, x : x + 3 * SCALE][block] = INK
         x += 4 * SCALE
 
 
 def _png(canvas: np.ndarray) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     height, width, _ = canvas.shape
     rows = np.concatenate([np.zeros((height, 1), np.uint8), canvas.reshape(height, -1)], axis=1)
-    return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows.tobytes(), 9)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def histogram_png(percentages: Sequence[float]) -> bytes:
@@ -61,9 +75,9 @@ def histogram_png(percentages: Sequence[float]) -> bytes:
     step = (right - left) // BINS
     for n, count in enumerate(bins):
         height = round((bottom - top) * count / tallest)
-        canvas[bottom - height:bottom, left + n * step + 2:left + (n + 1) * step - 2] = BAR
-    canvas[top:bottom + 1, left - 1] = INK
-    canvas[bottom, left - 1:right] = INK
+        canvas[bottom - height : bottom, left + n * step + 2 : left + (n + 1) * step - 2] = BAR
+    canvas[top : bottom + 1, left - 1] = INK
+    canvas[bottom, left - 1 : right] = INK
     for n in range(BINS + 1):
         label = str(n * 100 // BINS) + ("%" if n == BINS else "")
         _text(canvas, label, left + n * step - len(label) * 2 * SCALE, bottom + 6)

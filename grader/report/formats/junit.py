@@ -26,21 +26,32 @@ def junit_xml(report: GradeReport) -> str:
     root = ET.Element("testsuites", name="autograder", tests=str(len(report.items)))
     for view in report.views:
         mine = view.items
-        suite = ET.SubElement(root, "testsuite", name=view.assignment, tests=str(len(mine)),
-                              failures=str(sum(i.status not in ("passed", *ERRORS)
-                                               for i in mine)),
-                              errors=str(sum(i.status in ERRORS for i in mine)))
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=view.assignment,
+            tests=str(len(mine)),
+            failures=str(sum(i.status not in ("passed", *ERRORS) for i in mine)),
+            errors=str(sum(i.status in ERRORS for i in mine)),
+        )
         for item in mine:
             case = ET.SubElement(suite, "testcase", classname=view.assignment, name=item.id)
             properties = ET.SubElement(case, "properties")
-            for name, value in (("score", item.score), ("max_score", item.max_score),
-                                ("status", item.status)):
+            for name, value in (
+                ("score", item.score),
+                ("max_score", item.max_score),
+                ("status", item.status),
+            ):
                 ET.SubElement(properties, "property", name=name, value=str(value))
             if item.status == "passed":
                 continue
             tag = "error" if item.status in ERRORS else "failure"
-            problem = ET.SubElement(case, tag, type=item.status, message=_text(
-                f"{points(item.score)}/{points(item.max_score)}: {item.reason}"))
+            problem = ET.SubElement(
+                case,
+                tag,
+                type=item.status,
+                message=_text(f"{points(item.score)}/{points(item.max_score)}: {item.reason}"),
+            )
             problem.text = _text(item.feedback)
     root.set("failures", str(sum(int(s.get("failures", 0)) for s in root)))
     root.set("errors", str(sum(int(s.get("errors", 0)) for s in root)))

@@ -34,8 +34,10 @@ def fenced(text: str, language: str = "text") -> str:
 def item_table(items: Sequence[ItemResult]) -> list[str]:
     """The score table of ``items`` as Markdown lines."""
     lines = ["| item | points | status | reason |", "| --- | ---: | --- | --- |"]
-    lines += [f"| {cell(item.id)} | {item_points(item)} | {cell(item.status)} | "
-              f"{cell(item.reason)} |" for item in items]
+    lines += [
+        f"| {cell(item.id)} | {item_points(item)} | {cell(item.status)} | {cell(item.reason)} |"
+        for item in items
+    ]
     return lines
 
 
@@ -51,8 +53,13 @@ def feedback(report: GradeReport, titles: dict[str, str], notes: Sequence[str] =
         if absent:
             lines += [f"## {cell(absent)}", ""]
             continue
-        lines += [f"## {cell(titles.get(view.assignment, view.assignment))}: "
-                  f"{points(view.score)}/{points(view.maximum)}", "", *item_table(view.items), ""]
+        lines += [
+            f"## {cell(titles.get(view.assignment, view.assignment))}: "
+            f"{points(view.score)}/{points(view.maximum)}",
+            "",
+            *item_table(view.items),
+            "",
+        ]
     failures = report.failures
     if failures:
         lines += ["## Feedback", ""]

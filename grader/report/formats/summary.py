@@ -19,8 +19,10 @@ from grader.report.formats import Change, StudentResult
 from grader.report.formats.histogram import histogram_png
 
 TOP_BUGS = 10
-STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-         "td,th{border:1px solid #ccc;padding:.2em .6em}td.n{text-align:right}")
+STYLE = (
+    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+    "td,th{border:1px solid #ccc;padding:.2em .6em}td.n{text-align:right}"
+)
 
 
 def _percent(value: float) -> str:
@@ -29,8 +31,11 @@ def _percent(value: float) -> str:
 
 def percentages(results: Sequence[StudentResult]) -> list[float]:
     """Each graded student's total as a percentage of the maximum."""
-    return [100 * r.report.score / r.report.max_score for r in results
-            if r.report is not None and r.report.max_score]
+    return [
+        100 * r.report.score / r.report.max_score
+        for r in results
+        if r.report is not None and r.report.max_score
+    ]
 
 
 def _item_rows(results: Sequence[StudentResult], items: Sequence[Item]) -> list[str]:
@@ -42,9 +47,11 @@ def _item_rows(results: Sequence[StudentResult], items: Sequence[Item]) -> list[
             continue
         mean = statistics.fmean(i.score for i in graded)
         passed = sum(i.status == "passed" for i in graded) / len(graded)
-        rows.append(f"<tr><td>{escape(item.id)}</td><td>{escape(item.title)}</td>"
-                    f"<td class=n>{item.points:g}</td><td class=n>{mean:.2f}</td>"
-                    f"<td class=n>{_percent(100 * passed)}</td></tr>")
+        rows.append(
+            f"<tr><td>{escape(item.id)}</td><td>{escape(item.title)}</td>"
+            f"<td class=n>{item.points:g}</td><td class=n>{mean:.2f}</td>"
+            f"<td class=n>{_percent(100 * passed)}</td></tr>"
+        )
     return rows
 
 
@@ -55,9 +62,11 @@ def _student_rows(results: Sequence[StudentResult]) -> list[str]:
         if result.report is None:
             continue
         page = quote(f"feedback/{result.student}")
-        rows.append(f"<tr><td><a href='{page}.html'>{escape(result.student)}</a></td>"
-                    f"<td class=n>{result.report.score:g}/{result.report.max_score:g}</td>"
-                    f"<td><a href='{page}.md'>Markdown</a></td></tr>")
+        rows.append(
+            f"<tr><td><a href='{page}.html'>{escape(result.student)}</a></td>"
+            f"<td class=n>{result.report.score:g}/{result.report.max_score:g}</td>"
+            f"<td><a href='{page}.md'>Markdown</a></td></tr>"
+        )
     return rows
 
 
@@ -69,9 +78,11 @@ def _bug_rows(results: Sequence[StudentResult]) -> list[str]:
             for bug in item.bugs:
                 seen[bug] += 1
                 where.setdefault(bug, set()).add(item.id)
-    return [f"<tr><td>{escape(bug)}</td><td class=n>{count}</td>"
-            f"<td>{escape(', '.join(sorted(where[bug])))}</td></tr>"
-            for bug, count in seen.most_common(TOP_BUGS)]
+    return [
+        f"<tr><td>{escape(bug)}</td><td class=n>{count}</td>"
+        f"<td>{escape(', '.join(sorted(where[bug])))}</td></tr>"
+        for bug, count in seen.most_common(TOP_BUGS)
+    ]
 
 
 def _changes(changes: Sequence[Change] | None) -> list[str]:
@@ -82,17 +93,23 @@ def _changes(changes: Sequence[Change] | None) -> list[str]:
     parts = ["<h2>What changed since the last run</h2>"]
     if not changes:
         return [*parts, "<p>No grade changed since the last run.</p>"]
-    return [*parts, f"<p>{len(changes)} grade(s) changed (also in "
-                    "<a href='changes.csv'>changes.csv</a>).</p>",
-            "<table><tr><th>student</th><th>old total</th><th>new total</th>"
-            "<th>items changed</th></tr>",
-            *(f"<tr><td>{escape(c.student)}</td><td class=n>{escape(c.old_total)}</td>"
-              f"<td class=n>{escape(c.new_total)}</td><td>{escape(c.flipped)}</td></tr>"
-              for c in changes), "</table>"]
+    return [
+        *parts,
+        f"<p>{len(changes)} grade(s) changed (also in <a href='changes.csv'>changes.csv</a>).</p>",
+        "<table><tr><th>student</th><th>old total</th><th>new total</th>"
+        "<th>items changed</th></tr>",
+        *(
+            f"<tr><td>{escape(c.student)}</td><td class=n>{escape(c.old_total)}</td>"
+            f"<td class=n>{escape(c.new_total)}</td><td>{escape(c.flipped)}</td></tr>"
+            for c in changes
+        ),
+        "</table>",
+    ]
 
 
-def summary_html(results: Sequence[StudentResult], items: Sequence[Item],
-                 changes: Sequence[Change] | None = None) -> str:
+def summary_html(
+    results: Sequence[StudentResult], items: Sequence[Item], changes: Sequence[Change] | None = None
+) -> str:
     """The whole page for a batch; ``changes``: the grades that moved since the last run
     (None: the first run, nothing to compare)."""
     scores = percentages(results)
@@ -105,22 +122,32 @@ def summary_html(results: Sequence[StudentResult], items: Sequence[Item],
         "by a grader failure.",
     ]
     if scores:
-        parts.append(f" Mean {_percent(statistics.fmean(scores))}, median "
-                     f"{_percent(statistics.median(scores))} of the maximum.")
+        parts.append(
+            f" Mean {_percent(statistics.fmean(scores))}, median "
+            f"{_percent(statistics.median(scores))} of the maximum."
+        )
     parts += [
-        "</p>", *_changes(changes), "<h2>Scores</h2>",
+        "</p>",
+        *_changes(changes),
+        "<h2>Scores</h2>",
         f"<img alt='histogram of scores as a percentage of the maximum' "
         f"src='data:image/png;base64,{picture}'>",
         "<h2>Items</h2><table><tr><th>item</th><th>title</th><th>points</th><th>mean</th>"
-        "<th>passed</th></tr>", *_item_rows(results, items), "</table>",
-        "<h2>Most common named bugs</h2><table><tr><th>bug</th><th>times</th><th>items</th>"
-        "</tr>", *_bug_rows(results), "</table>",
+        "<th>passed</th></tr>",
+        *_item_rows(results, items),
+        "</table>",
+        "<h2>Most common named bugs</h2><table><tr><th>bug</th><th>times</th><th>items</th></tr>",
+        *_bug_rows(results),
+        "</table>",
         "<h2>Students</h2><table><tr><th>student</th><th>score</th><th>feedback</th></tr>",
-        *_student_rows(results), "</table>",
+        *_student_rows(results),
+        "</table>",
     ]
     if failed:
-        parts += ["<h2>Not graded (grader failures)</h2><ul>",
-                  *(f"<li>{escape(r.student)}: {escape(r.error)}</li>" for r in failed),
-                  "</ul>"]
+        parts += [
+            "<h2>Not graded (grader failures)</h2><ul>",
+            *(f"<li>{escape(r.student)}: {escape(r.error)}</li>" for r in failed),
+            "</ul>",
+        ]
     parts.append("</body></html>\n")
     return "\n".join(parts)

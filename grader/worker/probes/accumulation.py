@@ -46,25 +46,34 @@ def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]
             leaf.grad = float(preload)
         nodes[-1].grad = out_grad
         closures_newest_first(record.nodes, leaves)
-        return {"preloaded": [encode(n.grad, f"gradient of leaf {i}")
-                              for i, n in enumerate(leaves)]}
+        return {
+            "preloaded": [encode(n.grad, f"gradient of leaf {i}") for i, n in enumerate(leaves)]
+        }
     split, _ = graph.split_leaves()
     if run == "composition":
         used: set[str] = set()
         with recording_values(engine, record, used=used, keep=frozenset(case["own"])):
             copies = build(engine, split, "micrograd")
             measure_closures(record, copies[: len(split.leaves)])
-        return {**recorded(split, copies, record), "used": sorted(used),
-                "returns_operand": returns_operand(split, copies)}
+        return {
+            **recorded(split, copies, record),
+            "used": sorted(used),
+            "returns_operand": returns_operand(split, copies),
+        }
     with recording_values(engine, record, primitives=False):
         copies = build(engine, split, "micrograd")
     copies[-1].grad = out_grad
     closures_newest_first(record.nodes, copies[: len(split.leaves)])
-    return {**report(split, copies, own_grads(split, copies)[: len(split.leaves)]),
-            "returns_operand": returns_operand(split, copies)}
+    return {
+        **report(split, copies, own_grads(split, copies)[: len(split.leaves)]),
+        "returns_operand": returns_operand(split, copies),
+    }
 
 
 def returns_operand(graph: Graph, built: list[Any]) -> list[int]:
     """The op nodes whose result is one of their own operands (by identity)."""
-    return [index for index, node in enumerate(graph.nodes, len(graph.leaves))
-            if any(built[index] is built[arg] for arg in node.args)]
+    return [
+        index
+        for index, node in enumerate(graph.nodes, len(graph.leaves))
+        if any(built[index] is built[arg] for arg in node.args)
+    ]

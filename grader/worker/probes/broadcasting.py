@@ -20,13 +20,18 @@ def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     against the oracles, then the reduction alone against it."""
     graph = Graph.from_json(case["graph"])
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
-    arrays = (graph.leaves if case["run"] == "implicit"
-              else [np.broadcast_to(v, out_grad.shape).copy() for v in graph.leaves])
+    arrays = (
+        graph.leaves
+        if case["run"] == "implicit"
+        else [np.broadcast_to(v, out_grad.shape).copy() for v in graph.leaves]
+    )
     op = eval(function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
     inputs = [engine.Tensor(v, requires_grad=True) for v in arrays]
     out = op(*inputs)
     grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
     if not isinstance(grads, tuple | list) or len(grads) != len(inputs):
         raise ProbeError(f"backward must return {len(inputs)} gradients")
-    return {"value": encode(out.data, "the result"),
-            "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)]}
+    return {
+        "value": encode(out.data, "the result"),
+        "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)],
+    }

@@ -53,6 +53,7 @@ def own_grads(graph: Graph, nodes: list[Any]) -> list[Encoded | None]:
 
 def recorded(graph: Graph, nodes: list[Any], record: Record) -> dict[str, Any]:
     var = names(graph)
-    return {"values": [encode(n.data, f"the value of {v}")
-                       for n, v in zip(nodes, var, strict=True)],
-            "record": record.report(nodes)}
+    return {
+        "values": [encode(n.data, f"the value of {v}") for n, v in zip(nodes, var, strict=True)],
+        "record": record.report(nodes),
+    }

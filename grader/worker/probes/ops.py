@@ -24,16 +24,22 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
     if graph.kind == "scalar":
         leaves = [engine.Value(float(v)) for v in graph.leaves]
-        out = eval(expression(graph, len(leaves), "micrograd", var),  # noqa: S307
-                   {f"{v}": leaf for v, leaf in zip(var, leaves, strict=False)})
+        out = eval(
+            expression(graph, len(leaves), "micrograd", var),  # noqa: S307
+            {f"{v}": leaf for v, leaf in zip(var, leaves, strict=False)},
+        )
         value = encode(out.data, "the result")
-        prev = [next((i for i, leaf in enumerate(leaves) if node is leaf), -1)
-                for node in list(out._prev)[:8]]
+        prev = [
+            next((i for i, leaf in enumerate(leaves) if node is leaf), -1)
+            for node in list(out._prev)[:8]
+        ]
         out.grad = float(out_grad)
         out._backward()
-        return {"values": [value], "grads": [grad_of(x, "scalar", f"{v}.grad")
-                                              for x, v in zip(leaves, var, strict=False)],
-                "prev": prev}
+        return {
+            "values": [value],
+            "grads": [grad_of(x, "scalar", f"{v}.grad") for x, v in zip(leaves, var, strict=False)],
+            "prev": prev,
+        }
     namespace = api_namespace(engine, "tensor")
     leaves = [engine.Tensor(v, requires_grad=True) for v in graph.leaves]
     node = graph.nodes[0]
@@ -45,5 +51,7 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
         grads = (grads,)
     if len(grads) != len(leaves):
         raise ProbeError(f"backward returned {len(grads)} gradients for {len(leaves)} inputs")
-    return {"values": [value],
-            "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)]}
+    return {
+        "values": [value],
+        "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)],
+    }

@@ -24,6 +24,7 @@ def given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], li
             calls[index] += 1
             for operand, weight in pairs:
                 operand.grad += weight * out.grad
+
         return _backward
 
     for pairs in dag["nodes"]:
@@ -63,8 +64,9 @@ NOT_THE_OUTPUT = "backward was called with a tensor that is not this op's output
 the course's ops do (they read its inputs and its value)."""
 
 
-def given_tensor(engine: ModuleType, case: dict[str, Any]
-                 ) -> tuple[list[Any], list[int], list[int]]:
+def given_tensor(
+    engine: ModuleType, case: dict[str, Any]
+) -> tuple[list[Any], list[int], list[int]]:
     """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
     ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
     which the ops' docstring allows, the others a tuple; each op's backward checks that it is
@@ -81,8 +83,9 @@ def given_tensor(engine: ModuleType, case: dict[str, Any]
             self.index = index
 
         def forward(self, *arrays: np.ndarray) -> np.ndarray:
-            return sum(w * np.asarray(a, np.float64)
-                       for w, a in zip(self.weights, arrays, strict=True))
+            return sum(
+                w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays, strict=True)
+            )
 
         def backward(self, out_grad: Any, node: Any) -> Any:
             if node._op is not self:
@@ -95,8 +98,10 @@ def given_tensor(engine: ModuleType, case: dict[str, Any]
     dag = case["dag"]
     shape = tuple(case["shape"])
     frozen = set(case.get("frozen", ()))
-    nodes = [engine.Tensor(np.full(shape, 1.0 + i), requires_grad=i not in frozen)
-             for i in range(dag["leaves"])]
+    nodes = [
+        engine.Tensor(np.full(shape, 1.0 + i), requires_grad=i not in frozen)
+        for i in range(dag["leaves"])
+    ]
     if case.get("wrap_leaves"):
         nodes = [GivenSum([1.0], i)(leaf) for i, leaf in enumerate(nodes)]
     for pairs in dag["nodes"]:

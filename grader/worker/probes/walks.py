@@ -99,7 +99,8 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
         nodes[-1].backward(engine.Tensor(grad, requires_grad=False))
     answer: dict[str, Any] = {
         "grads": [grad_of(n, "tensor", f"node {i} grad") for i, n in enumerate(nodes)],
-        "calls": list(calls)}
+        "calls": list(calls),
+    }
     if case.get("count_reads"):
         answer["reads"] = list(reads)
     return answer

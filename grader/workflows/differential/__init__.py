@@ -49,5 +49,17 @@ from grader.workflows.differential.runner import (
     same_text,
 )
 
-__all__ = ["ASSIGNMENTS", "MEMORY_MB", "PROGRAM_CPU_S", "TIMED_OUT", "TOLERANCE", "Difference",
-           "Outcome", "differ", "generate", "run_all", "same", "same_text"]
+__all__ = [
+    "ASSIGNMENTS",
+    "MEMORY_MB",
+    "PROGRAM_CPU_S",
+    "TIMED_OUT",
+    "TOLERANCE",
+    "Difference",
+    "Outcome",
+    "differ",
+    "generate",
+    "run_all",
+    "same",
+    "same_text",
+]

@@ -43,14 +43,16 @@ class _Tensors(_Program):
         self.dtype = "float32" if rng.random() < 0.7 else "float64"
         self.requires: dict[str, bool] = {}
 
-    def array(self, shape: tuple[int, ...], lo: float = -2.0, hi: float = 2.0,
-              away: float = 0.0) -> np.ndarray:
+    def array(
+        self, shape: tuple[int, ...], lo: float = -2.0, hi: float = 2.0, away: float = 0.0
+    ) -> np.ndarray:
         size = int(np.prod(shape, dtype=np.int64))
         return np.array([_num(self.rng, lo, hi, away) for _ in range(size)]).reshape(shape)
 
     def leaf(self, value: np.ndarray, requires_grad: bool = True) -> str:
-        name = self.let(f"Tensor({_literal(value)}, requires_grad={requires_grad}, "
-                        f"dtype={self.dtype!r})", value)
+        name = self.let(
+            f"Tensor({_literal(value)}, requires_grad={requires_grad}, dtype={self.dtype!r})", value
+        )
         self.requires[name] = requires_grad
         return name
 
@@ -59,8 +61,9 @@ class _Tensors(_Program):
         g = self.array(shape, -2.0, 2.0, away=0.1)
         if g.size and np.all(g == 1.0):
             g.flat[0] = -0.5
-        self.lines.append(f"{name} = Tensor({_literal(g)}, requires_grad=False, "
-                          f"dtype={self.dtype!r})")
+        self.lines.append(
+            f"{name} = Tensor({_literal(g)}, requires_grad=False, dtype={self.dtype!r})"
+        )
         return name
 
     def backward(self, out: str, random_grad: bool | None = None) -> None:
@@ -115,19 +118,25 @@ _UNARY: dict[str, tuple[list[str], Callable[[Any], Any]]] = {
     "sqrt": (["{x}.sqrt()", "ops.sqrt({x})", "ops.Sqrt()({x})"], np.sqrt),
     "abs": (["{x}.abs()", "ops.abs({x})", "ops.Abs()({x})"], np.abs),
     "relu": (["{x}.relu()", "ops.relu({x})", "ops.ReLU()({x})"], lambda x: np.maximum(x, 0)),
-    "sigmoid": (["{x}.sigmoid()", "ops.sigmoid({x})", "ops.Sigmoid()({x})"],
-                lambda x: 1 / (1 + np.exp(-x))),
+    "sigmoid": (
+        ["{x}.sigmoid()", "ops.sigmoid({x})", "ops.Sigmoid()({x})"],
+        lambda x: 1 / (1 + np.exp(-x)),
+    ),
     "tanh": (["{x}.tanh()", "ops.tanh({x})", "ops.Tanh()({x})"], np.tanh),
 }
 _SCALAR_FORMS: list[tuple[str, Callable[[Any, float], Any], str]] = [
-    ("{x} + {k}", lambda x, k: x + k, ""), ("{k} + {x}", lambda x, k: k + x, ""),
+    ("{x} + {k}", lambda x, k: x + k, ""),
+    ("{k} + {x}", lambda x, k: k + x, ""),
     ("ops.add_scalar({x}, {k})", lambda x, k: x + k, ""),
     ("ops.AddScalar({k})({x})", lambda x, k: x + k, ""),
-    ("{x} - {k}", lambda x, k: x - k, ""), ("{k} - {x}", lambda x, k: k - x, ""),
-    ("{x} * {k}", lambda x, k: x * k, ""), ("{k} * {x}", lambda x, k: k * x, ""),
+    ("{x} - {k}", lambda x, k: x - k, ""),
+    ("{k} - {x}", lambda x, k: k - x, ""),
+    ("{x} * {k}", lambda x, k: x * k, ""),
+    ("{k} * {x}", lambda x, k: k * x, ""),
     ("ops.mul_scalar({x}, {k})", lambda x, k: x * k, ""),
     ("ops.MulScalar({k})({x})", lambda x, k: x * k, ""),
-    ("{x} / {k}", lambda x, k: x / k, ""), ("{k} / {x}", lambda x, k: k / x, "away"),
+    ("{x} / {k}", lambda x, k: x / k, ""),
+    ("{k} / {x}", lambda x, k: k / x, "away"),
     ("ops.divide_scalar({x}, {k})", lambda x, k: x / k, ""),
     ("ops.DivScalar({k})({x})", lambda x, k: x / k, ""),
 ]
@@ -136,8 +145,7 @@ _POWER_FORMS = ["{x} ** {k}", "ops.power_scalar({x}, {k})", "ops.PowerScalar({k}
 
 def _ok(value: Any, limit: float = 50.0) -> bool:
     array = np.asarray(value, dtype=np.float64)
-    return bool(np.all(np.isfinite(array)) and np.all(np.abs(array) <= limit)
-                and array.size <= 48)
+    return bool(np.all(np.isfinite(array)) and np.all(np.abs(array) <= limit) and array.size <= 48)
 
 
 def _unary_ok(op: str, x: np.ndarray) -> bool:
@@ -187,20 +195,27 @@ def _reshape_target(rng: random.Random, shape: tuple[int, ...]) -> tuple[int, ..
     return tuple(dims)
 
 
-_SHAPE_CLASSES = {"reshape": "Reshape", "transpose": "Transpose", "sum": "Summation",
-                  "broadcast": "BroadcastTo"}
+_SHAPE_CLASSES = {
+    "reshape": "Reshape",
+    "transpose": "Transpose",
+    "sum": "Summation",
+    "broadcast": "BroadcastTo",
+}
 _SHAPE_FORMS = {
     "reshape": ["{x}.reshape({a})", "ops.reshape({x}, {a})"],
     "transpose": ["{x}.transpose({a})", "ops.transpose({x}, {a})"],
     "sum": ["{x}.sum({a})", "ops.summation({x}, {a})"],
     "broadcast": ["{x}.broadcast_to({a})", "ops.broadcast_to({x}, {a})"],
 }
-_DEFAULTED = {"transpose": ["{x}.transpose()", "ops.transpose({x})", "{x}.transpose(axes=None)"],
-              "sum": ["{x}.sum()", "ops.summation({x})", "{x}.sum(axes=None)"]}
+_DEFAULTED = {
+    "transpose": ["{x}.transpose()", "ops.transpose({x})", "{x}.transpose(axes=None)"],
+    "sum": ["{x}.sum()", "ops.summation({x})", "{x}.sum(axes=None)"],
+}
 
 
-def _shape_choice(rng: random.Random, v: np.ndarray, kind: str | None = None,
-                  variant: int | None = None) -> tuple[str, str | None, Any] | None:
+def _shape_choice(
+    rng: random.Random, v: np.ndarray, kind: str | None = None, variant: int | None = None
+) -> tuple[str, str | None, Any] | None:
     """A shape op on ``v``: (kind, its argument as source or None for the default, value).
     reshape (maybe with -1), transpose (None or a permutation), sum (None, an int, maybe
     negative, or a tuple), broadcast_to (new leading axes, stretched size-1 axes). A
@@ -241,18 +256,27 @@ def _shape_class(kind: str, argument: str | None) -> str:
     return f"ops.{_SHAPE_CLASSES[kind]}({argument or ''})"
 
 
-def _shape_op(p: _Tensors, x: str, kind: str | None = None,
-              variant: int | None = None) -> tuple[str, Any] | None:
+def _shape_op(
+    p: _Tensors, x: str, kind: str | None = None, variant: int | None = None
+) -> tuple[str, Any] | None:
     """A shape op on tensor ``x`` as a method, a function or a Function: (source, value)."""
     made = _shape_choice(p.rng, p.values[x], kind, variant)
     if made is None:
         return None
     kind, argument, value = made
-    forms = [*(_DEFAULTED[kind] + ["{x}.%s(None)" % ("sum" if kind == "sum" else "transpose")]
-               if argument is None else _SHAPE_FORMS[kind]),
-             _shape_class(kind, argument) + "({x})"]
-    form = (p.rng.choice(forms) if variant is None
-            else forms[variant // (3 if kind == "sum" else 2) % len(forms)])
+    forms = [
+        *(
+            _DEFAULTED[kind] + ["{x}.%s(None)" % ("sum" if kind == "sum" else "transpose")]
+            if argument is None
+            else _SHAPE_FORMS[kind]
+        ),
+        _shape_class(kind, argument) + "({x})",
+    ]
+    form = (
+        p.rng.choice(forms)
+        if variant is None
+        else forms[variant // (3 if kind == "sum" else 2) % len(forms)]
+    )
     return form.format(x=x, a=argument), value
 
 
@@ -262,10 +286,19 @@ _MATMUL_FORMS = ["{x} @ {y}", "{x}.matmul({y})", "ops.matmul({x}, {y})", "ops.Ma
 def _matmul_shapes(rng: random.Random) -> tuple[tuple[int, ...], tuple[int, ...]]:
     m, k, n = rng.randint(1, 4), rng.randint(1, 4), rng.randint(1, 4)
     b, c = rng.randint(2, 3), rng.randint(2, 3)
-    return rng.choice([((m, k), (k, n)), ((m, k), (k, n)), ((b, m, k), (b, k, n)),
-                       ((b, m, k), (k, n)), ((m, k), (b, k, n)), ((1, m, k), (b, k, n)),
-                       ((b, m, k), (1, k, n)), ((c, 1, m, k), (b, k, n)),
-                       ((b, 1, m, k), (1, c, k, n))])
+    return rng.choice(
+        [
+            ((m, k), (k, n)),
+            ((m, k), (k, n)),
+            ((b, m, k), (b, k, n)),
+            ((b, m, k), (k, n)),
+            ((m, k), (b, k, n)),
+            ((1, m, k), (b, k, n)),
+            ((b, m, k), (1, k, n)),
+            ((c, 1, m, k), (b, k, n)),
+            ((b, 1, m, k), (1, c, k, n)),
+        ]
+    )
 
 
 def _tensor_step(p: _Tensors) -> str | None:
@@ -273,8 +306,21 @@ def _tensor_step(p: _Tensors) -> str | None:
     rng = p.rng
     x = p.pick()
     vx = p.values[x]
-    kind = rng.choice(["binary", "binary", "binary", "scalar", "scalar", "unary", "unary",
-                       "unary", "shape", "shape", "matmul"])
+    kind = rng.choice(
+        [
+            "binary",
+            "binary",
+            "binary",
+            "scalar",
+            "scalar",
+            "unary",
+            "unary",
+            "unary",
+            "shape",
+            "shape",
+            "matmul",
+        ]
+    )
     if kind == "binary":
         y = p.pick(besides=x)
         op = rng.choice(list(_BINARY))
@@ -335,11 +381,17 @@ def bg_binary(rng: random.Random, turn: int) -> list[str]:
     form = forms[turn // len(_BINARY) % len(forms)]
     sa, sb = _broadcast_pair(rng)
     va = p.array(sa, 0.3, 2.0) if op == "pow" else p.array(sa)
-    vb = (p.array(sb, -2.0, 2.0, away=0.3) if op == "div" else p.array(sb, -1.5, 2.0)
-          if op == "pow" else p.array(sb))
+    vb = (
+        p.array(sb, -2.0, 2.0, away=0.3)
+        if op == "div"
+        else p.array(sb, -1.5, 2.0)
+        if op == "pow"
+        else p.array(sb)
+    )
     if op == "pow" and rng.random() < 0.5:  # exponents 0, 1, 2 exactly among others
-        vb = np.array([rng.choice([0.0, 1.0, 2.0, -1.0, 0.5, _num(rng, -1.5, 2.0)])
-                       for _ in range(vb.size)]).reshape(vb.shape)
+        vb = np.array(
+            [rng.choice([0.0, 1.0, 2.0, -1.0, 0.5, _num(rng, -1.5, 2.0)]) for _ in range(vb.size)]
+        ).reshape(vb.shape)
     flags = [False, False] if rng.random() < 0.1 else _requires(rng, 2)
     a, b = p.leaf(va, flags[0]), p.leaf(vb, flags[1])
     out = p.let(form.format(x=a, y=b), fn(va, vb))
@@ -378,8 +430,7 @@ def bg_arrays(rng: random.Random, turn: int) -> list[str]:
     va = p.array(sa, -2.0, 2.0, away=0.3)
     vb = p.array(sb, -2.0, 2.0, away=0.3)
     a = p.leaf(va, True)
-    spelled = (f"np.array({_literal(vb)})" if rng.random() < 0.6 or not sb
-               else _literal(vb))
+    spelled = f"np.array({_literal(vb)})" if rng.random() < 0.6 or not sb else _literal(vb)
     fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op]
     if rng.random() < 0.5:
         out = p.let(f"{a} {op} {spelled}", fn(va, vb))
@@ -395,8 +446,12 @@ def bg_unary(rng: random.Random, turn: int) -> list[str]:
     """negate log exp sqrt abs relu sigmoid tanh, as method, function and Function, composed."""
     p = _Tensors(rng)
     op = list(_UNARY)[turn % len(_UNARY)]
-    lo, hi, away = {"log": (0.2, 3.0, 0.0), "sqrt": (0.2, 3.0, 0.0), "abs": (-2, 2, 0.1),
-                    "relu": (-2, 2, 0.1)}.get(op, (-2.0, 2.0, 0.0))
+    lo, hi, away = {
+        "log": (0.2, 3.0, 0.0),
+        "sqrt": (0.2, 3.0, 0.0),
+        "abs": (-2, 2, 0.1),
+        "relu": (-2, 2, 0.1),
+    }.get(op, (-2.0, 2.0, 0.0))
     v = p.array(_shape(rng), lo, hi, away)
     x = p.leaf(v, rng.random() < 0.9)
     forms, fn = _UNARY[op]
@@ -436,8 +491,9 @@ def bg_kink(rng: random.Random, turn: int) -> list[str]:
         d = p.let(f"{x} - {x}", v - v)
         out = p.let(rng.choice([f"{d}.relu()", f"{d}.abs()"]), np.zeros_like(v))
     else:
-        big = np.array([rng.choice([-60.0, -30.0, -12.0, 12.0, 30.0, 60.0])
-                        for _ in range(v.size)]).reshape(v.shape)
+        big = np.array(
+            [rng.choice([-60.0, -30.0, -12.0, 12.0, 30.0, 60.0]) for _ in range(v.size)]
+        ).reshape(v.shape)
         x = p.leaf(big, True)
         op = rng.choice(["sigmoid", "tanh"])
         forms, fn = _UNARY[op]
@@ -449,16 +505,18 @@ def bg_shape(rng: random.Random, turn: int) -> list[str]:
     """reshape, transpose, summation, broadcast_to: one or two, then a random gradient."""
     p = _Tensors(rng)
     kind = list(_SHAPE_CLASSES)[turn % len(_SHAPE_CLASSES)]
-    ndim = rng.choice([2, 2, 3, 3, 4]) if kind == "transpose" or rng.random() < 0.8 else \
-        rng.choice([0, 1])
+    ndim = (
+        rng.choice([2, 2, 3, 3, 4])
+        if kind == "transpose" or rng.random() < 0.8
+        else rng.choice([0, 1])
+    )
     v = p.array(_shape(rng, ndim))
     x = p.leaf(v, rng.random() < 0.9)
     made, wanted = 0, rng.choice([1, 1, 2])
     for _ in range(40):
         if made == wanted:
             break
-        step = (_shape_op(p, x, kind, turn // len(_SHAPE_CLASSES)) if made == 0
-                else _shape_op(p, x))
+        step = _shape_op(p, x, kind, turn // len(_SHAPE_CLASSES)) if made == 0 else _shape_op(p, x)
         if step is not None and _ok(step[1]):
             x = p.let(step[0], np.asarray(step[1], dtype=np.float64))
             made += 1
@@ -483,13 +541,27 @@ def bg_matmul(rng: random.Random, turn: int) -> list[str]:
 
 
 _DIRECT: list[tuple[str, int, str]] = [
-    ("ops.Add()", 2, ""), ("ops.Sub()", 2, ""), ("ops.Mul()", 2, ""), ("ops.Div()", 2, "div"),
-    ("ops.Pow()", 2, "pow"), ("ops.Negate()", 1, ""), ("ops.Log()", 1, "pos"),
-    ("ops.Exp()", 1, ""), ("ops.Sqrt()", 1, "pos"), ("ops.Abs()", 1, "away"),
-    ("ops.ReLU()", 1, "away"), ("ops.Sigmoid()", 1, ""), ("ops.Tanh()", 1, ""),
-    ("ops.AddScalar({k})", 1, ""), ("ops.MulScalar({k})", 1, ""),
-    ("ops.DivScalar({k})", 1, ""), ("ops.PowerScalar({p})", 1, "pos"),
-    ("ops.MatMul()", 2, "matmul"), ("", 1, "reshape"), ("", 1, "transpose"), ("", 1, "sum"),
+    ("ops.Add()", 2, ""),
+    ("ops.Sub()", 2, ""),
+    ("ops.Mul()", 2, ""),
+    ("ops.Div()", 2, "div"),
+    ("ops.Pow()", 2, "pow"),
+    ("ops.Negate()", 1, ""),
+    ("ops.Log()", 1, "pos"),
+    ("ops.Exp()", 1, ""),
+    ("ops.Sqrt()", 1, "pos"),
+    ("ops.Abs()", 1, "away"),
+    ("ops.ReLU()", 1, "away"),
+    ("ops.Sigmoid()", 1, ""),
+    ("ops.Tanh()", 1, ""),
+    ("ops.AddScalar({k})", 1, ""),
+    ("ops.MulScalar({k})", 1, ""),
+    ("ops.DivScalar({k})", 1, ""),
+    ("ops.PowerScalar({p})", 1, "pos"),
+    ("ops.MatMul()", 2, "matmul"),
+    ("", 1, "reshape"),
+    ("", 1, "transpose"),
+    ("", 1, "sum"),
     ("", 1, "broadcast"),
 ]
 
@@ -503,8 +575,10 @@ def bg_direct(rng: random.Random, turn: int) -> list[str]:
         inputs = [p.array(sa), p.array(sb)]
     elif arity == 2:
         sa, sb = _broadcast_pair(rng)
-        inputs = [p.array(sa, 0.3, 2.0) if kind == "pow" else p.array(sa),
-                  p.array(sb, -2.0, 2.0, away=0.3) if kind == "div" else p.array(sb)]
+        inputs = [
+            p.array(sa, 0.3, 2.0) if kind == "pow" else p.array(sa),
+            p.array(sb, -2.0, 2.0, away=0.3) if kind == "div" else p.array(sb),
+        ]
     else:
         shape = _shape(rng, rng.choice([2, 2, 3]) if kind == "transpose" else None)
         lo, away = (0.3, 0.0) if kind == "pos" else (-2.0, 0.3 if kind == "away" else 0.0)
@@ -533,15 +607,30 @@ def bg_direct(rng: random.Random, turn: int) -> list[str]:
 def _direct_value(spec: str, inputs: list[np.ndarray], k: float, pw: float) -> np.ndarray:
     name = spec.split("(")[0].removeprefix("ops.")
     x = inputs[0]
-    binary = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
-              "Pow": np.power, "MatMul": np.matmul}
+    binary = {
+        "Add": np.add,
+        "Sub": np.subtract,
+        "Mul": np.multiply,
+        "Div": np.divide,
+        "Pow": np.power,
+        "MatMul": np.matmul,
+    }
     if name in binary:
         return binary[name](x, inputs[1])
-    unary = {"Negate": np.negative, "Log": np.log, "Exp": np.exp, "Sqrt": np.sqrt,
-             "Abs": np.abs, "ReLU": lambda a: np.maximum(a, 0),
-             "Sigmoid": lambda a: 1 / (1 + np.exp(-a)), "Tanh": np.tanh,
-             "AddScalar": lambda a: a + k, "MulScalar": lambda a: a * k,
-             "DivScalar": lambda a: a / k, "PowerScalar": lambda a: np.power(a, pw)}
+    unary = {
+        "Negate": np.negative,
+        "Log": np.log,
+        "Exp": np.exp,
+        "Sqrt": np.sqrt,
+        "Abs": np.abs,
+        "ReLU": lambda a: np.maximum(a, 0),
+        "Sigmoid": lambda a: 1 / (1 + np.exp(-a)),
+        "Tanh": np.tanh,
+        "AddScalar": lambda a: a + k,
+        "MulScalar": lambda a: a * k,
+        "DivScalar": lambda a: a / k,
+        "PowerScalar": lambda a: np.power(a, pw),
+    }
     return np.asarray(unary[name](x), dtype=np.float64)
 
 
@@ -557,8 +646,9 @@ def bg_graph(rng: random.Random, turn: int) -> list[str]:
     loose = p.dangling(len(shapes))
     if rng.random() < 0.5 and (loose or np.ndim(p.values[out]) > 0):
         total = [out, *loose[:3]]
-        out = p.let(" + ".join(f"{n}.sum()" for n in total),
-                    sum(np.sum(p.values[n]) for n in total))
+        out = p.let(
+            " + ".join(f"{n}.sum()" for n in total), sum(np.sum(p.values[n]) for n in total)
+        )
         p.backward(out, random_grad=rng.random() < 0.3)
     else:
         p.backward(out)
@@ -577,8 +667,9 @@ def bg_backward(rng: random.Random, turn: int) -> list[str]:
     a, b = p.leaf(va, flags[0]), p.leaf(vb, flags[1])
     c = p.let(f"{a} * {b}", va * vb)
     if case == "shared":
-        out = p.let(f"{a} * {a} + {a} / {b} - {a}.log() * {c}",
-                    va * va + va / vb - np.log(va) * va * vb)
+        out = p.let(
+            f"{a} * {a} + {a} / {b} - {a}.log() * {c}", va * va + va / vb - np.log(va) * va * vb
+        )
     else:
         out = p.let(f"({c} + {a}).tanh()", np.tanh(va * vb + va))
     if case == "default":
@@ -607,9 +698,11 @@ def bg_unbroadcast(rng: random.Random, turn: int) -> list[str]:
     grown = [rng.randint(2, 3) if n == 1 and rng.random() < 0.7 else n for n in target]
     grown = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))] + grown
     g = p.array(tuple(grown))
-    p.lines += [f"g = np.array({_literal(g)}, dtype=np.{p.dtype})",
-                f"r = np.asarray(ops.unbroadcast(g, {tuple(target)!r}))",
-                "print(r.shape, r.tolist())"]
+    p.lines += [
+        f"g = np.array({_literal(g)}, dtype=np.{p.dtype})",
+        f"r = np.asarray(ops.unbroadcast(g, {tuple(target)!r}))",
+        "print(r.shape, r.tolist())",
+    ]
     return p.lines
 
 
@@ -623,15 +716,23 @@ def bg_zero_d(rng: random.Random, turn: int) -> list[str]:
         t2 = p.let(f"Tensor({t}, requires_grad=True, dtype={p.dtype!r})", v)
         t = t2
     sv = p.values[s]
-    form, value = rng.choice([(f"{s} * {t}", sv * v), (f"{t} / {s}", v / sv),
-                              (f"{t} - {s}", v - sv), (f"{s} ** 2 + {t}", sv**2 + v),
-                              (f"{s}.sum() * {t}", sv * v), (f"{s} + {t}.sum()", sv + v.sum())])
+    form, value = rng.choice(
+        [
+            (f"{s} * {t}", sv * v),
+            (f"{t} / {s}", v / sv),
+            (f"{t} - {s}", v - sv),
+            (f"{s} ** 2 + {t}", sv**2 + v),
+            (f"{s}.sum() * {t}", sv * v),
+            (f"{s} + {t}.sum()", sv + v.sum()),
+        ]
+    )
     out = p.let(form, value)
     return p.finish(out)
 
 
 _BG_DEEP = [
-    ("h = (h * {w} + {b}).tanh()", "elementwise"), ("h = (h @ {m}).tanh() + {b}", "matmul"),
+    ("h = (h * {w} + {b}).tanh()", "elementwise"),
+    ("h = (h @ {m}).tanh() + {b}", "matmul"),
     ("h = h * 0.9 + ({b} * h).sigmoid() * 0.1", "elementwise"),
     ("h = (h - {b}).relu() + {w} * 0.5", "elementwise"),
 ]
@@ -646,14 +747,37 @@ def bg_deep(rng: random.Random, turn: int) -> list[str]:
     w = p.leaf(p.array((n,), 0.5, 1.0), rng.random() < 0.8)
     b = p.leaf(p.array((n,), -0.5, 0.5, away=0.05), True)
     m = p.leaf(p.array((n, n), -0.6, 0.6), True) if kind == "matmul" else None
-    p.lines += [f"h = {a}", f"for i in range({rng.randint(20, 80)}):",
-                "    " + body.format(w=w, b=b, m=m), "out = h.sum()", "out.backward()"]
+    p.lines += [
+        f"h = {a}",
+        f"for i in range({rng.randint(20, 80)}):",
+        "    " + body.format(w=w, b=b, m=m),
+        "out = h.sum()",
+        "out.backward()",
+    ]
     p.show([*p.values, "h", "out"])
     return p.lines
 
 
 BABYGRAD_FAMILIES: list[Callable[[random.Random, int], list[str]]] = [
-    bg_binary, bg_binary, bg_scalar, bg_scalar, bg_arrays, bg_unary, bg_unary, bg_kink, bg_shape,
-    bg_shape, bg_matmul, bg_matmul, bg_direct, bg_direct, bg_graph, bg_graph, bg_graph,
-    bg_backward, bg_unbroadcast, bg_zero_d, bg_deep,
+    bg_binary,
+    bg_binary,
+    bg_scalar,
+    bg_scalar,
+    bg_arrays,
+    bg_unary,
+    bg_unary,
+    bg_kink,
+    bg_shape,
+    bg_shape,
+    bg_matmul,
+    bg_matmul,
+    bg_direct,
+    bg_direct,
+    bg_graph,
+    bg_graph,
+    bg_graph,
+    bg_backward,
+    bg_unbroadcast,
+    bg_zero_d,
+    bg_deep,
 ]

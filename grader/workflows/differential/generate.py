@@ -18,10 +18,11 @@ from grader.workflows.differential.micrograd_programs import (
 
 @lru_cache(maxsize=16)
 def _generate(assignment: str, programs: int, seed: int) -> tuple[str, ...]:
-    families, header = ((MICROGRAD_FAMILIES,
-                         MICROGRAD_HEADER) if assignment == "micrograd"
-                        else (BABYGRAD_FAMILIES,
-                              BABYGRAD_HEADER))
+    families, header = (
+        (MICROGRAD_FAMILIES, MICROGRAD_HEADER)
+        if assignment == "micrograd"
+        else (BABYGRAD_FAMILIES, BABYGRAD_HEADER)
+    )
     out = []
     for i in range(programs):
         rng = random.Random(f"{assignment}/{seed}/{i}")

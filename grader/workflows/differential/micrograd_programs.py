@@ -85,8 +85,10 @@ def _mg_step(p: _Program) -> str | None:
         op = rng.choice("+-*/")
         if op == "/" and abs(vy) < 0.3:
             return None
-        expr, value = f"{x} {op} {y}", {"+": vx + vy, "-": vx - vy, "*": vx * vy,
-                                         "/": vx / vy if vy else 0.0}[op]
+        expr, value = (
+            f"{x} {op} {y}",
+            {"+": vx + vy, "-": vx - vy, "*": vx * vy, "/": vx / vy if vy else 0.0}[op],
+        )
     elif kind == "number":
         template, fn, guard = rng.choice(_MG_NUMBER_FORMS)
         k = _const(rng)
@@ -120,8 +122,11 @@ def mg_number(rng: random.Random, turn: int) -> list[str]:
     p = _Program(rng)
     (x,) = _mg_leaves(p, 1, away=0.3)
     for step in range(rng.choice([1, 1, 2])):
-        template, fn, guard = (_MG_NUMBER_FORMS[turn % len(_MG_NUMBER_FORMS)] if step == 0
-                               else rng.choice(_MG_NUMBER_FORMS))
+        template, fn, guard = (
+            _MG_NUMBER_FORMS[turn % len(_MG_NUMBER_FORMS)]
+            if step == 0
+            else rng.choice(_MG_NUMBER_FORMS)
+        )
         k = _const(rng)
         if guard and abs(p.values[x]) < 0.3:
             continue
@@ -151,8 +156,11 @@ def mg_power(rng: random.Random, turn: int) -> list[str]:
     p = _Program(rng)
     powers = _INT_POWERS + _FLOAT_POWERS
     k = powers[turn % len(powers)]
-    value = (_num(rng, 0.2, 3.0) if isinstance(k, float) or rng.random() < 0.5
-             else _num(rng, -3.0, 3.0, away=0.3))
+    value = (
+        _num(rng, 0.2, 3.0)
+        if isinstance(k, float) or rng.random() < 0.5
+        else _num(rng, -3.0, 3.0, away=0.3)
+    )
     x = p.let(_mg_value(value), value)
     y = p.let(f"{x} ** {_fmt(k)}", value**k)
     if rng.random() < 0.4:
@@ -184,17 +192,31 @@ def mg_kink(rng: random.Random, turn: int) -> list[str]:
     p = _Program(rng)
     z = p.let(rng.choice(["Value(0.0)", "Value(0)", "Value(-0.0)"]), 0.0)
     b = p.let(_mg_value(_num(rng, -2, 2, away=0.3)), 0.0)
-    forms = [f"{z}.relu()", f"({z} * {b}).relu()", f"({z} - {z}).relu()", f"{z}.tanh()",
-             f"{z}.exp()", f"{z} ** 2", f"{z} ** 1", f"{z} * {b}", f"{b}.relu() * {z}",
-             f"({b} * 0).relu()", f"({b} + {z}).relu()"]
+    forms = [
+        f"{z}.relu()",
+        f"({z} * {b}).relu()",
+        f"({z} - {z}).relu()",
+        f"{z}.tanh()",
+        f"{z}.exp()",
+        f"{z} ** 2",
+        f"{z} ** 1",
+        f"{z} * {b}",
+        f"{b}.relu() * {z}",
+        f"({b} * 0).relu()",
+        f"({b} + {z}).relu()",
+    ]
     nodes = [p.let(form, 0.0) for form in rng.sample(forms, rng.randint(1, 3))]
     out = p.let(" + ".join(nodes), 0.0) if len(nodes) > 1 else nodes[0]
     return p.finish(out)
 
 
 _SHARED = [
-    ["{b} = {a} * {a}"], ["{b} = {a} + {a}"], ["{b} = {a} * {a} * {a}"],
-    ["{b} = {a} + {a} + {a}"], ["{b} = {a} - {a}"], ["{b} = {a} / {a}"],
+    ["{b} = {a} * {a}"],
+    ["{b} = {a} + {a}"],
+    ["{b} = {a} * {a} * {a}"],
+    ["{b} = {a} + {a} + {a}"],
+    ["{b} = {a} - {a}"],
+    ["{b} = {a} / {a}"],
     ["{b} = {a} * 2", "{c} = {a} + 3", "{d} = {b} * {c}"],
     ["{b} = {a}.tanh()", "{c} = {b} * {b} + {b}"],
     ["{b} = {a} * 3", "{c} = {b} + {b} * {b} - {b}"],
@@ -258,31 +280,40 @@ def mg_topo(rng: random.Random, turn: int) -> list[str]:
         (x,) = _mg_leaves(p, 1, away=0.3)
         for _ in range(rng.randint(0, 5)):
             vx = p.values[x]
-            choices = ["tanh", "x * x", "x + x", "** 2"] + (["exp"] if vx <= 3 else []) + \
-                (["relu"] if abs(vx) >= 0.05 else [])
+            choices = (
+                ["tanh", "x * x", "x + x", "** 2"]
+                + (["exp"] if vx <= 3 else [])
+                + (["relu"] if abs(vx) >= 0.05 else [])
+            )
             op = rng.choice(choices)
-            expr, value = {"tanh": (f"{x}.tanh()", math.tanh(vx)),
-                           "exp": (f"{x}.exp()", math.exp(min(vx, 3))),
-                           "relu": (f"{x}.relu()", max(vx, 0.0)),
-                           "x * x": (f"{x} * {x}", vx * vx), "x + x": (f"{x} + {x}", 2 * vx),
-                           "** 2": (f"{x} ** 2", vx * vx)}[op]
+            expr, value = {
+                "tanh": (f"{x}.tanh()", math.tanh(vx)),
+                "exp": (f"{x}.exp()", math.exp(min(vx, 3))),
+                "relu": (f"{x}.relu()", max(vx, 0.0)),
+                "x * x": (f"{x} * {x}", vx * vx),
+                "x + x": (f"{x} + {x}", 2 * vx),
+                "** 2": (f"{x} ** 2", vx * vx),
+            }[op]
             if abs(value) > 1e3:
                 break
             x = p.let(expr, value)
         nodes = ", ".join(f"{n}={n}" for n in p.values)
-        p.lines += [f"names = {{id(v): k for k, v in dict({nodes}).items()}}",
-                    f"order = build_topo({x})",
-                    "print(len(order), [names.get(id(n), '?') for n in order])"]
+        p.lines += [
+            f"names = {{id(v): k for k, v in dict({nodes}).items()}}",
+            f"order = build_topo({x})",
+            "print(len(order), [names.get(id(n), '?') for n in order])",
+        ]
     else:
         out = _mg_dag(p, rng.randint(1, 3), rng.randint(2, 9))
         nodes = ", ".join(f"{n}={n}" for n in p.values)
-        p.lines += [f"names = {{id(v): k for k, v in dict({nodes}).items()}}",
-                    f"order = build_topo({out})",
-                    "pos = {id(n): i for i, n in enumerate(order)}",
-                    f"print(len(order), len(pos), order[-1] is {out})",
-                    "print(all(id(p) in pos and pos[id(p)] < pos[id(n)] "
-                    "for n in order for p in n._prev))",
-                    "print(sorted(names[id(n)] for n in order if id(n) in names))"]
+        p.lines += [
+            f"names = {{id(v): k for k, v in dict({nodes}).items()}}",
+            f"order = build_topo({out})",
+            "pos = {id(n): i for i, n in enumerate(order)}",
+            f"print(len(order), len(pos), order[-1] is {out})",
+            "print(all(id(p) in pos and pos[id(p)] < pos[id(n)] for n in order for p in n._prev))",
+            "print(sorted(names[id(n)] for n in order if id(n) in names))",
+        ]
     p.show()
     return p.lines
 
@@ -293,10 +324,26 @@ def mg_closure(rng: random.Random, turn: int) -> list[str]:
     value = _num(rng, 0.3, 2.0)
     a = p.let(_mg_value(value), value)
     (b,) = _mg_leaves(p, 1, away=0.3)
-    forms = [f"{a} + {b}", f"{a} * {b}", f"{a} ** {rng.choice([2, 3, -1, 0.5, -1.5])}",
-             f"{a}.tanh()", f"{a}.exp()", f"{a}.relu()", f"{b}.relu()", f"-{a}", f"{a} - {b}",
-             f"{a} / {b}", f"2 + {a}", f"{a} + 2", f"3 * {a}", f"{a} * 3", f"2 - {a}",
-             f"2 / {a}", f"{a} * {a}", f"{a} + {a}"]
+    forms = [
+        f"{a} + {b}",
+        f"{a} * {b}",
+        f"{a} ** {rng.choice([2, 3, -1, 0.5, -1.5])}",
+        f"{a}.tanh()",
+        f"{a}.exp()",
+        f"{a}.relu()",
+        f"{b}.relu()",
+        f"-{a}",
+        f"{a} - {b}",
+        f"{a} / {b}",
+        f"2 + {a}",
+        f"{a} + 2",
+        f"3 * {a}",
+        f"{a} * 3",
+        f"2 - {a}",
+        f"2 / {a}",
+        f"{a} * {a}",
+        f"{a} + {a}",
+    ]
     if rng.random() < 0.7:
         p.lines.append(f"{a}.grad = {_num(rng, -1, 1)!r}")
     if rng.random() < 0.5:
@@ -319,9 +366,13 @@ def mg_preset(rng: random.Random, turn: int) -> list[str]:
 
 
 _DEEP_BODIES = [
-    "h = (h * {w} + {b}).tanh()", "h = h * {w} + {b} * 0.01", "h = (h + {b}).relu() * {w}",
-    "h = h * 0.99 + ({b} * h).tanh() * 0.01", "h = -(h * {w}) + {b}",
-    "h = (h * {w}).exp() * 0.5 + {b} * 0.1", "h = h + {b} / 300",
+    "h = (h * {w} + {b}).tanh()",
+    "h = h * {w} + {b} * 0.01",
+    "h = (h + {b}).relu() * {w}",
+    "h = h * 0.99 + ({b} * h).tanh() * 0.01",
+    "h = -(h * {w}) + {b}",
+    "h = (h * {w}).exp() * 0.5 + {b} * 0.1",
+    "h = h + {b} / 300",
 ]
 
 
@@ -332,8 +383,13 @@ def mg_deep(rng: random.Random, turn: int) -> list[str]:
     b = p.let(_mg_value(_num(rng, -1, 1, away=0.1)), 0.0)
     w = repr(round(rng.uniform(0.5, 1.0), 2) * rng.choice([1, -1]))
     body = rng.choice(_DEEP_BODIES).format(w=_fmt(float(w)), b=b)
-    p.lines += [f"h = {a}", f"for i in range({rng.randint(100, 400)}):", f"    {body}",
-                "print(len(build_topo(h)))", "h.backward()"]
+    p.lines += [
+        f"h = {a}",
+        f"for i in range({rng.randint(100, 400)}):",
+        f"    {body}",
+        "print(len(build_topo(h)))",
+        "h.backward()",
+    ]
     p.show([a, b, "h"])
     if rng.random() < 0.5:
         p.lines += ["zero_grad(h)", "h.backward()"]
@@ -345,12 +401,24 @@ def mg_prev(rng: random.Random, turn: int) -> list[str]:
     """Each primitive's operands (_prev, as a set of names) and its data."""
     p = _Program(rng)
     a, b = _mg_leaves(p, 2, away=0.3)
-    forms = [f"{a} + {b}", f"{a} * {b}", f"{a} + {a}", f"{a} * {a}", f"{a} ** 2",
-             f"{a}.tanh()", f"{a}.exp()", f"{a}.relu()", f"{a} + 2", f"{a} * 2"]
+    forms = [
+        f"{a} + {b}",
+        f"{a} * {b}",
+        f"{a} + {a}",
+        f"{a} * {a}",
+        f"{a} ** 2",
+        f"{a}.tanh()",
+        f"{a}.exp()",
+        f"{a}.relu()",
+        f"{a} + 2",
+        f"{a} * 2",
+    ]
     out = p.let(rng.choice(forms), 0.0)
-    p.lines += [f"names = {{id({a}): '{a}', id({b}): '{b}'}}",
-                f"print(sorted({{names.get(id(v), str(v.data)) for v in {out}._prev}}))",
-                f"print(len(build_topo({out})))"]
+    p.lines += [
+        f"names = {{id({a}): '{a}', id({b}): '{b}'}}",
+        f"print(sorted({{names.get(id(v), str(v.data)) for v in {out}._prev}}))",
+        f"print(len(build_topo({out})))",
+    ]
     return p.finish(out)
 
 
@@ -378,13 +446,29 @@ _EDGES = [
 def mg_edge(rng: random.Random, turn: int) -> list[str]:
     """Division by zero, overflow, saturation, a Value exponent, a leaf's own backward()."""
     lines = list(_EDGES[turn % len(_EDGES)])
-    names = [line.split(" = ")[0] for line in lines if " = " in line and "." not in
-             line.split(" = ")[0]]
+    names = [
+        line.split(" = ")[0] for line in lines if " = " in line and "." not in line.split(" = ")[0]
+    ]
     return [*lines, "show(" + ", ".join(f"{n}={n}" for n in names) + ")"]
 
 
 MICROGRAD_FAMILIES: list[Callable[[random.Random, int], list[str]]] = [
-    mg_number, mg_values, mg_power, mg_unary, mg_kink, mg_shared, mg_dag, mg_dag, mg_twice,
-    mg_zero_grad, mg_topo, mg_closure, mg_preset, mg_deep, mg_prev, mg_edge, mg_number,
+    mg_number,
+    mg_values,
+    mg_power,
+    mg_unary,
+    mg_kink,
+    mg_shared,
+    mg_dag,
+    mg_dag,
+    mg_twice,
+    mg_zero_grad,
+    mg_topo,
+    mg_closure,
+    mg_preset,
+    mg_deep,
+    mg_prev,
+    mg_edge,
+    mg_number,
     mg_dag,
 ]

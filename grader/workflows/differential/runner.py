@@ -68,8 +68,15 @@ class Outcome:
 # ------------------------------------------------------------------------------------ differ
 
 
-def differ(reference: Path, candidate: Path, assignment: str, *, programs: int = 400,
-           seed: int = 0, timeout: float = 60.0) -> Difference | None:
+def differ(
+    reference: Path,
+    candidate: Path,
+    assignment: str,
+    *,
+    programs: int = 400,
+    seed: int = 0,
+    timeout: float = 60.0,
+) -> Difference | None:
     """The shortest of ``programs`` random programs whose outcome on ``candidate`` differs from
     the one on ``reference`` (first by index among equally short ones; one the reference runs
     without raising if there is any), or None."""
@@ -94,16 +101,16 @@ def same(expected: Outcome, got: Outcome, rtol: float, atol: float) -> bool:
     return kind[0] == kind[1] and same_text(expected.stdout, got.stdout, rtol, atol)
 
 
-_NUMBER = re.compile(
-    r"(?<![\w.])([-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan))(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])([-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan))(?![\w.])")
 
 
 def same_text(expected: str, got: str, rtol: float, atol: float) -> bool:
     a, b = _NUMBER.split(expected), _NUMBER.split(got)
     if len(a) != len(b) or a[0::2] != b[0::2]:
         return False
-    return all(_close(float(x), float(y), rtol, atol) for x, y in zip(a[1::2], b[1::2],
-                                                                     strict=True))
+    return all(
+        _close(float(x), float(y), rtol, atol) for x, y in zip(a[1::2], b[1::2], strict=True)
+    )
 
 
 def _close(x: float, y: float, rtol: float, atol: float) -> bool:
@@ -126,14 +133,16 @@ _key_locks: dict[tuple[str, str, int, int], threading.Lock] = {}
 
 def _digest(folder: Path) -> str:
     h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and
-                       "__pycache__" not in p.parts):
+    for path in sorted(
+        p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ):
         h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def _reference_outcomes(reference: Path, assignment: str, programs: int, seed: int,
-                        timeout: float) -> dict[int, Outcome]:
+def _reference_outcomes(
+    reference: Path, assignment: str, programs: int, seed: int, timeout: float
+) -> dict[int, Outcome]:
     key = (_digest(reference / assignment), assignment, programs, seed)
     with _cache_lock:
         if key in _cache:
@@ -146,8 +155,9 @@ def _reference_outcomes(reference: Path, assignment: str, programs: int, seed: i
         return _cache[key]
 
 
-def run_all(engine: Path, assignment: str, sources: list[str],
-            timeout: float = 60.0) -> dict[int, Outcome]:
+def run_all(
+    engine: Path, assignment: str, sources: list[str], timeout: float = 60.0
+) -> dict[int, Outcome]:
     """Every program's outcome on ``engine``; a run that hangs is started again after the
     program that hung (recorded as timed out)."""
     outcomes: dict[int, Outcome] = {}
@@ -214,13 +224,15 @@ def _confine() -> None:
 
 def _environment() -> dict[str, str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
-    env.update({name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                       "MKL_NUM_THREADS")})
+    env.update(
+        {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    )
     return env
 
 
-def _stream(engine: Path, assignment: str, sources: list[str], indices: list[int],
-            timeout: float) -> Iterator[tuple[int, Outcome]]:
+def _stream(
+    engine: Path, assignment: str, sources: list[str], indices: list[int], timeout: float
+) -> Iterator[tuple[int, Outcome]]:
     """Run ``sources[i]`` for ``i`` in ``indices``, in that order, in one subprocess, yielding
     each outcome as it arrives. If the run outlives ``timeout`` (wall) or dies, the program in
     flight is yielded as timed out (or crashed) and the stream ends there."""
@@ -229,10 +241,23 @@ def _stream(engine: Path, assignment: str, sources: list[str], indices: list[int
         stdin.write(json.dumps([[i, sources[i]] for i in indices]).encode())
         stdin.seek(0)
         process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _DRIVER, str(Path(engine).resolve()),
-             repr(min(timeout, PROGRAM_CPU_S)), preload],
-            stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, cwd=engine,
-            env=_environment(), preexec_fn=_confine, start_new_session=True)
+            [
+                sys.executable,
+                "-I",
+                "-c",
+                _DRIVER,
+                str(Path(engine).resolve()),
+                repr(min(timeout, PROGRAM_CPU_S)),
+                preload,
+            ],
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=engine,
+            env=_environment(),
+            preexec_fn=_confine,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         pending = list(indices)
         ready = expired = False

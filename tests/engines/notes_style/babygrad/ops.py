@@ -80,8 +80,7 @@ class Div(Function):
 
     def backward(self, out_grad, node):
         a, b = node._inputs
-        return (unbroadcast(out_grad / b, a.shape),
-                unbroadcast(-out_grad * a / (b * b), b.shape))
+        return (unbroadcast(out_grad / b, a.shape), unbroadcast(-out_grad * a / (b * b), b.shape))
 
 
 def divide(a, b):
@@ -280,8 +279,10 @@ class MatMul(Function):
 
     def backward(self, out_grad, node):
         a, b = node._inputs
-        return (unbroadcast(matmul(out_grad, transpose(b)), a.shape),
-                unbroadcast(matmul(transpose(a), out_grad), b.shape))
+        return (
+            unbroadcast(matmul(out_grad, transpose(b)), a.shape),
+            unbroadcast(matmul(transpose(a), out_grad), b.shape),
+        )
 
 
 def matmul(a, b):

@@ -21,6 +21,7 @@ class Value:
         def _backward():
             self.grad += 1.0 * out.grad
             other.grad += 1.0 * out.grad
+
         out._backward = _backward
         return out
 
@@ -31,14 +32,16 @@ class Value:
         def _backward():
             self.grad += other.data * out.grad
             other.grad += self.data * out.grad
+
         out._backward = _backward
         return out
 
     def __pow__(self, other):
-        out = Value(self.data ** other, (self,), f"**{other}")
+        out = Value(self.data**other, (self,), f"**{other}")
 
         def _backward():
             self.grad += other * (self.data ** (other - 1)) * out.grad
+
         out._backward = _backward
         return out
 
@@ -48,7 +51,8 @@ class Value:
         out = Value(t, (self,), "tanh")
 
         def _backward():
-            self.grad += (1 - t ** 2) * out.grad
+            self.grad += (1 - t**2) * out.grad
+
         out._backward = _backward
         return out
 
@@ -57,6 +61,7 @@ class Value:
 
         def _backward():
             self.grad += out.data * out.grad
+
         out._backward = _backward
         return out
 
@@ -65,6 +70,7 @@ class Value:
 
         def _backward():
             self.grad += (out.data > 0) * out.grad
+
         out._backward = _backward
         return out
 
@@ -84,10 +90,10 @@ class Value:
         return self * other
 
     def __truediv__(self, other):
-        return self * other ** -1
+        return self * other**-1
 
     def __rtruediv__(self, other):
-        return other * self ** -1
+        return other * self**-1
 
     def backward(self):
         topo = build_topo(self)
@@ -106,6 +112,7 @@ def build_topo(root):
             for child in v._prev:
                 visit(child)
             topo.append(v)
+
     visit(root)
     return topo
 

@@ -10,8 +10,7 @@ from .tensor import NDArray, Tensor
 class Function:
     def __call__(self, *args):
         requires_grad = any(t.requires_grad for t in args)
-        out = Tensor(self.forward(*(t.data for t in args)), requires_grad=requires_grad,
-                     dtype=None)
+        out = Tensor(self.forward(*(t.data for t in args)), requires_grad=requires_grad, dtype=None)
         if requires_grad:
             out._op = self
             out._inputs = tuple(args)

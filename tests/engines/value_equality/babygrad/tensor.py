@@ -88,8 +88,11 @@ class Tensor:
                 order.append(node)
             elif id(node) not in finished:
                 stack.append((node, True))
-                stack.extend((parent, False) for parent in reversed(node._inputs)
-                             if id(parent) not in finished)
+                stack.extend(
+                    (parent, False)
+                    for parent in reversed(node._inputs)
+                    if id(parent) not in finished
+                )
         ledger = {id(self): Tensor(seed, requires_grad=False)}
         for node in reversed(order):
             if id(node) not in ledger:
@@ -117,9 +120,19 @@ def _method(function):
     return method
 
 
-METHODS = {"reshape": "reshape", "transpose": "transpose", "sum": "summation",
-           "broadcast_to": "broadcast_to", "log": "log", "exp": "exp", "sqrt": "sqrt",
-           "abs": "abs", "relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh"}
+METHODS = {
+    "reshape": "reshape",
+    "transpose": "transpose",
+    "sum": "summation",
+    "broadcast_to": "broadcast_to",
+    "log": "log",
+    "exp": "exp",
+    "sqrt": "sqrt",
+    "abs": "abs",
+    "relu": "relu",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+}
 for _name, _function in METHODS.items():
     setattr(Tensor, _name, _method(_function))
 

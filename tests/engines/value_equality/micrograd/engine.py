@@ -39,6 +39,7 @@ class Value:
             self.grad += local_self * out.grad
             if isinstance(other, Value):
                 other.grad += local_other * out.grad
+
         out._backward = _backward
         return out
 
@@ -65,14 +66,15 @@ class Value:
         return self._node(self.data / d, other, "/", 1.0 / d, -self.data / (d * d))
 
     def __rtruediv__(self, other):
-        return self._node(other / self.data, other, "/", -other / (self.data * self.data),
-                          1.0 / self.data)
+        return self._node(
+            other / self.data, other, "/", -other / (self.data * self.data), 1.0 / self.data
+        )
 
     def __neg__(self):
         return self._node(-self.data, None, "neg", -1.0, 0.0)
 
     def __pow__(self, k):
-        return self._node(self.data ** k, None, f"**{k}", k * self.data ** (k - 1), 0.0)
+        return self._node(self.data**k, None, f"**{k}", k * self.data ** (k - 1), 0.0)
 
     def tanh(self):
         x = self.data
