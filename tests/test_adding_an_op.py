@@ -21,8 +21,14 @@ pytestmark = pytest.mark.slow
 
 ITEMS = ("micrograd.ops.square", "babygrad.ops.square")
 
-ROW = """        _op("square", 1, lambda a, p: a * a, lambda a, p: a * a,
-            micrograd="{0}.square()", function=Function("Square")),
+ROW = """        _op(
+            "square",
+            1,
+            lambda a, p: a * a,
+            lambda a, p: a * a,
+            micrograd="{0}.square()",
+            function=Function("Square"),
+        ),
 """
 
 VALUE_SQUARE = '''    def square(self):
@@ -87,7 +93,7 @@ def with_square(root: Path) -> Path:
     for folder in ("grader", "reference"):
         shutil.copytree(REPO / folder, root / folder, ignore=ignore)
     shutil.copy2(REPO / "rubric.yaml", root / "rubric.yaml")
-    insert(root, "grader/language/graphs.py", '        _op("matmul", 2,', ROW)
+    insert(root, "grader/language/graphs.py", '        _op(\n            "matmul",', ROW)
     insert(root, "reference/micrograd/engine.py", "    def relu(self):", VALUE_SQUARE)
     insert(root, "reference/babygrad/ops.py", "class Sqrt(Function):", SQUARE_FUNCTION)
     with (root / "rubric.yaml").open("a") as rubric:

@@ -558,7 +558,7 @@ def test_forged_results_file_is_replaced(tmp_path, mode):
 TARGETS = [
     "rubric.yaml",
     "grader/grading/plugin.py",
-    "grader/grading/session.py",
+    "grader/checks/session.py",
     "grader/worker/runner.py",
     "grader/grading/suites/test_micrograd.py",
     "reference/micrograd/engine.py",
