@@ -12,6 +12,7 @@ from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import tensor_backward
+from grader.language.assignments import MICROGRAD
 from grader.language.dags import Dag
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
@@ -20,7 +21,7 @@ from grader.language.graphs import (
     evaluate,
     names,
 )
-from grader.language.snippets import IMPORTS, RECORDING, tensor_dag_snippet
+from grader.language.snippets import RECORDING, tensor_dag_snippet
 from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.recording import SCALAR_PRIMITIVES
@@ -50,7 +51,7 @@ def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> s
         run = [f"{var[index]}._backward()" for index in range(graph.output, len(leaves) - 1, -1)]
     grads = ", ".join(f"{v}.grad" for v in leaves)
     return "\n".join(
-        [IMPORTS["scalar"], build, *held, f"{out}.grad = {out_grad!r}", *run, f"print({grads})"]
+        [MICROGRAD.imports, build, *held, f"{out}.grad = {out_grad!r}", *run, f"print({grads})"]
     )
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from grader.checks import answers, bugs
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
+from grader.language.assignments import BABYGRAD
 from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
     Graph,
@@ -14,7 +15,7 @@ from grader.language.graphs import (
     function_source,
     names,
 )
-from grader.language.snippets import IMPORTS, array_literal
+from grader.language.snippets import array_literal
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
 
@@ -28,7 +29,7 @@ def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
     return "\n".join(
         [
             "import numpy as np",
-            IMPORTS["tensor"],
+            BABYGRAD.imports,
             *(
                 f"{v} = {format_leaf(value, 'tensor')}  # shape {value.shape}"
                 for v, value in zip(var, graph.leaves, strict=False)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
-from grader.checks.session import ASSIGNMENT_OF_KIND, GradingSession, remembers_verdict
+from grader.checks.session import GradingSession, remembers_verdict
+from grader.language.assignments import of_kind
 from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
@@ -36,7 +37,7 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
     primitives, on the grader's primitives. Those two are recorded as built, and the
     gradients of what was built computed here (``grader.checks.records``)."""
     expected = session.oracles.expected(graph)
-    assignment = ASSIGNMENT_OF_KIND[graph.kind]
+    assignment = of_kind(graph.kind).name
     snippet = graph_snippet(graph)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)

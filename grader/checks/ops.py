@@ -7,11 +7,11 @@ import numpy as np
 from grader.checks import answers, bugs
 from grader.checks.figures import graph_figure
 from grader.checks.session import (
-    ASSIGNMENT_OF_KIND,
     GradingSession,
     NotGradable,
     remembers_verdict,
 )
+from grader.language.assignments import MICROGRAD, of_kind
 from grader.language.graphs import (
     Graph,
     evaluate,
@@ -20,7 +20,7 @@ from grader.language.graphs import (
     function_source,
     names,
 )
-from grader.language.snippets import IMPORTS, array_literal
+from grader.language.snippets import array_literal
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 
 
@@ -47,7 +47,7 @@ def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
             f"grads = op.backward(Tensor({array_literal(out_grad)}, requires_grad=False), out)",
             "print(out.data, grads)",
         ]
-    return "\n".join([IMPORTS[graph.kind], *leaves, *body])
+    return "\n".join([of_kind(graph.kind).imports, *leaves, *body])
 
 
 @remembers_verdict
@@ -60,7 +60,7 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     """``check_op``'s verdict, not recorded on the running test (``check_kink`` asks it of an
     example of its own first)."""
     expected = session.oracles.expected(graph, out_grad)
-    assignment = ASSIGNMENT_OF_KIND[graph.kind]
+    assignment = of_kind(graph.kind).name
     snippet = op_snippet(graph, out_grad)
     try:
         answer = session.ask(
@@ -133,7 +133,7 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
         raise NotGradable((f"{session.current_item} (away from 0)",)) from None
-    assignment = ASSIGNMENT_OF_KIND[graph.kind]
+    assignment = of_kind(graph.kind).name
     snippet = op_snippet(graph, out_grad)
     answer = session.ask(
         assignment, "op", {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
@@ -165,7 +165,7 @@ def _check_prev(answer: dict, graph: Graph, var: list[str]) -> None:
     prev = answer.get("prev")
     snippet = "\n".join(
         [
-            IMPORTS["scalar"],
+            MICROGRAD.imports,
             *(f"{v} = {format_leaf(x, 'scalar')}" for v, x in zip(var, graph.leaves, strict=True)),
             f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
             f"print({', '.join(f'any(p is {v} for p in out._prev)' for v in var)})",

@@ -31,7 +31,6 @@ from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.protocol import Request
 
-ASSIGNMENT_OF_KIND = {"scalar": "micrograd", "tensor": "babygrad"}
 IMPORT_BUDGET_FACTOR = 2
 """Importing a submission may take this many request budgets of CPU time (some engines run a
 training loop at module level)."""

@@ -12,10 +12,10 @@ import numpy as np
 from grader.checks import answers, bugs
 from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
+from grader.language.assignments import MICROGRAD
 from grader.language.dags import Dag, diamonds
 from grader.language.snippets import (
     DAG_HELPER,
-    IMPORTS,
     TENSOR_HELPER,
     TENSOR_IMPORTS,
     dag_snippet,
@@ -31,7 +31,7 @@ def chain_snippet(length: int) -> str:
     """A chain of nodes as long as the graded one, then the student's ``build_topo``."""
     return "\n".join(
         [
-            IMPORTS["scalar"].replace("Value", "Value, build_topo"),
+            MICROGRAD.imports.replace("Value", "Value, build_topo"),
             "node = Value(1.0)",
             f"for _ in range({length}):",
             "    node = Value(0.0, (node,))",
@@ -45,7 +45,7 @@ def diamond_snippet(assignment: str) -> str:
     double, if it visits shared nodes again."""
     if assignment == "micrograd":
         setup = [
-            IMPORTS["scalar"].replace("Value", "Value, build_topo"),
+            MICROGRAD.imports.replace("Value", "Value, build_topo"),
             DAG_HELPER,
             "node = Value(1.0)",
         ]
@@ -243,7 +243,7 @@ def zero_grad_diamond_snippet(depth: int) -> str:
     return "\n".join(
         [
             "import time",
-            IMPORTS["scalar"].replace("Value", "Value, zero_grad"),
+            MICROGRAD.imports.replace("Value", "Value, zero_grad"),
             f"depth = {depth}  # one more level doubles the time of a walk that revisits",
             "nodes = [Value(1.0)]",
             "for _ in range(depth):",

@@ -17,6 +17,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
+from grader.language.assignments import NAMES
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.worker.launch import Limits
 from grader.worker.sandbox import MODES
@@ -24,7 +25,7 @@ from grader.worker.sandbox import MODES
 if TYPE_CHECKING:  # the command-line process has no need of pytest itself
     import pytest
 
-ASSIGNMENTS = ("micrograd", "babygrad")
+ASSIGNMENTS = NAMES
 SPELLING = "spelling"
 """The field metadata key of an option's command-line spelling (``spelled``)."""
 

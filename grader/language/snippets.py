@@ -10,17 +10,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from grader.language.assignments import MICROGRAD, of_kind
 from grader.language.dags import Dag
 from grader.language.graphs import (
     Graph,
     build_source,
     names,
 )
-
-IMPORTS = {
-    "scalar": "from micrograd.engine import Value",
-    "tensor": "from babygrad import Tensor\nfrom babygrad import ops",
-}
 
 
 def array_literal(value: np.ndarray) -> str:
@@ -31,15 +27,15 @@ def array_literal(value: np.ndarray) -> str:
 def graph_snippet(graph: Graph) -> str:
     """Build, call ``backward()`` on the output, print every leaf's gradient."""
     var = names(graph)
-    api = "micrograd" if graph.kind == "scalar" else "tensor"
+    assignment = of_kind(graph.kind)
     leaves = ", ".join(
         f"{v}.grad" if graph.kind == "scalar" else f"{v}.grad.data"
         for v in var[: len(graph.leaves)]
     )
     return "\n".join(
         [
-            IMPORTS[graph.kind],
-            build_source(graph, api),
+            assignment.imports,
+            build_source(graph, assignment.spelling),
             f"{var[graph.output]}.backward()",
             f"print({leaves})",
         ]
@@ -67,7 +63,7 @@ DAG_HELPER = '''def given(out, *pairs):
 
 def dag_snippet(dag: Dag, call: str) -> str:
     """A grader-made micrograd graph (known-correct closures), then ``call`` on its root."""
-    lines = [IMPORTS["scalar"].replace("Value", "Value, build_topo, zero_grad"), DAG_HELPER]
+    lines = [MICROGRAD.imports.replace("Value", "Value, build_topo, zero_grad"), DAG_HELPER]
     lines += [f"n{i} = Value({1.0 + i})" for i in range(dag.leaves)]
     for k, pairs in enumerate(dag.nodes):
         index = dag.leaves + k

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.language.assignments import of_kind
 from grader.language.graphs import Graph
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
@@ -28,7 +29,7 @@ class ReferenceOracle:
         self.engines: dict[str, Any] = {}
 
     def engine(self, kind: str) -> Any:
-        assignment = "micrograd" if kind == "scalar" else "babygrad"
+        assignment = of_kind(kind).name
         if assignment not in self.engines:
             engine = load_engine(self.root, assignment)
             if assignment == "babygrad":

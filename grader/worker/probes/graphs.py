@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from grader.language.assignments import of_kind
 from grader.language.graphs import Graph
 from grader.worker.probes.build import build, own_grads, recorded, report
 from grader.worker.recording import (
@@ -20,7 +21,7 @@ from grader.worker.recording import (
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Build with operators and methods, call ``backward()`` on the output, report everything."""
     graph = Graph.from_json(case["graph"])
-    nodes = build(engine, graph, "micrograd" if graph.kind == "scalar" else "tensor")
+    nodes = build(engine, graph, of_kind(graph.kind).spelling)
     nodes[-1].backward()
     return report(graph, nodes, own_grads(graph, nodes))
 

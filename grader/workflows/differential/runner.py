@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.language.assignments import NAMES
 from grader.workflows.differential.generate import generate
 
-ASSIGNMENTS = ("micrograd", "babygrad")
+ASSIGNMENTS = NAMES
 PROGRAM_CPU_S = 1.0
 """CPU seconds one program may take before it "timed out" (the reference's take at most
 40 ms)."""
