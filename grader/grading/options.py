@@ -149,6 +149,23 @@ def _dest(option: Field[Any]) -> str:
     return f"grader_{option.name}"
 
 
+def suite_arguments(suites: Path) -> list[str]:
+    """How a pytest run of the grading suites in ``suites`` loads: the plugin and Hypothesis's
+    (autoloading is off), no cache, and the suites' own ini file and root, never a project's."""
+    return [
+        "-p",
+        "grader.grading.plugin",
+        "-p",
+        "hypothesis.extra.pytestplugin",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(suites / "grading.ini"),
+        "--rootdir",
+        str(suites),
+    ]
+
+
 def pytest_arguments(options: GradeOptions) -> list[str]:
     """``options`` as the grading process's command line: every field that is not None (left
     out, it is read back as None), its paths made absolute (the process runs in a directory of

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.grading import rubric as rubric_module
-from grader.grading.options import ASSIGNMENTS, GradeOptions, pytest_arguments
+from grader.grading.options import ASSIGNMENTS, GradeOptions, pytest_arguments, suite_arguments
 from grader.grading.scoring import ItemResult
 from grader.layout import SUITES
 from grader.report.document import GradeReport
@@ -51,16 +51,7 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path, slot: 
         "-m",
         "pytest",
         str(SUITES / f"test_{assignment}.py"),
-        "-p",
-        "grader.grading.plugin",
-        "-p",
-        "hypothesis.extra.pytestplugin",
-        "-p",
-        "no:cacheprovider",
-        "-c",
-        str(SUITES / "grading.ini"),
-        "--rootdir",
-        str(SUITES),
+        *suite_arguments(SUITES),
         "--confcutdir",
         str(SUITES),
         "-q",

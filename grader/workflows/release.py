@@ -33,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from grader.grading import rubric as rubric_module
+from grader.grading.options import suite_arguments
 from grader.layout import PACKAGE, REPO, SUITES, TEMPLATES
 
 HIDDEN = ("hidden", "after_due_date")
@@ -155,16 +156,7 @@ def _collects(dest: Path) -> None:
             "-q",
             str(suite),
             "--import-mode=importlib",
-            "-p",
-            "grader.grading.plugin",
-            "-p",
-            "hypothesis.extra.pytestplugin",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            str(suites / "grading.ini"),
-            "--rootdir",
-            str(suites),
+            *suite_arguments(suites),
             "--grader-submission",
             str(dest / "exercises"),
             "--grader-rubric",
