@@ -24,6 +24,7 @@ from grader.language.graphs import (
 from grader.language.snippets import RECORDING, tensor_dag_snippet
 from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
+from grader.worker.protocol import Probe
 from grader.worker.recording import SCALAR_PRIMITIVES
 
 
@@ -125,7 +126,7 @@ def _needs(
     def works(own: list[str]) -> dict[str, Any] | None:
         """The composition run's answer where it is right, else None."""
         answer = session.try_ask(
-            "micrograd", "accumulate", {**case, "run": "composition", "own": own}
+            "micrograd", Probe.ACCUMULATE, {**case, "run": "composition", "own": own}
         )
         if answer is None or _right(session, split, out_grad, answer) is False:
             return None
@@ -158,7 +159,7 @@ def check_accumulate(
     snippet = accumulate_snippet(graph, out_grad, preload)
     case = {"graph": graph.to_json(), "out_grad": out_grad, "preload": preload}
     split, owners = graph.split_leaves()
-    answer = session.try_ask("micrograd", "accumulate", {**case, "run": "separate"})
+    answer = session.try_ask("micrograd", Probe.ACCUMULATE, {**case, "run": "separate"})
     copies = False if answer is None else _right(session, split, out_grad, answer)
     if copies is True:
         return  # the oracles disagree on the uses apart: this example says nothing
@@ -166,7 +167,7 @@ def check_accumulate(
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
         raise NotGradable(_needs(session, graph, split, out_grad, case))
-    answer = session.ask("micrograd", "accumulate", {**case, "run": "preloaded"}, snippet)
+    answer = session.ask("micrograd", Probe.ACCUMULATE, {**case, "run": "preloaded"}, snippet)
     var = names(graph)[: len(graph.leaves)]
     preloaded = answers.decoded(answer, "preloaded", var, snippet)
     uses = [

@@ -18,6 +18,7 @@ from grader.language.graphs import (
 from grader.language.snippets import array_literal
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
+from grader.worker.protocol import Probe
 
 
 def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
@@ -84,7 +85,7 @@ def _beforehand(
     expected = session.oracles.expected(wide, out_grad)
     answer = session.try_ask(
         "babygrad",
-        "broadcast",
+        Probe.BROADCAST,
         {"graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"},
     )
     try:
@@ -136,7 +137,7 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     shape = out_grad.shape
     leaves = [v.shape for v in graph.leaves]
     full_value, *full_grads = explicit
-    answer = session.ask("babygrad", "broadcast", {**case, "run": "implicit"}, snippet)
+    answer = session.ask("babygrad", Probe.BROADCAST, {**case, "run": "implicit"}, snippet)
     (value,) = answers.decoded({"v": [answer.get("value")]}, "v", ["out.data"], snippet)
     grads = answers.decoded(answer, "grads", [f"gradient {i}" for i in range(2)], snippet)
     tol = session.tolerances["babygrad"]

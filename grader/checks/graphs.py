@@ -10,15 +10,16 @@ from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
+from grader.worker.protocol import Probe
 
 NOTES = {
-    "graph": "",
-    "routing": (
+    Probe.GRAPH: "",
+    Probe.ROUTING: (
         "(graded with the grader's own forward in every ops class, the grader "
         "computing the gradients of what was built, so only which ops the operators "
         "and methods reach counts here; the snippet runs your whole engine)"
     ),
-    "sugar": (
+    Probe.SUGAR: (
         "(graded with the grader's own +, *, **, tanh, exp, relu, the grader computing "
         "the gradients of what was built from them, so only how the other operators "
         "are built counts here; the snippet runs your whole engine)"
@@ -28,7 +29,7 @@ NOTES = {
 
 
 @remembers_verdict
-def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> None:
+def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAPH) -> None:
     """A graph built with operators and methods, its gradients compared with the oracles.
 
     ``probe`` says what is the student's: ``graph`` everything (their ops and their
@@ -42,7 +43,7 @@ def check_graph(session: GradingSession, graph: Graph, probe: str = "graph") -> 
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
     values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
-    if probe == "graph":
+    if probe == Probe.GRAPH:
         grads = answers.decoded(answer, "grads", [f"{v}.grad" for v in var], snippet)
     else:
         try:

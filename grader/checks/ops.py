@@ -22,6 +22,7 @@ from grader.language.graphs import (
 )
 from grader.language.snippets import array_literal
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
+from grader.worker.protocol import Probe
 
 
 def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
@@ -64,7 +65,7 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     snippet = op_snippet(graph, out_grad)
     try:
         answer = session.ask(
-            assignment, "op", {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
+            assignment, Probe.OP, {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
         )
     except WrongAnswer as failure:  # their code raised: a classic bug may raise just so
         failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason, failure.details)
@@ -136,7 +137,7 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     assignment = of_kind(graph.kind).name
     snippet = op_snippet(graph, out_grad)
     answer = session.ask(
-        assignment, "op", {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
+        assignment, Probe.OP, {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
     )
     (x,) = graph.leaves
     (value,) = answers.decoded(answer, "values", ["out.data"], snippet)

@@ -29,7 +29,7 @@ from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.oracles.chain import Oracles
 from grader.worker import protocol
 from grader.worker.launch import Limits, Worker, WorkerFailure
-from grader.worker.protocol import Request
+from grader.worker.protocol import Probe, Request
 
 IMPORT_BUDGET_FACTOR = 2
 """Importing a submission may take this many request budgets of CPU time (some engines run a
@@ -274,7 +274,7 @@ class GradingSession:
         try:
             result = self._request(
                 assignment,
-                "load",
+                Probe.LOAD,
                 {},
                 budget * IMPORT_BUDGET_FACTOR if self.import_budget is None else self.import_budget,
             )

@@ -23,6 +23,7 @@ from grader.language.snippets import (
 )
 from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
+from grader.worker.protocol import Probe
 
 EXPONENTIAL = "visits shared nodes again: exponential time"
 
@@ -79,7 +80,7 @@ def diamond_snippet(assignment: str) -> str:
 @remembers_verdict
 def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None) -> None:
     snippet = dag_snippet(dag, "print(build_topo({root}))")
-    answer = session.ask("micrograd", "topo", {"dag": dag.to_json()}, snippet, on_timeout)
+    answer = session.ask("micrograd", Probe.TOPO, {"dag": dag.to_json()}, snippet, on_timeout)
     order = protocol.field(answer, "order", list)
     if not all(type(i) is int for i in order):
         raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [], snippet)
@@ -114,7 +115,10 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
         ),
     )
     answer = session.ask(
-        "micrograd", "backward", {"dag": dag.to_json(), "passes": passes, "order": order}, snippet
+        "micrograd",
+        Probe.BACKWARD,
+        {"dag": dag.to_json(), "passes": passes, "order": order},
+        snippet,
     )
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
@@ -180,7 +184,7 @@ def check_zero_grad(
         ),
     )
     answer = session.ask(
-        "micrograd", "zero_grad", {"dag": dag.to_json(), "order": order}, snippet, on_timeout
+        "micrograd", Probe.ZERO_GRAD, {"dag": dag.to_json(), "order": order}, snippet, on_timeout
     )
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     live = dag.reachable()
@@ -198,7 +202,7 @@ def check_deep(session: GradingSession, length: int) -> None:
     """``build_topo`` over a chain of ``length`` grader nodes returns each node once (in
     any order: whether the order is valid is ``micrograd.topo``'s question)."""
     snippet = chain_snippet(length)
-    answer = session.ask("micrograd", "deep", {"length": length}, snippet)
+    answer = session.ask("micrograd", Probe.DEEP, {"length": length}, snippet)
     order = protocol.field(answer, "order", list)
     if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
         raise WrongAnswer(
@@ -301,7 +305,7 @@ def _zero_grad_revisits(session: GradingSession) -> list[str]:
     dag = diamonds(REVISIT_DEPTH)
     answer = session.try_ask(
         "micrograd",
-        "zero_grad",
+        Probe.ZERO_GRAD,
         {"dag": dag.to_json(), "order": sorted(dag.reachable()), "count_reads": True},
     )
     reads = None if answer is None else answer.get("reads")
@@ -368,7 +372,7 @@ def tensor_backward(
         case["grad"] = np.asarray(grad, dtype=np.float64).tolist()
     if wrap_leaves:
         case["wrap_leaves"] = True
-    answer = session.ask("babygrad", "tensor_backward", case, snippet, on_timeout)
+    answer = session.ask("babygrad", Probe.TENSOR_BACKWARD, case, snippet, on_timeout)
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     calls = protocol.field(answer, "calls", list)
     first = 0 if wrap_leaves else dag.leaves
@@ -383,7 +387,7 @@ def _revisits(session: GradingSession) -> list[str]:
     goes wrong on this run (it raises or hangs as well) names nothing and costs nothing."""
     dag = diamonds(REVISIT_DEPTH)
     answer = session.try_ask(
-        "babygrad", "tensor_backward", {"dag": dag.to_json(), "shape": [1], "count_reads": True}
+        "babygrad", Probe.TENSOR_BACKWARD, {"dag": dag.to_json(), "shape": [1], "count_reads": True}
     )
     reads = None if answer is None else answer.get("reads")
     if not isinstance(reads, list) or not all(type(r) is int for r in reads):

@@ -8,6 +8,7 @@ types, lengths and shapes; every number converted to a real float64. A malformed
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,25 @@ def decode_array(obj: Any, what: str, shape: tuple[int, ...] | None = None) -> n
     if shape is not None and array.shape != shape:
         raise InvalidAnswer(f"{what} has shape {array.shape}, expected {shape}")
     return array
+
+
+class Probe(StrEnum):
+    """The questions a check can put to the worker, each answered by the probe of that name
+    (``grader.worker.probes.PROBES``; its module is named as the check's in ``grader.checks``).
+    A member is its own string on the wire."""
+
+    LOAD = "load"
+    GRAPH = "graph"
+    ROUTING = "routing"
+    SUGAR = "sugar"
+    ACCUMULATE = "accumulate"
+    BROADCAST = "broadcast"
+    OP = "op"
+    TOPO = "topo"
+    BACKWARD = "backward"
+    ZERO_GRAD = "zero_grad"
+    DEEP = "deep"
+    TENSOR_BACKWARD = "tensor_backward"
 
 
 Request = tuple[str, str, dict[str, Any]]

@@ -21,6 +21,7 @@ from grader.language.strategies import (
     tensor_graphs,
     tensor_shapes,
 )
+from grader.worker.protocol import Probe
 
 DIAMONDS = 30
 """Levels of shared tensors in the walk-cost test: 2**30 visits for a walk that revisits them."""
@@ -51,7 +52,7 @@ for _op in BABYGRAD_OPERATOR_FORMS:
         "babygrad.tensor_ops",
         f"test_{_op}_routes_to_the_right_op",
         single_op_graphs("tensor", (_op,)),
-        lambda grading, graph: graphs.check_graph(grading, graph, probe="routing"),
+        lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
     )
 

@@ -21,6 +21,7 @@ from grader.language.strategies import (
     scalar_kink_cases,
     scalar_number_graphs,
 )
+from grader.worker.protocol import Probe
 
 DIAMONDS = 30
 """Levels of shared nodes in the walk-cost tests (build_topo, zero_grad): 2**30 visits for a
@@ -105,7 +106,7 @@ for _op in MICROGRAD_COMPOSED:
         "micrograd.sugar",
         f"test_{_op}_is_composed_right",
         scalar_number_graphs((_op,)),
-        lambda grading, graph: graphs.check_graph(grading, graph, probe="sugar"),
+        lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.SUGAR),
         share=len(MICROGRAD_COMPOSED),
     )
 

@@ -32,18 +32,19 @@ from grader.worker.probes.walks import (
     probe_topo,
     probe_zero_grad,
 )
+from grader.worker.protocol import Probe
 
 PROBES: dict[str, Callable[[ModuleType, dict[str, Any]], dict[str, Any]]] = {
-    "load": lambda engine, case: {},
-    "graph": probe_graph,
-    "routing": probe_routing,
-    "sugar": probe_sugar,
-    "accumulate": probe_accumulate,
-    "broadcast": probe_broadcast,
-    "op": probe_op,
-    "topo": probe_topo,
-    "backward": probe_backward,
-    "zero_grad": probe_zero_grad,
-    "deep": probe_deep,
-    "tensor_backward": probe_tensor_backward,
+    Probe.LOAD: lambda engine, case: {},
+    Probe.GRAPH: probe_graph,
+    Probe.ROUTING: probe_routing,
+    Probe.SUGAR: probe_sugar,
+    Probe.ACCUMULATE: probe_accumulate,
+    Probe.BROADCAST: probe_broadcast,
+    Probe.OP: probe_op,
+    Probe.TOPO: probe_topo,
+    Probe.BACKWARD: probe_backward,
+    Probe.ZERO_GRAD: probe_zero_grad,
+    Probe.DEEP: probe_deep,
+    Probe.TENSOR_BACKWARD: probe_tensor_backward,
 }
