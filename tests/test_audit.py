@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.grading.scoring import ItemResult
 from grader.layout import DEFAULT_REFERENCE
 from grader.report.document import GradeReport
 from grader.report.formats.audit import (
@@ -56,7 +57,21 @@ def report(**lost: float) -> GradeReport:
     """The reference's items at full marks (6 points each) but those given a score, with the
     bugs named on them: ``report(**{"micrograd.ops.mul": 0})``."""
     ids = ["micrograd.ops.mul", "micrograd.accumulate", "micrograd.sugar", "micrograd.graphs"]
-    items = [{"id": i, "score": lost.get(i, 6.0), "max_score": 6.0, "bugs": []} for i in ids]
+    items = [
+        ItemResult(
+            id=i,
+            assignment="micrograd",
+            title=i,
+            score=lost.get(i, 6.0),
+            max_score=6.0,
+            extra_credit=False,
+            visibility="visible",
+            status="passed" if i not in lost else "failed",
+            bugs=[],
+            feedback="",
+        ).to_json()
+        for i in ids
+    ]
     return GradeReport(
         assignment="micrograd", seed=1, items=items, oracles=[], protections=[], duration_s=0.0
     )

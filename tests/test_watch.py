@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
+from grader.grading.scoring import ItemResult
 from grader.workflows.submissions import Upload
 from grader.workflows.watch import changed_assignments, diff, totals, watch_target
 from tests.grading import REPO, planted
@@ -23,21 +24,25 @@ from tests.grading import REPO, planted
 BUGGY_TANH = "1.0 - t"
 
 
-def _item(ident: str, status: str, score: float, reason: str = "") -> dict:
-    return {
-        "id": ident,
-        "assignment": ident.split(".")[0],
-        "status": status,
-        "score": score,
-        "max_score": 6,
-        "extra_credit": False,
-        "reason": reason,
-    }
+def _item(ident: str, status: str, score: float, reason: str = "") -> ItemResult:
+    return ItemResult(
+        id=ident,
+        assignment=ident.split(".")[0],
+        title=ident,
+        score=score,
+        max_score=6,
+        extra_credit=False,
+        visibility="visible",
+        status=status,
+        bugs=[],
+        feedback="",
+        reason=reason,
+    )
 
 
 def test_diff_names_only_what_changed():
     before = {
-        i["id"]: i
+        i.id: i
         for i in [
             _item("micrograd.ops.tanh", "failed", 0, "wrong gradient"),
             _item("micrograd.ops.add", "passed", 6),
@@ -46,7 +51,7 @@ def test_diff_names_only_what_changed():
         ]
     }
     after = {
-        i["id"]: i
+        i.id: i
         for i in [
             _item("micrograd.ops.tanh", "passed", 6),
             _item("micrograd.ops.add", "error", 0, "NameError"),

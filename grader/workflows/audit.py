@@ -150,7 +150,7 @@ def grade_all(
 
 
 def _scores(report: GradeReport) -> dict[str, float]:
-    return {item["id"]: float(item["score"]) for item in report.items}
+    return {item.id: float(item.score) for item in report.results}
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ def judge(
     reference, scores = _scores(baseline), _scores(report)
     lost = tuple(i for i in reference if scores.get(i, 0.0) < reference[i] - 1e-9)
     leaked = tuple(i for i in lost if i not in own and i != f"{region.assignment}.graphs")
-    named = tuple(sorted({bug for item in report.items for bug in item["bugs"]}))
+    named = tuple(sorted({bug for item in report.results for bug in item.bugs}))
     overwrite = mutant.operator == OVERWRITE_OPERATOR or mutant.id in overwrites
     verdict = dataclasses.replace(
         start,

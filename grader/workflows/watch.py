@@ -14,12 +14,13 @@ import argparse
 import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import watchfiles
 from rich.console import Console
 from rich.markup import escape
 
+from grader.grading.scoring import ItemResult
+from grader.report.view import AssignmentView, item_points, points
 from grader.workflows.api import (
     ASSIGNMENTS,
     EXIT_OK,
@@ -41,7 +42,7 @@ TICK_MS = 500
 """The watcher wakes this often without a change: the first wake starts the first grade, so a
 save made while it runs is already seen; later wakes only let Ctrl-C through."""
 
-Items = dict[str, dict[str, Any]]
+Items = dict[str, ItemResult]
 Fingerprints = dict[str, str | None]
 
 
@@ -63,44 +64,38 @@ def watch_target(upload: Upload) -> tuple[Path, Callable[[watchfiles.Change, str
     return upload.path.parent, lambda _change, path: path == target, False
 
 
-def _points(item: dict[str, Any]) -> str:
-    return f"{item['score']:g}/{item['max_score']:g}"
-
-
 def diff(before: Items, after: Items) -> list[str]:
     """Rich-markup lines for the items whose status or score changed since ``before``."""
     lines = []
     for ident, item in after.items():
         old = before.get(ident)
-        if old and (old["status"], old["score"]) == (item["status"], item["score"]):
+        if old and (old.status, old.score) == (item.status, item.score):
             continue
-        reason = f": {escape(item['reason'])}" if item["reason"] else ""
-        if item["status"] == "passed":
-            lines.append(f"[green]+ {ident} now passes[/green] {_points(item)}")
-        elif old is None or old["status"] == "passed":
-            lines.append(f"[red]- {ident} now {item['status']}{reason}[/red] {_points(item)}")
+        reason = f": {escape(item.reason)}" if item.reason else ""
+        if item.status == "passed":
+            lines.append(f"[green]+ {ident} now passes[/green] {item_points(item)}")
+        elif old is None or old.status == "passed":
+            lines.append(f"[red]- {ident} now {item.status}{reason}[/red] {item_points(item)}")
         else:
             lines.append(
-                f"[yellow]~ {ident} {old['status']} -> {item['status']}{reason}"
-                f"[/yellow] {_points(item)}"
+                f"[yellow]~ {ident} {old.status} -> {item.status}{reason}"
+                f"[/yellow] {item_points(item)}"
             )
     return lines
 
 
 def totals(items: Items, assignments: Iterable[str]) -> str:
     """``micrograd 83/100`` for each of ``assignments``."""
-    parts = []
-    for assignment in assignments:
-        mine = [i for i in items.values() if i["assignment"] == assignment]
-        score = sum(i["score"] for i in mine)
-        maximum = sum(i["max_score"] for i in mine if not i["extra_credit"])
-        parts.append(f"{assignment} {round(score, 4):g}/{maximum:g}")
-    return ", ".join(parts)
+    views = (
+        AssignmentView(a, tuple(i for i in items.values() if i.assignment == a))
+        for a in assignments
+    )
+    return ", ".join(f"{v.assignment} {points(v.score)}/{points(v.maximum)}" for v in views)
 
 
 def _grade(options: GradeOptions, folder: Path, scope: str) -> Items:
     report = grade(dataclasses.replace(options, submission=folder, assignment=scope))
-    return {item["id"]: item for item in report.items}
+    return {item.id: item for item in report.results}
 
 
 def _scope(assignments: list[str]) -> str:
@@ -114,7 +109,7 @@ def _print_notes(notes: list[str], console: Console) -> None:
 
 def _first_grade(options: GradeOptions, found: Prepared, console: Console) -> Items:
     report = grade(dataclasses.replace(options, submission=found.folder))
-    items = {item["id"]: item for item in report.items}
+    items = {item.id: item for item in report.results}
     _print_notes(found.notes, console)
     console.print(f"[bold]{totals(items, report.assignments)}[/bold]")
     for assignment in report.assignments:
@@ -122,8 +117,8 @@ def _first_grade(options: GradeOptions, found: Prepared, console: Console) -> It
         if absent:
             console.print(f"  [dim]{escape(absent)}[/dim]")
     for item in items.values():
-        if item["status"] != "passed" and item["assignment"] not in report.not_submitted:
-            console.print(f"  [red]{item['id']}[/red] {item['status']}: {escape(item['reason'])}")
+        if item.status != "passed" and item.assignment not in report.not_submitted:
+            console.print(f"  [red]{item.id}[/red] {item.status}: {escape(item.reason)}")
     console.print(f"watching {escape(str(options.submission))} (Ctrl-C to stop)")
     return items
 
@@ -154,7 +149,7 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
             if found.notes != notes:
                 _print_notes(found.notes, console)
                 notes = found.notes
-            watched = sorted({i["assignment"] for i in items.values()}, key=ASSIGNMENTS.index)
+            watched = sorted({i.assignment for i in items.values()}, key=ASSIGNMENTS.index)
             assignments = changed_assignments(before, after, watched)
             before = after
             if not assignments:
