@@ -15,10 +15,15 @@ TEMPLATES = PACKAGE / "workflows" / "templates"
 """The files a release writes for students, Gradescope and GitHub Classroom."""
 DEFAULT_RUBRIC = REPO / "rubric.yaml"
 DEFAULT_REFERENCE = REPO / "reference"
+COURSES = REPO / "courses"
+"""Other courses' APIs, one folder each: profile.yaml, rubric.yaml, reference/."""
+DEFAULT_PROFILE = COURSES / "course" / "profile.yaml"
+"""This course's API; its rubric and reference stay at the top (``DEFAULT_RUBRIC``)."""
 EXERCISES = REPO / "exercises"
-SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE)
+SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE, COURSES)
 """Masked in every worker (bwrap) or blocked from import (fallback): the grading tests, the
-oracles and the reference solutions. A grade adds the reference it was given and PyTorch."""
+oracles and the reference solutions (other courses' too). A grade adds the reference it was
+given and PyTorch."""
 REPLAY_CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-grader" / "replay"
 )

@@ -19,6 +19,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 REFERENCE = Path(__file__).resolve().parent.parent / "reference"
 MICRO = "micrograd/engine.py"
 TENSOR = "babygrad/tensor.py"
@@ -73,15 +75,28 @@ def apply(root: Path, edit: Edit) -> None:
     path.write_text(text.replace(edit.old, edit.new))
 
 
-def plant(tmp_path: Path, *changes: Bug | Edit) -> Path:
-    """A copy of the reference in ``tmp_path / "submission"`` with every bug (or single edit)
-    applied, in order."""
+def plant(tmp_path: Path, *changes: Bug | Edit, reference: Path = REFERENCE) -> Path:
+    """A copy of the reference (this course's, or another course's ``reference``) in
+    ``tmp_path / "submission"`` with every bug (or single edit) applied, in order."""
     target = tmp_path / "submission"
-    shutil.copytree(REFERENCE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(reference, target, ignore=shutil.ignore_patterns("__pycache__"))
     for change in changes:
         for edit in change.edits if isinstance(change, Bug) else (change,):
             apply(target, edit)
     return target
+
+
+def course_bugs(catalogue: Path) -> tuple[Bug, ...]:
+    """Another course's planted bugs, from its ``planted.yaml`` (``tests/engines/<course>/``):
+    a list of ``{item, name, file, edits: [{old, new}]}``, edits to that course's reference."""
+    return tuple(
+        Bug(
+            raw["item"],
+            raw["name"],
+            tuple(Edit(raw["file"], e["old"], e["new"]) for e in raw["edits"]),
+        )
+        for raw in yaml.safe_load(catalogue.read_text())
+    )
 
 
 # ------------------------------------------------------------------------------ catalogue

@@ -25,6 +25,8 @@ import pytest
 from grader.checks.launcher import sandboxed_worker
 from grader.checks.plan import ReplayPlan
 from grader.checks.stopwatch import Stopwatch
+from grader.language import profiles
+from grader.language.profiles import Profile
 from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.oracles.chain import Oracles
 from grader.worker import protocol
@@ -111,6 +113,8 @@ class GradingSession:
     launch: WorkerFactory = sandboxed_worker
     """The worker's factory: a real grade's runs the submission sandboxed (``sandbox``, from
     ``slot``, within ``limits``); a test's may answer in this process."""
+    profile: Profile = field(default_factory=profiles.course)
+    """The course API the submission is written for: where its walk lives."""
     budgets: dict[str, float] = field(default_factory=dict)
     import_budget: float | None = None
     """CPU seconds importing the submission may take; None: ``IMPORT_BUDGET_FACTOR`` request

@@ -14,6 +14,7 @@ from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.assignments import MICROGRAD
 from grader.language.dags import Dag, diamonds
+from grader.language.profiles import TOPO
 from grader.language.snippets import (
     DAG_HELPER,
     TENSOR_HELPER,
@@ -98,17 +99,26 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
 
 @remembers_verdict
 def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
-    """``backward()`` over grader closures, with ``build_topo`` returning a correct order
-    (the nodes the root reaches, by number: their numbering is topological)."""
+    """``backward()`` over grader closures. Where the course's ``build_topo`` is graded alone
+    (``micrograd.topo``), it returns a correct order here (the nodes the root reaches, by
+    number: their numbering is topological); where the order is built inside ``backward()``
+    (a profile's ``walk.topo: nested``), the whole walk is the student's."""
     live = dag.reachable()
-    order = sorted(live)
+    order = sorted(live) if session.profile.of("micrograd").has(TOPO) else None
+    given_order = (
+        [
+            "import micrograd.engine",
+            f"micrograd.engine.build_topo = lambda root: [{', '.join(f'n{i}' for i in order)}]"
+            "  # a correct order, as the grader gives it",
+        ]
+        if order is not None
+        else []
+    )
     snippet = dag_snippet(
         dag,
         "\n".join(
             [
-                "import micrograd.engine",
-                f"micrograd.engine.build_topo = lambda root: [{', '.join(f'n{i}' for i in order)}]"
-                "  # a correct order, as the grader gives it",
+                *given_order,
                 *["{root}.backward()"] * passes,
                 f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])",
             ]

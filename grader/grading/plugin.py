@@ -21,11 +21,13 @@ from hypothesis.strategies import SearchStrategy
 
 from grader.atomic import write_atomically
 from grader.checks.session import GradingSession, NotGradable, until
+from grader.grading import course
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
+from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
 from grader.worker.launch import Limits
 
@@ -74,7 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
     first probe)."""
     config.addinivalue_line(
         "markers",
-        "rubric(item, weight=1.0, share=1): the rubric item a grading test counts towards",
+        "rubric(item, weight=1.0, share=1, needs=()): the rubric item a grading test counts "
+        "towards, and what of a course's API it needs (grader.language.profiles)",
     )
     options = from_pytest(config)
     if options is None:
@@ -84,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rubric = rubric_module.load(options.rubric)
     except rubric_module.RubricError as exc:
         raise pytest.UsageError(str(exc)) from None
+    course.use(rubric.profile)
     session = GradingSession(
         submission=options.submission,
         tolerances=rubric.tolerances,
@@ -92,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
         sandbox=options.sandbox,
         slot=options.slot,
         limits=Limits(memory_mb=options.memory_mb),
+        profile=rubric.profile,
         budgets={item.id: item.timeout for item in rubric.items},
         import_budget=options.import_budget,
     )
@@ -108,11 +113,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def graded(item_id: str, weight: float = 1.0, share: int = 1) -> Any:
+def graded(item_id: str, weight: float = 1.0, share: int = 1, needs: tuple[str, ...] = ()) -> Any:
     """Mark a grading test with its rubric item. ``share``: how many tests of the item (one per
-    op) split the rubric's number of examples between them. The run's Hypothesis settings are
-    applied at collection (``pytest_collection_modifyitems``), where the run is known."""
-    return pytest.mark.rubric(item_id, weight=weight, share=share)
+    op) split the rubric's number of examples between them. ``needs``: what of the course's
+    API it grades (an op, ``walk.topo``, ``walk.zero_grad``): a profile without it does not run
+    it. The run's Hypothesis settings are applied at collection
+    (``pytest_collection_modifyitems``), where the run is known."""
+    return pytest.mark.rubric(item_id, weight=weight, share=share, needs=needs)
 
 
 def graded_property(
@@ -121,6 +128,7 @@ def graded_property(
     strategy: SearchStrategy[Any],
     check: Callable[[GradingSession, Any], None],
     share: int = 1,
+    needs: tuple[str, ...] = (),
 ) -> Any:
     """A grading test called ``name`` for a suite's namespace: each example drawn from
     ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items)."""
@@ -129,7 +137,7 @@ def graded_property(
         check(grading, example)
 
     test.__name__ = test.__qualname__ = name
-    return graded(item_id, share=share)(given(strategy)(test))
+    return graded(item_id, share=share, needs=needs)(given(strategy)(test))
 
 
 @pytest.fixture(scope="session")
@@ -183,6 +191,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "decorate it with @graded('<item id>')"
             )
         item_id = marker.args[0]
+        if not _in_profile(rubric.profile, item_id, marker.kwargs.get("needs", ())):
+            drop.append(test)
+            continue
         if item_id not in rubric.by_id:
             raise pytest.UsageError(
                 f"grading test {test.nodeid} names {item_id!r}, which is not in {rubric.path}"
@@ -201,11 +212,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     untested = [i.id for i in rubric.for_assignments(run.assignments) if i.id not in tested]
     if untested:
         raise pytest.UsageError(
-            f"{rubric.path}: item(s) {', '.join(untested)} have no grading test"
+            f"{rubric.path}: item(s) {', '.join(untested)} have no grading test "
+            f"for the API of the profile {rubric.profile.name}"
         )
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
+    """Does the course's API have all a test of ``item_id`` needs?"""
+    assignment = item_id.split(".", 1)[0]
+    return assignment not in profile.assignments or all(
+        profile.of(assignment).has(need) for need in needs
+    )
 
 
 @pytest.hookimpl(wrapper=True)

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-import yaml
-
+from grader.language import profiles
+from grader.language.profiles import Profile
 from grader.language.verdicts import Tolerance
+from grader.language.yamlfiles import line_of, load_validated
+from grader.layout import DEFAULT_PROFILE
 
 VISIBILITIES = ("visible", "hidden", "after_due_date")
 
@@ -24,6 +25,7 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "seed": {"type": "integer", "minimum": 0},
+        "profile": {"type": "string", "minLength": 1},
         "assignments": {
             "type": "object",
             "minProperties": 1,
@@ -91,6 +93,8 @@ class Rubric:
     items: tuple[Item, ...]
     tolerances: dict[str, Tolerance]
     titles: dict[str, str]
+    profile: Profile
+    """The course API it grades (``profile:``, a path from the rubric's folder)."""
     seed: int = 0
     digest: str = ""
     by_id: dict[str, Item] = field(default_factory=dict, compare=False)
@@ -99,72 +103,49 @@ class Rubric:
         return [item for item in self.items if item.assignment in assignments]
 
 
-def _line_of(text: str, path: list[Any]) -> int:
-    """The 1-based line of the YAML node at a JSON path (as far as the path exists). Only an
-    error needs it, so only then is the rubric parsed into nodes that keep their lines."""
-    node = yaml.compose(text)
-    for key in path:
-        if isinstance(node, yaml.MappingNode):
-            match = [v for k, v in node.value if k.value == key]
-            if not match:
-                break
-            node = match[0]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-        else:
-            break
-    return node.start_mark.line + 1
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML has it: a tenth of the time of the pure-Python one."""
-
-
 def load(path: Path) -> Rubric:
-    try:
-        text = path.read_text()
-        data = yaml.load(text, Loader=_LOADER)
-    except OSError as exc:
-        raise RubricError(f"{path}: cannot read the rubric ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise RubricError(
-            f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})"
-        ) from None
-    errors = sorted(
-        jsonschema.Draft202012Validator(SCHEMA).iter_errors(data),
-        key=lambda e: list(e.absolute_path),
-    )
-    if errors:
-        error = errors[0]
-        where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        raise RubricError(
-            f"{path}:{_line_of(text, list(error.absolute_path))}: {where}: "
-            f"{error.message}. See 'Writing a rubric' in README.md."
-        )
+    data, text = load_validated(path, SCHEMA, "the rubric", "Writing a rubric", RubricError)
     items = tuple(
         Item(**{**raw, "depends_on": tuple(raw.get("depends_on", ()))}) for raw in data["items"]
     )
     by_id = {item.id: item for item in items}
+    profile = _profile(path, text, data)
     _check_references(path, text, data, by_id)
     return Rubric(
         path=path,
+        profile=profile,
         items=items,
         tolerances={
             name: Tolerance(a["atol"], a["rtol"]) for name, a in data["assignments"].items()
         },
         titles={name: a["title"] for name, a in data["assignments"].items()},
         seed=data.get("seed", 0),
-        digest=hashlib.sha256(text.encode()).hexdigest(),
+        digest=hashlib.sha256((text + profile.path.read_text()).encode()).hexdigest(),
         by_id=by_id,
     )
+
+
+def _profile(path: Path, text: str, data: dict[str, Any]) -> Profile:
+    """The profile the rubric names (the course's when it names none), which must describe
+    every assignment the rubric grades."""
+    where = path.parent / data["profile"] if "profile" in data else DEFAULT_PROFILE
+    try:
+        profile = profiles.load(where)
+    except profiles.ProfileError as exc:
+        raise RubricError(str(exc)) from None
+    missing = [name for name in data["assignments"] if name not in profile.assignments]
+    if missing:
+        raise RubricError(
+            f"{path}:{line_of(text, ['assignments', missing[0]])}: assignment {missing[0]!r} "
+            f"is not in the profile {where}"
+        )
+    return profile
 
 
 def _check_references(path: Path, text: str, data: dict[str, Any], by_id: dict[str, Item]) -> None:
     seen: set[str] = set()
     for index, raw in enumerate(data["items"]):
-        line = functools.partial(_line_of, text, ["items", index])
+        line = functools.partial(line_of, text, ["items", index])
         if raw["id"] in seen:
             raise RubricError(f"{path}:{line()}: item {raw['id']!r} is defined twice")
         seen.add(raw["id"])

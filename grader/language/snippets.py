@@ -62,8 +62,11 @@ DAG_HELPER = '''def given(out, *pairs):
 
 
 def dag_snippet(dag: Dag, call: str) -> str:
-    """A grader-made micrograd graph (known-correct closures), then ``call`` on its root."""
-    lines = [MICROGRAD.imports.replace("Value", "Value, build_topo, zero_grad"), DAG_HELPER]
+    """A grader-made micrograd graph (known-correct closures), then ``call`` on its root. It
+    imports the engine's functions ``call`` uses: an API without them (Karpathy's micrograd has
+    no module-level ``build_topo`` or ``zero_grad``) still runs the snippet."""
+    used = [name for name in ("build_topo", "zero_grad") if f"{name}(" in call]
+    lines = [MICROGRAD.imports.replace("Value", ", ".join(["Value", *used])), DAG_HELPER]
     lines += [f"n{i} = Value({1.0 + i})" for i in range(dag.leaves)]
     for k, pairs in enumerate(dag.nodes):
         index = dag.leaves + k

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.grading.options import SPELLING, GradeOptions, as_field, command_line_default
-from grader.layout import REPLAY_CACHE
+from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC, REPLAY_CACHE
 from grader.workflows.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
 from grader.workflows.submissions import Upload, upload_at
 
@@ -33,6 +33,12 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
             flag, dest=option.name, default=command_line_default(option), **spelling
         )
     parser.add_argument(
+        "--course",
+        choices=courses(),
+        help="grade an engine written for another course's API: that course's rubric and "
+        "reference (courses/NAME/); the default is this course's",
+    )
+    parser.add_argument(
         "--no-replay",
         action="store_true",
         help="run every test under Hypothesis instead of replaying the runs "
@@ -41,11 +47,25 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.set_defaults(slot=slot)
 
 
+def courses() -> list[str]:
+    """The courses ``--course`` takes: each folder of ``courses/`` with a rubric."""
+    return sorted(folder.parent.name for folder in COURSES.glob("*/rubric.yaml"))
+
+
 def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
+    """The grading options the command line gives. ``--course NAME`` stands for that course's
+    rubric and reference, where ``--rubric`` and ``--reference`` are not given."""
+    given = {option.name: as_field(getattr(args, option.name)) for option in _SPELLED}
+    course = getattr(args, "course", None)
+    if course is not None:
+        if given["rubric"] == DEFAULT_RUBRIC:
+            given["rubric"] = COURSES / course / "rubric.yaml"
+        if given["reference"] == DEFAULT_REFERENCE:
+            given["reference"] = COURSES / course / "reference"
     return GradeOptions(
         submission=submission,
         replay=None if args.no_replay or args.seed is not None else REPLAY_CACHE,
-        **{option.name: as_field(getattr(args, option.name)) for option in _SPELLED},
+        **given,
     )
 
 

@@ -1,9 +1,12 @@
 """Grading tests for babygrad. Each test checks one rubric item and nothing else: the parts of
 the engine an item does not name are the grader's own (its ops, its walk and ledger)."""
 
+from functools import partial
+
 from hypothesis import given
 
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
+from grader.grading.course import on_course_ops
 from grader.grading.plugin import graded, graded_property
 from grader.language.dags import dags
 from grader.language.graphs import (
@@ -34,6 +37,7 @@ for _item, _op in BABYGRAD_OP_ITEMS.items():
         f"test_{_item}_forward_and_backward",
         op_cases("tensor", _op),
         lambda grading, case: ops.check_op(grading, *case),
+        needs=(_op,),
     )
 
 # relu and abs exactly at their kink, which the draws above keep away from (the oracles
@@ -44,6 +48,7 @@ for _item in ("relu", "abs"):
         f"test_{_item}_passes_no_gradient_at_zero",
         kink_cases(_item),
         lambda grading, case: ops.check_kink(grading, *case),
+        needs=(_item,),
     )
 
 # One operator or method at a time (numbers on either side) reaches the right op.
@@ -54,6 +59,7 @@ for _op in BABYGRAD_OPERATOR_FORMS:
         single_op_graphs("tensor", (_op,)),
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
+        needs=(_op,),
     )
 
 
@@ -66,6 +72,7 @@ for _op in BABYGRAD_BROADCASTING:
         broadcasting_cases((_op,)),
         lambda grading, case: broadcasting.check_broadcast(grading, *case),
         share=len(BABYGRAD_BROADCASTING),
+        needs=(_op,),
     )
 
 
@@ -99,6 +106,8 @@ def test_shared_tensors_accumulate(grading, dag, shape):
 
 
 @graded("babygrad.graphs")
-@given(tensor_graphs(BABYGRAD_GRAPH_OPS, max_leaves=3, max_nodes=6))
+@given(
+    on_course_ops("babygrad", BABYGRAD_GRAPH_OPS, partial(tensor_graphs, max_leaves=3, max_nodes=6))
+)
 def test_random_graphs_match_the_oracles(grading, graph):
     graphs.check_graph(grading, graph)

@@ -1,10 +1,13 @@
 """Grading tests for micrograd. Each test checks one rubric item and nothing else: the parts of
 the engine an item does not name are the grader's own (its nodes, its primitive ops, its walk)."""
 
+from functools import partial
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.checks import accumulation, graphs, ops, walks
+from grader.grading.course import on_course_ops
 from grader.grading.plugin import graded, graded_property
 from grader.language.dags import WEIGHTS, dags, shallow
 from grader.language.graphs import (
@@ -13,6 +16,7 @@ from grader.language.graphs import (
     MICROGRAD_PRIMITIVES,
     MICROGRAD_SUGAR,
 )
+from grader.language.profiles import TOPO, ZERO_GRAD
 from grader.language.strategies import (
     accumulate_cases,
     number_operand_cases,
@@ -28,13 +32,13 @@ DIAMONDS = 30
 walk that revisits them."""
 
 
-@graded("micrograd.topo")
+@graded("micrograd.topo", needs=(TOPO,))
 @given(dags())
 def test_build_topo_is_a_valid_order(grading, dag):
     walks.check_topo(grading, dag)
 
 
-@graded("micrograd.topo")
+@graded("micrograd.topo", needs=(TOPO,))
 def test_build_topo_visits_each_shared_node_once(grading):
     walks.check_walk_cost(grading, "micrograd", DIAMONDS)
 
@@ -60,41 +64,43 @@ for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MIC
         st.sampled_from(_ops).flatmap(accumulate_cases),
         lambda grading, case: accumulation.check_accumulate(grading, *case),
         share=len(MICROGRAD_PRIMITIVES) + 1,
+        needs=_ops,
     )
 
 
-@graded("micrograd.zero_grad")
+@graded("micrograd.zero_grad", needs=(ZERO_GRAD,))
 @given(dags())
 def test_zero_grad_resets_every_node(grading, dag):
     walks.check_zero_grad(grading, dag)
 
 
-@graded("micrograd.zero_grad")
+@graded("micrograd.zero_grad", needs=(ZERO_GRAD,))
 def test_zero_grad_visits_each_shared_node_once(grading):
     walks.check_zero_grad_cost(grading, DIAMONDS)
 
 
 # One op alone: its forward value and its own _backward, nothing else; + and * also with a
 # plain number on the right (a + 2), which they must wrap themselves.
-for _item, _op, _cases in [
-    ("add", "add", number_operand_cases("add", "add_scalar")),
-    ("mul", "mul", number_operand_cases("mul", "mul_scalar")),
-    ("pow", "powk", op_cases("scalar", "powk")),
-    ("tanh", "tanh", op_cases("scalar", "tanh")),
-    ("exp", "exp", op_cases("scalar", "exp")),
-    ("relu", "relu", op_cases("scalar", "relu")),
+for _item, _op, _needs, _cases in [
+    ("add", "add", ("add", "add_scalar"), number_operand_cases("add", "add_scalar")),
+    ("mul", "mul", ("mul", "mul_scalar"), number_operand_cases("mul", "mul_scalar")),
+    ("pow", "powk", ("powk",), op_cases("scalar", "powk")),
+    ("tanh", "tanh", ("tanh",), op_cases("scalar", "tanh")),
+    ("exp", "exp", ("exp",), op_cases("scalar", "exp")),
+    ("relu", "relu", ("relu",), op_cases("scalar", "relu")),
 ]:
     globals()[f"test_{_item}"] = graded_property(
         f"micrograd.ops.{_item}",
         f"test_{_op}_forward_and_backward",
         _cases,
         lambda grading, case: ops.check_op(grading, *case),
+        needs=_needs,
     )
 
 
 # relu exactly at 0, which the draws above keep away from (the oracles cannot judge there):
 # the gradient its docstring documents.
-@graded("micrograd.ops.relu")
+@graded("micrograd.ops.relu", needs=("relu",))
 @given(scalar_kink_cases("relu"))
 def test_relu_passes_no_gradient_at_zero(grading, case):
     ops.check_kink(grading, *case)
@@ -108,15 +114,16 @@ for _op in MICROGRAD_COMPOSED:
         scalar_number_graphs((_op,)),
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.SUGAR),
         share=len(MICROGRAD_COMPOSED),
+        needs=(_op,),
     )
 
 
 @graded("micrograd.graphs")
-@given(scalar_graphs(MICROGRAD_OPS, max_leaves=3, max_nodes=8))
+@given(on_course_ops("micrograd", MICROGRAD_OPS, partial(scalar_graphs, max_leaves=3, max_nodes=8)))
 def test_random_graphs_match_the_oracles(grading, graph):
     graphs.check_graph(grading, graph)
 
 
-@graded("micrograd.deep")
+@graded("micrograd.deep", needs=(TOPO,))
 def test_build_topo_through_a_100000_node_chain(grading):
     walks.check_deep(grading, 100_000)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -36,17 +38,28 @@ def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     a topological order of the nodes the root reaches), so only the walk itself (seed, order
     reversed, each closure once) is observed."""
     nodes, calls = given_scalar(engine, case["dag"])
-    order = [nodes[i] for i in case["order"]]
-    original = getattr(engine, "build_topo", None)
-    engine.build_topo = lambda root: list(order)
-    try:
+    with _given_order(engine, nodes, case["order"]):
         passes = []
         for _ in range(case.get("passes", 1)):
             nodes[-1].backward()
             passes.append({"grads": _scalar_grads(nodes), "calls": list(calls)})
+    return {"passes": passes}
+
+
+@contextmanager
+def _given_order(engine: ModuleType, nodes: list[Any], order: list[int] | None) -> Iterator[None]:
+    """While inside, the engine's ``build_topo`` returns ``order`` (node numbers); with None
+    (the course's walk builds its order inside ``backward()``) the engine is left alone."""
+    if order is None:
+        yield
+        return
+    given = [nodes[i] for i in order]
+    original = getattr(engine, "build_topo", None)
+    engine.build_topo = lambda root: list(given)
+    try:
+        yield
     finally:
         engine.build_topo = original
-    return {"passes": passes}
 
 
 def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -64,13 +77,8 @@ def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
             counted = CountedInputs(node._prev)
             counted.reads, counted.index = reads, index
             node._prev = counted
-    original = getattr(engine, "build_topo", None)
-    order = [nodes[i] for i in case["order"]]
-    engine.build_topo = lambda root: list(order)
-    try:
+    with _given_order(engine, nodes, case["order"]):
         engine.zero_grad(nodes[-1])
-    finally:
-        engine.build_topo = original
     answer: dict[str, Any] = {"grads": _scalar_grads(nodes)}
     if case.get("count_reads"):
         answer["reads"] = list(reads)

@@ -1,0 +1,70 @@
+"""The course API a grading run grades, for the strategies that draw only the ops it has.
+
+Hypothesis takes a test's strategy when the suite is imported, before the run knows its
+rubric: a batch lane imports the suites once, then grades every submission in a fork of
+itself. ``on_course_ops`` therefore picks its ops when it draws, from the profile the plugin
+names for the run (``use``), one run per process. Its draws are the strategy's own, with no
+draw of its own in between: on this course's profile, which has every op, the examples are the
+same as the plain strategy's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hypothesis.strategies import SearchStrategy
+
+from grader.language import profiles
+from grader.language.profiles import Profile
+
+_profile: Profile | None = None
+
+
+def use(profile: Profile) -> None:
+    """The profile of this process's grading run."""
+    global _profile
+    _profile = profile
+
+
+def current() -> Profile:
+    """The run's profile; this course's outside a grading run."""
+    return _profile or profiles.course()
+
+
+class OnCourseOps(SearchStrategy[Any]):
+    """``build(ops)`` over the ops of ``family`` that the run's profile gives ``assignment``."""
+
+    def __init__(
+        self,
+        assignment: str,
+        family: Sequence[str],
+        build: Callable[[tuple[str, ...]], SearchStrategy[Any]],
+    ) -> None:
+        super().__init__()
+        self.assignment, self.family = assignment, tuple(family)
+        self._build = functools.cache(build)
+
+    def resolved(self) -> SearchStrategy[Any]:
+        api = current().of(self.assignment)
+        return self._build(tuple(op for op in self.family if api.has(op)))
+
+    def calc_label(self) -> int:
+        return self.resolved().label
+
+    def do_draw(self, data: Any) -> Any:
+        return self.resolved().do_draw(data)
+
+    def __repr__(self) -> str:
+        return f"on_course_ops({self.assignment!r}, {self.family!r})"
+
+
+def on_course_ops(
+    assignment: str,
+    family: Sequence[str],
+    build: Callable[[tuple[str, ...]], SearchStrategy[Any]],
+) -> SearchStrategy[Any]:
+    """A strategy drawing ``build(ops)``, ``ops`` being those of ``family`` the graded course's
+    API has (for ``assignment``)."""
+    return OnCourseOps(assignment, family, build)

@@ -1,0 +1,143 @@
+"""A course's API as data: which of the grader's concepts it has, so that an engine written for
+another course is graded on what that course asks of it.
+
+A profile is a YAML file (``courses/<name>/profile.yaml``) validated against ``SCHEMA``; a
+rubric names the profile it grades (``profile:``). For each assignment it says the kind of
+graph, the ops of the op table the API has (``grader.language.graphs``) and where the walk
+lives: ``build_topo`` at the engine module's top level (``module``), graded alone, or built
+inside ``backward()`` (``nested``, as in Karpathy's micrograd), graded with the whole walk; a
+module-level ``zero_grad`` (``module``) or none (``absent``). The walk's functions keep the
+names of this course's scalar API; a course that names them otherwise grows the language.
+A grading test names what it needs (an op, ``walk.topo``, ``walk.zero_grad``): the tests of
+what a profile's API does not have are not run, and the profile's rubric has no item for them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
+from grader.language.yamlfiles import line_of, load_validated
+from grader.layout import DEFAULT_PROFILE
+
+KIND_OPS = {"scalar": MICROGRAD_OPS, "tensor": BABYGRAD_OPERATOR_FORMS}
+"""The ops of the op table a profile of each kind of graph may list."""
+TOPO = "walk.topo"
+ZERO_GRAD = "walk.zero_grad"
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["profile", "title", "assignments"],
+    "additionalProperties": False,
+    "properties": {
+        "profile": {"type": "string", "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$"},
+        "title": {"type": "string", "minLength": 1},
+        "assignments": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "object",
+                "required": ["kind", "walk", "ops"],
+                "additionalProperties": False,
+                "properties": {
+                    "kind": {"enum": list(KIND_OPS)},
+                    "walk": {
+                        "type": "object",
+                        "required": ["topo", "zero_grad"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "topo": {"enum": ["module", "nested"]},
+                            "zero_grad": {"enum": ["module", "absent"]},
+                        },
+                    },
+                    "ops": {
+                        "type": "array",
+                        "minItems": 1,
+                        "uniqueItems": True,
+                        "items": {"type": "string"},
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+class ProfileError(Exception):
+    """The profile is invalid; the message names the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Where an assignment's walk lives in the course's API."""
+
+    topo: str
+    """``module``: ``build_topo(root)`` at the engine module's top level, graded alone and
+    replaced by a correct order while ``backward()`` is graded; ``nested``: the order is built
+    inside ``backward()``, so the whole walk is graded together."""
+    zero_grad: str
+    """``module``: ``zero_grad(root)`` at the engine module's top level; ``absent``."""
+
+
+@dataclass(frozen=True)
+class AssignmentProfile:
+    """One assignment of a course's API."""
+
+    name: str
+    kind: str
+    walk: Walk
+    ops: tuple[str, ...]
+
+    def has(self, need: str) -> bool:
+        """Does this API have ``need``: an op of the op table, ``walk.topo``, ``walk.zero_grad``?"""
+        if need == TOPO:
+            return self.walk.topo == "module"
+        if need == ZERO_GRAD:
+            return self.walk.zero_grad == "module"
+        return need in self.ops
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A course's API: its assignments by name (the rubric's item prefixes)."""
+
+    name: str
+    title: str
+    path: Path
+    assignments: dict[str, AssignmentProfile]
+
+    def of(self, assignment: str) -> AssignmentProfile:
+        return self.assignments[assignment]
+
+
+def load(path: Path) -> Profile:
+    """The profile at ``path``; a ``ProfileError`` naming the line of the first problem."""
+    data, text = load_validated(
+        path, SCHEMA, "the profile", "Grading another course's engine", ProfileError
+    )
+    assignments = {}
+    for name, raw in data["assignments"].items():
+        unknown = [op for op in raw["ops"] if op not in KIND_OPS[raw["kind"]]]
+        if unknown:
+            line = line_of(text, ["assignments", name, "ops"])
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/ops: {', '.join(unknown)} is not an op of "
+                f"{raw['kind']} graphs (one of {', '.join(KIND_OPS[raw['kind']])}). "
+                "See 'Grading another course's engine' in README.md."
+            )
+        assignments[name] = AssignmentProfile(
+            name=name,
+            kind=raw["kind"],
+            walk=Walk(topo=raw["walk"]["topo"], zero_grad=raw["walk"]["zero_grad"]),
+            ops=tuple(raw["ops"]),
+        )
+    return Profile(name=data["profile"], title=data["title"], path=path, assignments=assignments)
+
+
+@functools.cache
+def course() -> Profile:
+    """This course's own profile, the default of every rubric and session."""
+    return load(DEFAULT_PROFILE)

@@ -1,0 +1,107 @@
+"""Other courses' engines, graded as written: each course of ``courses/`` (a profile, a rubric
+and a reference in that course's API) gives its correct engines full marks, and each planted
+bug of ``tests/engines/<course>/planted.yaml`` costs exactly its own item and ``*.graphs``.
+
+This course's profile (``courses/course/profile.yaml``) is the default; a rubric names its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.grading import rubric as rubric_module
+from grader.language import profiles
+from grader.language.profiles import KIND_OPS, ProfileError
+from grader.layout import COURSES, DEFAULT_RUBRIC
+from tests.grading import ENGINES, grade_report
+from tests.planted import Bug, course_bugs, plant
+
+COURSE_ENGINES = {
+    "karpathy-micrograd": {
+        "reference": COURSES / "karpathy-micrograd" / "reference",
+        "other": ENGINES / "karpathy-micrograd" / "other",
+        "this course's reference": COURSES.parent / "reference",
+    },
+}
+"""Each course's correct engines: its reference and one written differently (``other``)."""
+
+
+def course_grade(course: str, submission: Path, **options):
+    return grade_report(
+        submission,
+        rubric=COURSES / course / "rubric.yaml",
+        reference=COURSES / course / "reference",
+        **options,
+    )
+
+
+def bugs_of(course: str) -> tuple[Bug, ...]:
+    return course_bugs(ENGINES / course / "planted.yaml")
+
+
+def test_this_course_names_its_own_profile_and_has_every_op():
+    rubric = rubric_module.load(DEFAULT_RUBRIC)
+    assert rubric.profile == profiles.course()
+    for api in rubric.profile.assignments.values():
+        assert set(api.ops) == set(KIND_OPS[api.kind])
+
+
+def test_a_profile_error_names_its_file_and_line(tmp_path):
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(
+        "profile: mine\ntitle: mine\nassignments:\n  micrograd:\n    kind: scalar\n"
+        "    walk: {topo: nested, zero_grad: absent}\n    ops: [add, matmul]\n"
+    )
+    with pytest.raises(ProfileError, match=r"profile.yaml:7: assignments/micrograd/ops: matmul"):
+        profiles.load(profile)
+    profile.write_text(profile.read_text().replace("nested", "inside"))
+    with pytest.raises(ProfileError, match=r"profile.yaml:6: assignments/micrograd/walk/topo"):
+        profiles.load(profile)
+
+
+def test_a_rubric_grades_only_assignments_its_profile_describes(tmp_path):
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(
+        (COURSES / "karpathy-micrograd" / "rubric.yaml")
+        .read_text()
+        .replace(
+            "profile: profile.yaml", f"profile: {COURSES / 'karpathy-micrograd' / 'profile.yaml'}"
+        )
+        .replace("  micrograd:\n    title", "  babygrad:\n    title", 1)
+    )
+    with pytest.raises(rubric_module.RubricError, match="'babygrad' is not in the profile"):
+        rubric_module.load(rubric)
+
+
+@pytest.mark.parametrize(
+    ("course", "engine"),
+    [(course, engine) for course, engines in COURSE_ENGINES.items() for engine in engines],
+)
+def test_a_correct_engine_gets_full_marks(course, engine):
+    report = course_grade(course, COURSE_ENGINES[course][engine])
+    lost = {i["id"]: i["reason"] for i in report.items if i["score"] < i["max_score"]}
+    assert lost == {}
+    assert report.score == report.max_score == 100
+
+
+@pytest.mark.parametrize("course", COURSE_ENGINES)
+def test_every_item_but_graphs_has_a_planted_bug(course):
+    rubric = rubric_module.load(COURSES / course / "rubric.yaml")
+    graded = {item.id for item in rubric.items if not item.id.endswith(".graphs")}
+    assert {bug.item for bug in bugs_of(course)} == graded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("course", "bug"),
+    [(course, bug) for course in COURSE_ENGINES for bug in bugs_of(course)],
+    ids=lambda value: getattr(value, "label", value),
+)
+def test_a_planted_bug_costs_its_own_item_and_graphs_only(tmp_path, course, bug):
+    submission = plant(tmp_path, bug, reference=COURSES / course / "reference")
+    report = course_grade(course, submission)
+    lost = {i["id"] for i in report.items if i["score"] < i["max_score"]}
+    assert bug.item in lost
+    assert lost <= {bug.item, f"{bug.item.split('.')[0]}.graphs"}
