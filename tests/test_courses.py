@@ -16,7 +16,7 @@ from grader.language import profiles
 from grader.language.profiles import KIND_OPS, ProfileError
 from grader.layout import COURSES, DEFAULT_RUBRIC
 from tests.grading import ENGINES, grade_report
-from tests.planted import Bug, course_bugs, plant
+from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, plant
 
 COURSE_ENGINES = {
     "karpathy-micrograd": {
@@ -105,3 +105,52 @@ def test_a_planted_bug_costs_its_own_item_and_graphs_only(tmp_path, course, bug)
     lost = {i["id"] for i in report.items if i["score"] < i["max_score"]}
     assert bug.item in lost
     assert lost <= {bug.item, f"{bug.item.split('.')[0]}.graphs"}
+
+
+BOOK_CONVENTIONS = Edit(
+    "babygrad/tensor.py",
+    'def __init__(self, data, requires_grad=True, dtype="float32"):',
+    'def __init__(self, data, *, device=None, dtype="float32", requires_grad=False):',
+)
+"""The babygrad book's own Tensor: keyword-only arguments, a ``device``, and ``requires_grad``
+off unless asked for. The grader passes every argument it relies on, so none of it costs."""
+
+
+def test_the_babygrad_books_conventions_cost_nothing(tmp_path):
+    report = grade_report(plant(tmp_path, BOOK_CONVENTIONS), assignment="babygrad")
+    lost = {i["id"]: i["reason"] for i in report.items if i["score"] < i["max_score"]}
+    assert lost == {}
+
+
+@pytest.mark.slow
+def test_the_babygrad_books_conventions_are_graded_on_their_real_bugs(tmp_path):
+    bug = next(b for b in BABYGRAD_BUGS if b.item == "babygrad.broadcasting")
+    report = grade_report(plant(tmp_path, BOOK_CONVENTIONS, bug), assignment="babygrad")
+    lost = {i["id"] for i in report.items if i["score"] < i["max_score"]}
+    assert "babygrad.broadcasting" in lost
+    assert lost <= {"babygrad.broadcasting", "babygrad.graphs"}
+
+
+def test_an_engine_that_runs_a_demo_at_import_is_told_once_with_the_fix(tmp_path):
+    submission = plant(
+        tmp_path,
+        Edit(
+            "micrograd/engine.py", "\n\nclass Value:", "\n\nwhile True:\n    pass\n\n\nclass Value:"
+        ),
+        reference=COURSES / "karpathy-micrograd" / "reference",
+    )
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(
+        (COURSES / "karpathy-micrograd" / "rubric.yaml")
+        .read_text()
+        .replace("import_budget: 30", "import_budget: 0.5")
+        .replace("profile: profile.yaml", f"profile: {COURSES / 'karpathy-micrograd'}/profile.yaml")
+    )
+    report = grade_report(submission, rubric=rubric, reference=None)
+    line = report.not_importable["micrograd"]
+    assert "timed out after 0.5 s" in line
+    assert 'if __name__ == "__main__":' in line
+    assert report.absent("micrograd") == f"micrograd: {line}"
+    assert report.failures == []
+    assert {i["feedback"] for i in report.items} == {line}
+    assert report.score == 0

@@ -117,8 +117,10 @@ class GradingSession:
     """The course API the submission is written for: where its walk lives."""
     budgets: dict[str, float] = field(default_factory=dict)
     import_budget: float | None = None
-    """CPU seconds importing the submission may take; None: ``IMPORT_BUDGET_FACTOR`` request
-    budgets of the running item."""
+    """CPU seconds importing the submission may take (``--import-budget``); None: the rubric's
+    ``import_budgets``, else ``IMPORT_BUDGET_FACTOR`` request budgets of the running item."""
+    import_budgets: dict[str, float] = field(default_factory=dict)
+    """The rubric's import budget of each assignment that sets one."""
     current_item: str = ""
     current_test: str = ""
     aborts: dict[str, AbortRecord] = field(default_factory=dict)
@@ -263,7 +265,8 @@ class GradingSession:
 
     def _import(self, assignment: str, budget: float) -> None:
         """Import the submission in a (fresh) worker before probing it, with its own budget
-        (``import_budget``; the running item's request ``budget`` sets the default).
+        (``import_budget``, else the rubric's for the assignment; the running item's request
+        ``budget`` sets the default).
 
         A submission that cannot be imported (syntax error, exception, hang or crash at import)
         fails every item of the assignment at once with that reason: no shrinking and no
@@ -277,10 +280,7 @@ class GradingSession:
             return
         try:
             result = self._request(
-                assignment,
-                Probe.LOAD,
-                {},
-                budget * IMPORT_BUDGET_FACTOR if self.import_budget is None else self.import_budget,
+                assignment, Probe.LOAD, {}, self._import_budget(assignment, budget)
             )
         except Aborted:
             abort = self.aborts[self.current_test]
@@ -296,6 +296,11 @@ class GradingSession:
             )
             self._abort(*self.import_failures[assignment])
         self._imported.add(assignment)
+
+    def _import_budget(self, assignment: str, budget: float) -> float:
+        if self.import_budget is not None:
+            return self.import_budget
+        return self.import_budgets.get(assignment, budget * IMPORT_BUDGET_FACTOR)
 
     def _abort(
         self, status: str, reason: str, failure: WrongAnswer | None = None, *, request: bool = False

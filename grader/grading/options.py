@@ -100,7 +100,8 @@ class GradeOptions:
             type=seconds,
             metavar="SECONDS",
             help="CPU seconds importing the submission may take before it is reported as timed "
-            "out (default: twice the time limit of the item being graded)",
+            "out (default: the rubric's import_budget, else twice the time limit of the item "
+            "being graded)",
         ),
     )
     """None: ``grader.checks.session.IMPORT_BUDGET_FACTOR`` request budgets of the item."""

@@ -99,6 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
         profile=rubric.profile,
         budgets={item.id: item.timeout for item in rubric.items},
         import_budget=options.import_budget,
+        import_budgets=rubric.import_budgets,
     )
     run_seed = rubric.seed if options.seed is None else options.seed
     config.stash[RUN] = GradingRun(
@@ -341,6 +342,20 @@ def pytest_runtest_makereport(
     return report
 
 
+NOT_IMPORTED = "the engine could not be imported"
+DEMO_FIX = (
+    "Code at the top level of a module runs when the grader imports it: put demos and "
+    'training loops under `if __name__ == "__main__":`.'
+)
+
+
+def import_failure_line(status: str, reason: str) -> str:
+    """One line for an engine that could not be imported, with the fix for code that runs too
+    long at import (every test of the assignment stopped at the same place)."""
+    fix = f" {DEMO_FIX}" if status == "timeout" else ""
+    return f"{NOT_IMPORTED} ({reason}).{fix}"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """At the end: stop the worker, score every selected item (one never reached scores 0)
     and write the results file, atomically, for the parent process."""
@@ -355,8 +370,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         if rubric_module.selected(i.id, run.only)
     ]
     results = score_items(run.rubric, items, run.outcomes)
+    not_importable = {
+        assignment: import_failure_line(*grading.import_failures[assignment])
+        for assignment in run.assignments
+        if assignment in grading.import_failures
+    }
+    for result in results:
+        if result.assignment in not_importable:
+            result.reason = NOT_IMPORTED
+            result.feedback, result.figure = not_importable[result.assignment], None
     payload = {
         "items": [r.to_json() for r in results],
+        "not_importable": not_importable,
         "outcomes": [asdict(o) for o in run.outcomes],
         "oracles": grading.oracles.names,
         "protections": grading.protections,

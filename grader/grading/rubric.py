@@ -37,6 +37,7 @@ SCHEMA: dict[str, Any] = {
                     "title": {"type": "string"},
                     "atol": {"type": "number", "exclusiveMinimum": 0},
                     "rtol": {"type": "number", "exclusiveMinimum": 0},
+                    "import_budget": {"type": "number", "exclusiveMinimum": 0},
                 },
             },
         },
@@ -93,8 +94,10 @@ class Rubric:
     items: tuple[Item, ...]
     tolerances: dict[str, Tolerance]
     titles: dict[str, str]
-    profile: Profile
+    profile: Profile = field(default_factory=profiles.course)
     """The course API it grades (``profile:``, a path from the rubric's folder)."""
+    import_budgets: dict[str, float] = field(default_factory=dict)
+    """CPU seconds importing each assignment's engine may take, where the rubric sets it."""
     seed: int = 0
     digest: str = ""
     by_id: dict[str, Item] = field(default_factory=dict, compare=False)
@@ -119,6 +122,11 @@ def load(path: Path) -> Rubric:
             name: Tolerance(a["atol"], a["rtol"]) for name, a in data["assignments"].items()
         },
         titles={name: a["title"] for name, a in data["assignments"].items()},
+        import_budgets={
+            name: a["import_budget"]
+            for name, a in data["assignments"].items()
+            if "import_budget" in a
+        },
         seed=data.get("seed", 0),
         digest=hashlib.sha256((text + profile.path.read_text()).encode()).hexdigest(),
         by_id=by_id,

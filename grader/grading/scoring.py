@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
@@ -133,6 +134,17 @@ def not_gradable_note(not_gradable: Sequence[Waiting], graded: bool) -> list[str
     ]
 
 
+def _same_failures(failures: Sequence[Failure]) -> list[tuple[list[str], Failure]]:
+    """The failures with the same verdict (reason, details, example, bugs) together, in the
+    order each verdict first appears: an engine that lacks a part the course's API asks for
+    is told so once, with every test it stopped, not once per test."""
+    groups: dict[str, tuple[list[str], Failure]] = {}
+    for failure in failures:
+        key = json.dumps({k: v for k, v in failure.items() if k != "test"}, sort_keys=True)
+        groups.setdefault(key, ([], failure))[0].append(failure["test"])
+    return list(groups.values())
+
+
 def feedback_text(
     fix_first: list[str], failures: Sequence[Failure], hint: str, not_gradable: Sequence[str] = ()
 ) -> str:
@@ -141,8 +153,8 @@ def feedback_text(
     lines = []
     if fix_first:
         lines.append(f"Fix {', '.join(fix_first)} first: this item uses it.")
-    for failure in failures:
-        lines.append(f"{failure['test']}: {failure['reason']}")
+    for tests, failure in _same_failures(failures):
+        lines.append(f"{', '.join(tests)}: {failure['reason']}")
         lines += failure["details"]
         if failure["snippet"]:
             lines += ["Smallest example (runnable):", "```python", failure["snippet"], "```"]

@@ -42,6 +42,9 @@ class GradeReport:
     not_submitted: dict[str, str] = field(default_factory=dict)
     """Assignments absent from the submission, with what was looked for. Their items are in
     ``items`` (0 points, ``missing``) for the gradebooks; the reports say it in one line."""
+    not_importable: dict[str, str] = field(default_factory=dict)
+    """Assignments whose engine could not be imported, with why and the fix: one line in
+    every report, not one per test."""
 
     @property
     def results(self) -> list[ItemResult]:
@@ -68,17 +71,19 @@ class GradeReport:
         return AssignmentView(self.assignment, tuple(self.results))
 
     def absent(self, assignment: str) -> str | None:
-        """The one line for an assignment that was not submitted, else None."""
-        why = self.not_submitted.get(assignment)
+        """The one line for an assignment that was not submitted or could not be imported,
+        else None."""
+        why = self.not_submitted.get(assignment) or self.not_importable.get(assignment)
         return f"{assignment}: {why}" if why else None
 
     @property
     def failures(self) -> list[ItemResult]:
-        """The items whose feedback the reports show (not those of an absent assignment)."""
+        """The items whose feedback the reports show (not those of an assignment said in one
+        line: absent, or not importable)."""
         return [
             r
             for r in self.results
-            if r.status != "passed" and r.feedback and r.assignment not in self.not_submitted
+            if r.status != "passed" and r.feedback and self.absent(r.assignment) is None
         ]
 
     @property
@@ -100,6 +105,7 @@ class GradeReport:
             "oracles": self.oracles,
             "protections": self.protections,
             "not_submitted": self.not_submitted,
+            "not_importable": self.not_importable,
             "items": [
                 {
                     key: item[key]

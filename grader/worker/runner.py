@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
 from grader.worker import engines, framing, probes
+from grader.worker.deviations import deviation
 from grader.worker.encoding import ProbeError
 
 BLOCKED_MODULES = ("torch", "reference", "grader.grading.suites", "grader.oracles", "hypothesis")
@@ -59,7 +60,7 @@ def describe(exc: BaseException, root: Path) -> dict[str, Any]:
     if isinstance(exc, NotImplementedError):
         status, message = "missing", f"not implemented: {exc}"[:MAX_MESSAGE]
     elif isinstance(exc, AttributeError) and not frames and getattr(exc, "name", None):
-        status, message = "missing", f"not implemented: {exc.name}"
+        status, message = "missing", deviation(exc) or f"not implemented: {exc.name}"
     elif isinstance(exc, ProbeError):
         status = "invalid"
     else:

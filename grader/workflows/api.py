@@ -179,6 +179,11 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
         notices=[notice] if notice else [],
         checks=sum(payload["checks"] for payload in payloads.values()),
         not_submitted=absent,
+        not_importable={
+            a: line
+            for payload in payloads.values()
+            for a, line in payload["not_importable"].items()
+        },
     )
 
 

@@ -54,12 +54,16 @@ def _given_order(engine: ModuleType, nodes: list[Any], order: list[int] | None) 
         yield
         return
     given = [nodes[i] for i in order]
-    original = getattr(engine, "build_topo", None)
+    missing = object()
+    original = getattr(engine, "build_topo", missing)
     engine.build_topo = lambda root: list(given)
     try:
         yield
     finally:
-        engine.build_topo = original
+        if original is missing:
+            del engine.build_topo  # an engine without one is told so by micrograd.topo
+        else:
+            engine.build_topo = original
 
 
 def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
