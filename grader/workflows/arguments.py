@@ -4,6 +4,7 @@ command turns a failure into its exit code and one line."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.grading.options import SPELLING, GradeOptions, as_field, command_line_default
+from grader.grading.replay import IN_MEMORY
 from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC, REPLAY_CACHE
 from grader.workflows.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
 from grader.workflows.submissions import Upload, upload_at
@@ -35,6 +37,7 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.add_argument(
         "--course",
         choices=courses(),
+        default=THIS_COURSE,
         help="grade an engine written for another course's API: that course's rubric and "
         "reference (courses/NAME/); the default is this course's",
     )
@@ -47,9 +50,13 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.set_defaults(slot=slot)
 
 
+THIS_COURSE = "course"
+"""``--course``'s default: this course, whose rubric and reference stay at the top."""
+
+
 def courses() -> list[str]:
-    """The courses ``--course`` takes: each folder of ``courses/`` with a rubric."""
-    return sorted(folder.parent.name for folder in COURSES.glob("*/rubric.yaml"))
+    """The courses ``--course`` takes: this one and each folder of ``courses/`` with a rubric."""
+    return [THIS_COURSE, *sorted(folder.parent.name for folder in COURSES.glob("*/rubric.yaml"))]
 
 
 def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
@@ -57,7 +64,7 @@ def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
     rubric and reference, where ``--rubric`` and ``--reference`` are not given."""
     given = {option.name: as_field(getattr(args, option.name)) for option in _SPELLED}
     course = getattr(args, "course", None)
-    if course is not None:
+    if course not in (None, THIS_COURSE):
         if given["rubric"] == DEFAULT_RUBRIC:
             given["rubric"] = COURSES / course / "rubric.yaml"
         if given["reference"] == DEFAULT_REFERENCE:
@@ -66,6 +73,20 @@ def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
         submission=submission,
         replay=None if args.no_replay or args.seed is not None else REPLAY_CACHE,
         **given,
+    )
+
+
+def batch_grade_options(args: argparse.Namespace) -> GradeOptions:
+    """The grading options of a command that grades many uploads in lanes (batch, audit):
+    absolute paths, since a Dask worker grades in a directory of its own, and examples replayed
+    from the lanes' memory unless ``--no-replay`` or a Dask ``--scheduler`` says otherwise."""
+    grading = grade_options(args, Path())
+    local = not (args.no_replay or getattr(args, "scheduler", None))
+    return dataclasses.replace(
+        grading,
+        rubric=grading.rubric.absolute(),
+        reference=grading.reference.absolute() if grading.reference else None,
+        replay=IN_MEMORY if local else None,
     )
 
 

@@ -39,8 +39,6 @@ from rich.progress import Progress
 
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
-from grader.grading.replay import IN_MEMORY
-from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.report.formats.audit import (
     CONFIRMED,
@@ -59,6 +57,7 @@ from grader.report.formats.audit import (
 )
 from grader.workflows import batch
 from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, UsageFailure
+from grader.workflows.arguments import add_grading_options, batch_grade_options
 from grader.workflows.differential import differ
 from grader.workflows.mutants import Mutant, do_nothing, mutants, regions, sample
 
@@ -332,11 +331,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="audit",
         help="folder for the mutants, their grades, audit.json and audit.html (default: audit/)",
     )
-    parser.add_argument("--rubric", default=str(DEFAULT_RUBRIC))
-    parser.add_argument("--reference", default=str(DEFAULT_REFERENCE))
-    parser.add_argument("--seed", type=int, help="grading seed (default: the rubric's)")
-    parser.add_argument("--no-torch", action="store_true", help="never use PyTorch as an oracle")
-    parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto")
+    add_grading_options(parser, slot=batch.DEFAULT_SLOT)
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
     parser.add_argument("--sample", type=int, help="grade a seeded sample of this many")
@@ -348,19 +343,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=True)
-    grading = GradeOptions(
-        submission=Path(),
-        seed=args.seed,
-        rubric=Path(args.rubric).absolute(),
-        reference=Path(args.reference).absolute(),
-        torch=not args.no_torch,
-        sandbox=args.sandbox,
-        slot=batch.DEFAULT_SLOT,
-        replay=None if args.scheduler else IN_MEMORY,
-    )
     options = AuditOptions(
         out=Path(args.out),
-        grading=grading,
+        grading=batch_grade_options(args),
         jobs=args.jobs,
         scheduler=args.scheduler,
         sample=args.sample,

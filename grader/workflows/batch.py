@@ -43,7 +43,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
-from grader.grading.replay import IN_MEMORY, grader_digest
+from grader.grading.replay import grader_digest
 from grader.oracles import torch_oracle
 from grader.report.document import GradeReport
 from grader.report.formats import Change, StudentResult
@@ -62,7 +62,7 @@ from grader.workflows.api import (
     in_subprocess,
     selected_assignments,
 )
-from grader.workflows.arguments import add_grading_options, grade_options
+from grader.workflows.arguments import add_grading_options, batch_grade_options
 from grader.workflows.lane import Lanes
 from grader.workflows.ledger import Key, Ledger
 from grader.workflows.submissions import (
@@ -367,23 +367,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=True)
-    grading = grade_options(args, Path())
     options = BatchOptions(  # absolute: a Dask worker grades in a directory of its own
         submissions=Path(args.submissions).absolute(),
         out=Path(args.out).absolute(),
-        grading=dataclasses.replace(
-            grading,
-            rubric=grading.rubric.absolute(),
-            reference=grading.reference.absolute() if grading.reference else None,
-        ),
+        grading=batch_grade_options(args),
         jobs=args.jobs,
         force=args.force,
         scheduler=args.scheduler,
     )
-    if not (args.no_replay or args.scheduler):  # a lane keeps recordings in memory only
-        options = dataclasses.replace(
-            options, grading=dataclasses.replace(options.grading, replay=IN_MEMORY)
-        )
     try:
         outcome = run(options, console)
     except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:

@@ -190,6 +190,9 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     for suite in (dest / SUITES.relative_to(REPO)).glob("test_*.py"):
         suite.write_text(without_hidden_tests(suite.read_text(), hidden))
     (dest / "rubric.yaml").write_text(public_rubric(rubric_path))
+    profile = rubric.profile.path.resolve().relative_to(rubric_path.parent.resolve())
+    (dest / profile).parent.mkdir(parents=True)
+    shutil.copy2(rubric.profile.path, dest / profile)
     shutil.copy2(REPO / "pyproject.toml", dest / "pyproject.toml")
     shutil.copy2(TEMPLATES / "Makefile.student", dest / "Makefile")
     shutil.copy2(TEMPLATES / "README.student.md", dest / "README.md")
@@ -205,7 +208,8 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
 
 def build_gradescope(dest: Path, seed: int | None = None) -> Path:
     """Write ``dest/autograder.zip`` for Gradescope's "zip file upload" autograder."""
-    rubric_module.load(REPO / "rubric.yaml")  # a broken rubric fails here, not on Gradescope
+    rubric = rubric_module.load(REPO / "rubric.yaml")  # broken: fails here, not on Gradescope
+    profile = rubric.profile.path.resolve().relative_to(REPO)
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / "autograder.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -215,7 +219,7 @@ def build_gradescope(dest: Path, seed: int | None = None) -> Path:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, (TEMPLATES / name).read_text())
         archive.writestr("gradescope.json", json.dumps({"seed": seed}))
-        for name in ("rubric.yaml", "pyproject.toml", "README.md"):
+        for name in ("rubric.yaml", "pyproject.toml", "README.md", profile.as_posix()):
             archive.write(REPO / name, name)
         for folder in (PACKAGE, REPO / "reference"):
             for path in sorted(folder.rglob("*")):
