@@ -15,6 +15,7 @@ from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.profiles import KIND_OPS, ProfileError
 from grader.layout import COURSES, DEFAULT_RUBRIC
+from grader.workflows.stubs import write_stubs
 from tests.grading import ENGINES, grade_report
 from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, plant
 
@@ -153,4 +154,12 @@ def test_an_engine_that_runs_a_demo_at_import_is_told_once_with_the_fix(tmp_path
     assert report.absent("micrograd") == f"micrograd: {line}"
     assert report.failures == []
     assert {i["feedback"] for i in report.items} == {line}
+    assert report.score == 0
+
+
+@pytest.mark.parametrize("course", COURSE_ENGINES)
+def test_a_courses_unfinished_starter_earns_nothing(tmp_path, course):
+    starter = tmp_path / "starter"
+    write_stubs(COURSES / course / "reference", starter, None)
+    report = course_grade(course, starter)
     assert report.score == 0
