@@ -88,9 +88,9 @@ def insert(root: Path, file: str, anchor: str, text: str) -> None:
 
 
 def with_square(root: Path) -> Path:
-    """A copy of the grader, reference and rubric, with the op ``square`` added."""
+    """A copy of the grader, reference, rubric and its profile, with the op ``square`` added."""
     ignore = shutil.ignore_patterns("__pycache__")
-    for folder in ("grader", "reference"):
+    for folder in ("grader", "reference", "courses"):
         shutil.copytree(REPO / folder, root / folder, ignore=ignore)
     shutil.copy2(REPO / "rubric.yaml", root / "rubric.yaml")
     insert(root, "grader/language/graphs.py", '        _op(\n            "matmul",', ROW)

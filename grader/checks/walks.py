@@ -42,12 +42,13 @@ def chain_snippet(length: int) -> str:
     )
 
 
-def diamond_snippet(assignment: str) -> str:
+def diamond_snippet(assignment: str, nested: bool = False) -> str:
     """A chain of diamonds whose depth the student can raise and watch the walk's time
-    double, if it visits shared nodes again."""
+    double, if it visits shared nodes again (``nested``: the order is built inside
+    ``backward()``, which is what runs)."""
     if assignment == "micrograd":
         setup = [
-            MICROGRAD.imports.replace("Value", "Value, build_topo"),
+            MICROGRAD.imports.replace("Value", "Value" if nested else "Value, build_topo"),
             DAG_HELPER,
             "node = Value(1.0)",
         ]
@@ -56,7 +57,7 @@ def diamond_snippet(assignment: str) -> str:
             "    right = given(Value(0.0, (node,)), (node, 1.0))",
             "    node = given(Value(0.0, (left, right)), (left, 0.5), (right, 0.5))",
         ]
-        walk = "build_topo(node)"
+        walk = "node.backward()" if nested else "build_topo(node)"
     else:
         setup = [TENSOR_IMPORTS, TENSOR_HELPER, "node = Tensor(np.ones(1), requires_grad=True)"]
         level = [
@@ -98,7 +99,9 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
 
 
 @remembers_verdict
-def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
+def check_backward(
+    session: GradingSession, dag: Dag, passes: int = 1, on_timeout: WrongAnswer | None = None
+) -> None:
     """``backward()`` over grader closures. Where the course's ``build_topo`` is graded alone
     (``micrograd.topo``), it returns a correct order here (the nodes the root reaches, by
     number: their numbering is topological); where the order is built inside ``backward()``
@@ -129,6 +132,7 @@ def check_backward(session: GradingSession, dag: Dag, passes: int = 1) -> None:
         Probe.BACKWARD,
         {"dag": dag.to_json(), "passes": passes, "order": order},
         snippet,
+        on_timeout,
     )
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
@@ -231,19 +235,25 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
     gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
     dag = diamonds(depth)
     budget = session.budgets.get(session.current_item, 5.0)
+    nested = assignment == "micrograd" and not session.profile.of(assignment).has(TOPO)
+    walker = {"micrograd": "backward()" if nested else "build_topo"}.get(
+        assignment, "Tensor.backward"
+    )
     failure = WrongAnswer(
         "failed",
-        f"{'build_topo' if assignment == 'micrograd' else 'Tensor.backward'} {EXPONENTIAL}",
+        f"{walker} {EXPONENTIAL}",
         [
             f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) within "
             f"{budget:g} s of CPU time: each shared node was walked again from every path to "
             "it, 2 ** depth times",
             "Each level added to `depth` below doubles the time.",
         ],
-        diamond_snippet(assignment),
+        diamond_snippet(assignment, nested),
         [bugs.BUGS["revisits-shared-nodes"].describe()],
     )
-    if assignment == "micrograd":
+    if nested:
+        check_backward(session, dag, on_timeout=failure)
+    elif assignment == "micrograd":
         check_topo(session, dag, on_timeout=failure)
     else:
         tensor_walk_cost(session, dag, dataclasses.replace(failure, bugs=[]))

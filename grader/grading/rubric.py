@@ -15,7 +15,7 @@ from grader.language import profiles
 from grader.language.profiles import Profile
 from grader.language.verdicts import Tolerance
 from grader.language.yamlfiles import line_of, load_validated
-from grader.layout import DEFAULT_PROFILE
+from grader.layout import COURSES, DEFAULT_PROFILE
 
 VISIBILITIES = ("visible", "hidden", "after_due_date")
 
@@ -135,8 +135,16 @@ def load(path: Path) -> Rubric:
 
 def _profile(path: Path, text: str, data: dict[str, Any]) -> Profile:
     """The profile the rubric names (the course's when it names none), which must describe
-    every assignment the rubric grades."""
-    where = path.parent / data["profile"] if "profile" in data else DEFAULT_PROFILE
+    every assignment the rubric grades: a course's name (``courses/<name>/profile.yaml``, so
+    a copy of the rubric anywhere names the same profile), or a path from the rubric's
+    folder."""
+    named = data.get("profile")
+    if named is None:
+        where = DEFAULT_PROFILE
+    elif "/" in named or named.endswith((".yaml", ".yml")):
+        where = path.parent / named
+    else:
+        where = COURSES / named / "profile.yaml"
     try:
         profile = profiles.load(where)
     except profiles.ProfileError as exc:

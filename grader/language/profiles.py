@@ -26,6 +26,7 @@ from grader.layout import DEFAULT_PROFILE
 KIND_OPS = {"scalar": MICROGRAD_OPS, "tensor": BABYGRAD_OPERATOR_FORMS}
 """The ops of the op table a profile of each kind of graph may list."""
 TOPO = "walk.topo"
+NESTED = "walk.nested"
 ZERO_GRAD = "walk.zero_grad"
 
 SCHEMA: dict[str, Any] = {
@@ -92,9 +93,13 @@ class AssignmentProfile:
     ops: tuple[str, ...]
 
     def has(self, need: str) -> bool:
-        """Does this API have ``need``: an op of the op table, ``walk.topo``, ``walk.zero_grad``?"""
+        """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
+        ``build_topo``), ``walk.nested`` (an order built inside ``backward()``),
+        ``walk.zero_grad``?"""
         if need == TOPO:
             return self.walk.topo == "module"
+        if need == NESTED:
+            return self.walk.topo == "nested"
         if need == ZERO_GRAD:
             return self.walk.zero_grad == "module"
         return need in self.ops

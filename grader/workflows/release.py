@@ -54,9 +54,10 @@ def hidden_ids(rubric: rubric_module.Rubric) -> set[str]:
     return {item.id for item in rubric.items if item.visibility in HIDDEN}
 
 
-def public_rubric(path: Path) -> str:
-    """The rubric's YAML without hidden items, nor dependencies on them."""
-    data = yaml.safe_load(path.read_text())
+def public_rubric(path: Path, profile: str) -> str:
+    """The rubric's YAML without hidden items, nor dependencies on them, naming its profile
+    by name (the release ships it as ``courses/<profile>/profile.yaml``)."""
+    data = {**yaml.safe_load(path.read_text()), "profile": profile}
     hidden = {item["id"] for item in data["items"] if item.get("visibility") in HIDDEN}
     items = []
     for item in data["items"]:
@@ -189,10 +190,10 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     shutil.copytree(PACKAGE, dest / "grader", ignore=INSTRUCTORS_ONLY)
     for suite in (dest / SUITES.relative_to(REPO)).glob("test_*.py"):
         suite.write_text(without_hidden_tests(suite.read_text(), hidden))
-    (dest / "rubric.yaml").write_text(public_rubric(rubric_path))
-    profile = rubric.profile.path.resolve().relative_to(rubric_path.parent.resolve())
-    (dest / profile).parent.mkdir(parents=True)
-    shutil.copy2(rubric.profile.path, dest / profile)
+    (dest / "rubric.yaml").write_text(public_rubric(rubric_path, rubric.profile.name))
+    profile = dest / "courses" / rubric.profile.name / "profile.yaml"
+    profile.parent.mkdir(parents=True)
+    shutil.copy2(rubric.profile.path, profile)
     shutil.copy2(REPO / "pyproject.toml", dest / "pyproject.toml")
     shutil.copy2(TEMPLATES / "Makefile.student", dest / "Makefile")
     shutil.copy2(TEMPLATES / "README.student.md", dest / "README.md")

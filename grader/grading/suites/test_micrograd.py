@@ -16,7 +16,7 @@ from grader.language.graphs import (
     MICROGRAD_PRIMITIVES,
     MICROGRAD_SUGAR,
 )
-from grader.language.profiles import TOPO, ZERO_GRAD
+from grader.language.profiles import NESTED, TOPO, ZERO_GRAD
 from grader.language.strategies import (
     accumulate_cases,
     number_operand_cases,
@@ -47,6 +47,11 @@ def test_build_topo_visits_each_shared_node_once(grading):
 @given(dags())
 def test_backward_walks_in_reverse_topological_order(grading, dag):
     walks.check_backward(grading, dag)
+
+
+@graded("micrograd.backward", needs=(NESTED,))
+def test_backward_visits_each_shared_node_once(grading):
+    walks.check_walk_cost(grading, "micrograd", DIAMONDS)
 
 
 @graded("micrograd.backward")
