@@ -49,7 +49,7 @@ release: $(STAMP)
 	$(PY) -m grader.workflows.release student --out dist/student
 
 gradescope: $(STAMP)
-	$(PY) -m grader.workflows.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED))
+	$(PY) -m grader.workflows.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED)) $(if $(COURSE),--course $(COURSE))
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

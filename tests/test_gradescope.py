@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from grader.grading.rubric import load
+from grader.layout import COURSES
 from grader.report.formats.gradescope import SCHEMA
 from grader.workflows.release import build_gradescope
 from tests.grading import REFERENCE
@@ -129,3 +130,17 @@ def test_past_its_deadline_every_item_is_still_reported(autograder):
     assert len(document["tests"]) == len(load(root / "source" / "rubric.yaml").items)
     assert document["score"] == 0
     assert all("did not finish within 0.5 s" in t["output"] for t in document["tests"])
+
+
+def test_another_courses_autograder_carries_its_rubric_reference_and_profile(tmp_path):
+    archive = build_gradescope(tmp_path, seed=1, course="karpathy-micrograd")
+    course = COURSES / "karpathy-micrograd"
+    with zipfile.ZipFile(archive) as handle:
+        assert handle.read("rubric.yaml") == (course / "rubric.yaml").read_bytes()
+        assert (
+            handle.read("courses/karpathy-micrograd/profile.yaml")
+            == (course / "profile.yaml").read_bytes()
+        )
+        engine = "reference/micrograd/engine.py"
+        assert handle.read(engine) == (course / engine).read_bytes()
+        assert not any(name.startswith("reference/babygrad") for name in handle.namelist())

@@ -34,7 +34,8 @@ import yaml
 
 from grader.grading import rubric as rubric_module
 from grader.grading.options import suite_arguments
-from grader.layout import PACKAGE, REPO, SUITES, TEMPLATES
+from grader.layout import COURSES, PACKAGE, REPO, SUITES, TEMPLATES
+from grader.workflows.arguments import courses
 
 HIDDEN = ("hidden", "after_due_date")
 BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
@@ -207,10 +208,12 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     return dest
 
 
-def build_gradescope(dest: Path, seed: int | None = None) -> Path:
-    """Write ``dest/autograder.zip`` for Gradescope's "zip file upload" autograder."""
-    rubric = rubric_module.load(REPO / "rubric.yaml")  # broken: fails here, not on Gradescope
-    profile = rubric.profile.path.resolve().relative_to(REPO)
+def build_gradescope(dest: Path, seed: int | None = None, course: str | None = None) -> Path:
+    """Write ``dest/autograder.zip`` for Gradescope's "zip file upload" autograder: this
+    course's, or with ``course`` another course's rubric and reference (``courses/<course>/``)
+    in their place, with the profile the rubric names."""
+    source = COURSES / course if course else REPO
+    rubric = rubric_module.load(source / "rubric.yaml")  # broken: fails here, not on Gradescope
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / "autograder.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -220,12 +223,14 @@ def build_gradescope(dest: Path, seed: int | None = None) -> Path:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, (TEMPLATES / name).read_text())
         archive.writestr("gradescope.json", json.dumps({"seed": seed}))
-        for name in ("rubric.yaml", "pyproject.toml", "README.md", profile.as_posix()):
+        for name in ("pyproject.toml", "README.md"):
             archive.write(REPO / name, name)
-        for folder in (PACKAGE, REPO / "reference"):
+        archive.write(source / "rubric.yaml", "rubric.yaml")
+        archive.write(rubric.profile.path, f"courses/{rubric.profile.name}/profile.yaml")
+        for folder, root in ((PACKAGE, REPO), (source / "reference", source)):
             for path in sorted(folder.rglob("*")):
                 if path.is_file() and "__pycache__" not in path.parts:
-                    archive.write(path, path.relative_to(REPO).as_posix())
+                    archive.write(path, path.relative_to(root).as_posix())
     return target
 
 
@@ -238,13 +243,16 @@ def main(argv: list[str] | None = None) -> int:
     gradescope = commands.add_parser("gradescope", help="build dist/gradescope/autograder.zip")
     gradescope.add_argument("--out", default="dist/gradescope")
     gradescope.add_argument("--seed", type=int, help="secret grading seed")
+    gradescope.add_argument(
+        "--course", choices=courses()[1:], help="another course's rubric and reference"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out).absolute()  # the caller's, before the checks run elsewhere
     try:
         if args.command == "student":
             built = build_student(out, Path(args.rubric).absolute())
         else:
-            built = build_gradescope(out, args.seed)
+            built = build_gradescope(out, args.seed, args.course)
     except (ReleaseError, rubric_module.RubricError) as exc:
         print(f"release failed: {exc}", file=sys.stderr)
         return 1
