@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.grading.replay import IN_MEMORY
 from grader.grading.scoring import ItemResult
 from grader.layout import DEFAULT_REFERENCE
 from grader.report.document import GradeReport
@@ -171,7 +172,7 @@ def test_a_seeded_sample_of_the_audit_holds(tmp_path: Path):
         grading=GradeOptions(
             submission=Path(),
             reference=DEFAULT_REFERENCE,
-            replay=audit.IN_MEMORY,
+            replay=IN_MEMORY,
             slot=audit.batch.DEFAULT_SLOT,
         ),
     )

@@ -26,13 +26,14 @@ def test_operands_kept_under_another_name_are_named():
     leaf = Value(1.0)
     for node in (leaf, Value(2.0, (leaf, leaf))):
         assert deviation(error_of(lambda node=node: node._prev)) == (
-            "your Value keeps its operands in `_children`; this course's API calls them `_prev`"
+            "not implemented: _prev (your Value keeps its operands in `_children`; "
+            "this course's API calls them `_prev`)"
         )
 
 
 def test_a_near_spelling_is_named():
     assert deviation(error_of(lambda: Value(1.0)._backward)) == (
-        "your Value has `_backwards` where this course's API has `_backward`"
+        "not implemented: _backward (your Value has `_backwards`: is it that?)"
     )
 
 

@@ -377,7 +377,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     }
     for result in results:
         if result.assignment in not_importable:
-            result.reason = NOT_IMPORTED
             result.feedback, result.figure = not_importable[result.assignment], None
     payload = {
         "items": [r.to_json() for r in results],

@@ -10,6 +10,7 @@ Only the standard library: it runs in the worker, on the student's objects, and 
 from __future__ import annotations
 
 import difflib
+from types import ModuleType
 from typing import Any
 
 OPERANDS = ("_prev", "_inputs")
@@ -35,13 +36,13 @@ def deviation(exc: AttributeError) -> str | None:
     obj, name = getattr(exc, "obj", None), getattr(exc, "name", None)
     if obj is None or not name:
         return None
-    kind = type(obj).__name__
+    kind = "engine module" if isinstance(obj, ModuleType) else type(obj).__name__
     if name in OPERANDS:
         holders = _operand_holders(obj, name)
         if holders:
             return (
-                f"your {kind} keeps its operands in `{holders[0]}`; "
-                f"this course's API calls them `{name}`"
+                f"not implemented: {name} (your {kind} keeps its operands in "
+                f"`{holders[0]}`; this course's API calls them `{name}`)"
             )
     try:
         names = [a for a in dir(obj) if not a.startswith("__")]
@@ -49,5 +50,5 @@ def deviation(exc: AttributeError) -> str | None:
         return None
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
     if close:
-        return f"your {kind} has `{close[0]}` where this course's API has `{name}`"
+        return f"not implemented: {name} (your {kind} has `{close[0]}`: is it that?)"
     return None

@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 from grader.workflows.differential.programs import _const, _fmt, _num, _Program
 
-MICROGRAD_HEADER = """from micrograd import engine
-from micrograd.engine import Value
+MICROGRAD_HEADER = """from micrograd.engine import Value
+import micrograd.engine
 
 # An API without them (Karpathy's micrograd) raises alike in the reference and the candidate.
-build_topo = getattr(engine, "build_topo", None)
-zero_grad = getattr(engine, "zero_grad", None)
+build_topo = getattr(micrograd.engine, "build_topo", None)
+zero_grad = getattr(micrograd.engine, "zero_grad", None)
 
 
 def show(**nodes):
