@@ -17,8 +17,17 @@ DEFAULT_RUBRIC = REPO / "rubric.yaml"
 DEFAULT_REFERENCE = REPO / "reference"
 COURSES = REPO / "courses"
 """Other courses' APIs, one folder each: profile.yaml, rubric.yaml, reference/."""
-DEFAULT_PROFILE = COURSES / "course" / "profile.yaml"
-"""This course's API; its rubric and reference stay at the top (``DEFAULT_RUBRIC``)."""
+THIS_COURSE = "course"
+"""This course's name among them: its profile is in ``courses/course/``, its rubric and
+reference stay at the top (``DEFAULT_RUBRIC``, ``DEFAULT_REFERENCE``)."""
+DEFAULT_PROFILE = COURSES / THIS_COURSE / "profile.yaml"
+
+
+def course_root(name: str) -> Path:
+    """The folder that holds course ``name``'s ``rubric.yaml`` and ``reference/``."""
+    return REPO if name == THIS_COURSE else COURSES / name
+
+
 EXERCISES = REPO / "exercises"
 SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE, COURSES)
 """Masked in every worker (bwrap) or blocked from import (fallback): the grading tests, the

@@ -14,7 +14,14 @@ from rich.console import Console
 from grader.grading import rubric as rubric_module
 from grader.grading.options import SPELLING, GradeOptions, as_field, command_line_default
 from grader.grading.replay import IN_MEMORY
-from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC, REPLAY_CACHE
+from grader.layout import (
+    COURSES,
+    DEFAULT_REFERENCE,
+    DEFAULT_RUBRIC,
+    REPLAY_CACHE,
+    THIS_COURSE,
+    course_root,
+)
 from grader.workflows.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
 from grader.workflows.submissions import Upload, upload_at
 
@@ -50,10 +57,6 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.set_defaults(slot=slot)
 
 
-THIS_COURSE = "course"
-"""``--course``'s default: this course, whose rubric and reference stay at the top."""
-
-
 def courses() -> list[str]:
     """The courses ``--course`` takes: this one and each folder of ``courses/`` with a rubric."""
     return [THIS_COURSE, *sorted(folder.parent.name for folder in COURSES.glob("*/rubric.yaml"))]
@@ -63,12 +66,11 @@ def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:
     """The grading options the command line gives. ``--course NAME`` stands for that course's
     rubric and reference, where ``--rubric`` and ``--reference`` are not given."""
     given = {option.name: as_field(getattr(args, option.name)) for option in _SPELLED}
-    course = getattr(args, "course", None)
-    if course not in (None, THIS_COURSE):
-        if given["rubric"] == DEFAULT_RUBRIC:
-            given["rubric"] = COURSES / course / "rubric.yaml"
-        if given["reference"] == DEFAULT_REFERENCE:
-            given["reference"] = COURSES / course / "reference"
+    root = course_root(getattr(args, "course", THIS_COURSE))
+    if given["rubric"] == DEFAULT_RUBRIC:
+        given["rubric"] = root / "rubric.yaml"
+    if given["reference"] == DEFAULT_REFERENCE:
+        given["reference"] = root / "reference"
     return GradeOptions(
         submission=submission,
         replay=None if args.no_replay or args.seed is not None else REPLAY_CACHE,

@@ -34,7 +34,7 @@ import yaml
 
 from grader.grading import rubric as rubric_module
 from grader.grading.options import suite_arguments
-from grader.layout import COURSES, PACKAGE, REPO, SUITES, TEMPLATES
+from grader.layout import PACKAGE, REPO, SUITES, TEMPLATES, THIS_COURSE, course_root
 from grader.workflows.arguments import courses
 
 HIDDEN = ("hidden", "after_due_date")
@@ -208,11 +208,11 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     return dest
 
 
-def build_gradescope(dest: Path, seed: int | None = None, course: str | None = None) -> Path:
+def build_gradescope(dest: Path, seed: int | None = None, course: str = THIS_COURSE) -> Path:
     """Write ``dest/autograder.zip`` for Gradescope's "zip file upload" autograder: this
-    course's, or with ``course`` another course's rubric and reference (``courses/<course>/``)
-    in their place, with the profile the rubric names."""
-    source = COURSES / course if course else REPO
+    course's, or another course's rubric and reference (``courses/<course>/``) in their place,
+    with the profile the rubric names."""
+    source = course_root(course)
     rubric = rubric_module.load(source / "rubric.yaml")  # broken: fails here, not on Gradescope
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / "autograder.zip"
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     gradescope.add_argument("--out", default="dist/gradescope")
     gradescope.add_argument("--seed", type=int, help="secret grading seed")
     gradescope.add_argument(
-        "--course", choices=courses()[1:], help="another course's rubric and reference"
+        "--course", choices=courses(), default=THIS_COURSE, help="whose rubric and reference"
     )
     args = parser.parse_args(argv)
     out = Path(args.out).absolute()  # the caller's, before the checks run elsewhere
