@@ -95,7 +95,8 @@ class Rubric:
     tolerances: dict[str, Tolerance]
     titles: dict[str, str]
     profile: Profile = field(default_factory=profiles.course)
-    """The course API it grades (``profile:``, a path from the rubric's folder)."""
+    """The course API it grades (``profile:``, a course's name or a path from the rubric's
+    folder)."""
     import_budgets: dict[str, float] = field(default_factory=dict)
     """CPU seconds importing each assignment's engine may take, where the rubric sets it."""
     seed: int = 0
@@ -128,7 +129,7 @@ def load(path: Path) -> Rubric:
             if "import_budget" in a
         },
         seed=data.get("seed", 0),
-        digest=hashlib.sha256((text + profile.path.read_text()).encode()).hexdigest(),
+        digest=hashlib.sha256((text + profile.text).encode()).hexdigest(),
         by_id=by_id,
     )
 

@@ -8,14 +8,15 @@ lives: ``build_topo`` at the engine module's top level (``module``), graded alon
 inside ``backward()`` (``nested``, as in Karpathy's micrograd), graded with the whole walk; a
 module-level ``zero_grad`` (``module``) or none (``absent``). The walk's functions keep the
 names of this course's scalar API; a course that names them otherwise grows the language.
-A grading test names what it needs (an op, ``walk.topo``, ``walk.zero_grad``): the tests of
-what a profile's API does not have are not run, and the profile's rubric has no item for them.
+A grading test names what it needs (an op, ``walk.topo``, ``walk.nested``, ``walk.zero_grad``):
+the tests of what a profile's API does not have are not run, and the profile's rubric has no
+item for them.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,8 @@ class Profile:
     title: str
     path: Path
     assignments: dict[str, AssignmentProfile]
+    text: str = field(default="", repr=False)
+    """The file as read: a rubric's digest covers it (what is graded depends on it)."""
 
     def of(self, assignment: str) -> AssignmentProfile:
         return self.assignments[assignment]
@@ -139,7 +142,9 @@ def load(path: Path) -> Profile:
             walk=Walk(topo=raw["walk"]["topo"], zero_grad=raw["walk"]["zero_grad"]),
             ops=tuple(raw["ops"]),
         )
-    return Profile(name=data["profile"], title=data["title"], path=path, assignments=assignments)
+    return Profile(
+        name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text
+    )
 
 
 @functools.cache
