@@ -231,14 +231,18 @@ def check_deep(session: GradingSession, length: int) -> None:
 def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> None:
     """The walk of ``assignment`` over a chain of ``depth`` diamonds finishes within the
     item's CPU budget, which a walk that revisits shared nodes (2**depth visits) does not.
-    micrograd's order is also checked (that is ``micrograd.topo``'s subject); babygrad's
-    gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
+    micrograd's order is also checked (that is ``micrograd.topo``'s subject), or where the
+    course builds the order inside ``backward()`` its gradients and calls (``micrograd.backward``);
+    babygrad's gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
     dag = diamonds(depth)
     budget = session.budgets.get(session.current_item, 5.0)
     nested = assignment == "micrograd" and not session.profile.of(assignment).has(TOPO)
-    walker = {"micrograd": "backward()" if nested else "build_topo"}.get(
-        assignment, "Tensor.backward"
-    )
+    if nested:
+        walker = "backward()"
+    elif assignment == "micrograd":
+        walker = "build_topo"
+    else:
+        walker = "Tensor.backward"
     failure = WrongAnswer(
         "failed",
         f"{walker} {EXPONENTIAL}",

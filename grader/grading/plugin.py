@@ -117,9 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def graded(item_id: str, weight: float = 1.0, share: int = 1, needs: tuple[str, ...] = ()) -> Any:
     """Mark a grading test with its rubric item. ``share``: how many tests of the item (one per
     op) split the rubric's number of examples between them. ``needs``: what of the course's
-    API it grades (an op, ``walk.topo``, ``walk.zero_grad``): a profile without it does not run
-    it. The run's Hypothesis settings are applied at collection
-    (``pytest_collection_modifyitems``), where the run is known."""
+    API it grades (``AssignmentProfile.has``: an op, ``walk.topo``, ``walk.nested``,
+    ``walk.zero_grad``): a profile without it does not run it. The run's Hypothesis settings
+    are applied at collection (``pytest_collection_modifyitems``), where the run is known."""
     return pytest.mark.rubric(item_id, weight=weight, share=share, needs=needs)
 
 
