@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grader.grading import rubric as rubric_module
+from grader.grading.options import GradeOptions, pytest_arguments
 from tests.grading import REFERENCE
 
 pytest_plugins = ["pytester"]
@@ -27,18 +28,10 @@ def _no_plugin_autoload(monkeypatch: pytest.MonkeyPatch) -> None:
 def run(pytester: pytest.Pytester, tests: str) -> pytest.RunResult:
     rubric = pytester.makefile(".yaml", rubric=RUBRIC)
     pytester.makepyfile(test_suite=tests)
-    return pytester.runpytest_subprocess(
-        "-p",
-        "grader.grading.plugin",
-        "--grader-submission",
-        str(REFERENCE),
-        "--grader-rubric",
-        str(rubric),
-        "--grader-assignment",
-        "micrograd",
-        "--grader-sandbox",
-        "none",
+    options = GradeOptions(
+        submission=REFERENCE, rubric=rubric, assignment="micrograd", sandbox="none"
     )
+    return pytester.runpytest_subprocess("-p", "grader.grading.plugin", *pytest_arguments(options))
 
 
 def test_a_rubric_item_without_a_test_is_refused(pytester: pytest.Pytester) -> None:

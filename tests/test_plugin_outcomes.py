@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from grader.grading.options import GradeOptions, pytest_arguments
 from grader.grading.plugin import _grade_failure
 from grader.language.verdicts import WrongAnswer
 from tests.planted import REFERENCE
@@ -154,19 +155,15 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     pytester.makepyfile(test_suite=SUITE)
     results = pytester.path / "results.json"
 
+    options = GradeOptions(
+        submission=REFERENCE, rubric=rubric, assignment="micrograd", sandbox="none", torch=False
+    )
+
     def grade(*extra: str) -> tuple[pytest.RunResult, dict, dict]:
         outcome = pytester.runpytest_inprocess(
             "-p",
             "grader.grading.plugin",
-            "--grader-submission",
-            str(REFERENCE),
-            "--grader-rubric",
-            str(rubric),
-            "--grader-assignment",
-            "micrograd",
-            "--grader-sandbox",
-            "none",
-            "--grader-no-torch",
+            *pytest_arguments(options),
             "--grader-results",
             str(results),
             "-p",
