@@ -15,9 +15,11 @@ import pytest
 
 from grader.checks.accumulation import accumulate_snippet
 from grader.checks.walks import chain_snippet, diamond_snippet, diamond_walk_snippet
+from grader.language.assignments import BABYGRAD, MICROGRAD
 from grader.language.dags import Dag, diamonds, shallow
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import dag_snippet, tensor_dag_snippet
+from grader.language.tensor_api import BABYGRAD_API
 from grader.worker import probes, protocol
 from grader.worker.engines import load_engine
 from tests.grading import REFERENCE
@@ -72,6 +74,7 @@ def test_a_babygrad_dag_snippet_builds_the_probed_graph(dag, variant):
         f"None if n{i}.grad is None else n{i}.grad.data.tolist()" for i in range(dag.size)
     )
     snippet = tensor_dag_snippet(
+        BABYGRAD_API,
         dag,
         (2,),
         frozen=options.get("frozen", ()),
@@ -95,9 +98,9 @@ def test_a_babygrad_dag_snippet_builds_the_probed_graph(dag, variant):
 
 def test_the_walk_cost_and_chain_snippets_run():
     assert run(chain_snippet(2000)).strip() == "2001"
-    for assignment in ("micrograd", "babygrad"):
+    for assignment in (MICROGRAD, BABYGRAD):
         assert run(diamond_snippet(assignment)).startswith("16 levels:")
-    lines = run(diamond_walk_snippet(3)).splitlines()
+    lines = run(diamond_walk_snippet(BABYGRAD_API, 3)).splitlines()
     assert lines[0] == "without .grad: []"
     assert lines[1] == f"backward ran on: {list(range(9, 0, -1))}"
 

@@ -211,10 +211,15 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
     ``babygrad.backward``'s too: it grades nothing here. A walk that ran no op's backward at
     all propagated nothing, so it has summed nothing: it fails."""
     tree, owners = dag.unrolled()
-    snippet = tensor_dag_snippet(dag, shape, wrap_leaves=True)
+    api = session.assignment("tensor").api
+    snippet = tensor_dag_snippet(api, dag, shape, wrap_leaves=True)
     run = tensor_backward(session, dag, shape, snippet, wrap_leaves=True)
     apart_run = tensor_backward(
-        session, tree, shape, tensor_dag_snippet(tree, shape, wrap_leaves=True), wrap_leaves=True
+        session,
+        tree,
+        shape,
+        tensor_dag_snippet(api, tree, shape, wrap_leaves=True),
+        wrap_leaves=True,
     )
     if not run.calls or not apart_run.calls:
         raise WrongAnswer(
@@ -224,12 +229,12 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
                 "no op's backward ran: a gradient reaches the tensors under the "
                 "output only through their ops' backward, added into the ledger"
             ],
-            tensor_dag_snippet(dag, shape, order=True, wrap_leaves=True),
+            tensor_dag_snippet(api, dag, shape, order=True, wrap_leaves=True),
         )
     if bugs.consumers_first(dag, run.calls) or bugs.consumers_first(tree, apart_run.calls):
         return
     shared, apart = run.grads, apart_run.grads
-    tol = session.tolerances["babygrad"]
+    tol = session.tolerances[session.assignment("tensor").name]
     wrong = []
     for index, got in enumerate(shared):
         copies = [g for g, owner in zip(apart, owners, strict=True) if owner == index]

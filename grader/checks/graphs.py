@@ -5,7 +5,6 @@ from __future__ import annotations
 from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, remembers_verdict
-from grader.language.assignments import of_kind
 from grader.language.graphs import Graph, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
@@ -38,8 +37,8 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     primitives, on the grader's primitives. Those two are recorded as built, and the
     gradients of what was built computed here (``grader.checks.records``)."""
     expected = session.oracles.expected(graph)
-    assignment = of_kind(graph.kind).name
-    snippet = graph_snippet(graph)
+    assignment = session.assignment(graph.kind).name
+    snippet = graph_snippet(graph, session.assignment(graph.kind))
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
     values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)

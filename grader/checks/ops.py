@@ -11,13 +11,12 @@ from grader.checks.session import (
     NotGradable,
     remembers_verdict,
 )
-from grader.language.assignments import MICROGRAD, of_kind
+from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.graphs import (
     Graph,
     evaluate,
     expression,
     format_leaf,
-    function_source,
     names,
 )
 from grader.language.snippets import array_literal
@@ -25,11 +24,12 @@ from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.worker.protocol import Probe
 
 
-def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
-    """One op alone: forward, then only its own backward with a chosen output gradient."""
+def op_snippet(graph: Graph, out_grad: np.ndarray, assignment: Assignment) -> str:
+    """One op alone: forward, then only its own backward with a chosen output gradient, in
+    the assignment's API."""
     var = names(graph)
     leaves = [
-        f"{v} = {format_leaf(value, graph.kind)}"
+        f"{v} = {format_leaf(value, graph.kind, assignment.spelling)}"
         for v, value in zip(var, graph.leaves, strict=False)
     ]
     if graph.kind == "scalar":
@@ -41,14 +41,15 @@ def op_snippet(graph: Graph, out_grad: np.ndarray) -> str:
             f"print(out.data, {grads})",
         ]
     else:
-        node = graph.nodes[0]
+        api = assignment.api
+        upstream = api.leaf_source(array_literal(out_grad), False)
         body = [
-            f"op = {function_source(node)}",
+            f"op = {api.function_source(graph.nodes[0])}",
             f"out = op({', '.join(var[: len(graph.leaves)])})",
-            f"grads = op.backward(Tensor({array_literal(out_grad)}, requires_grad=False), out)",
-            "print(out.data, grads)",
+            f"grads = op.{api.backward}({upstream}, out)",
+            f"print({api.value_source('out')}, grads)",
         ]
-    return "\n".join([of_kind(graph.kind).imports, *leaves, *body])
+    return "\n".join([assignment.imports, *leaves, *body])
 
 
 @remembers_verdict
@@ -61,8 +62,8 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     """``check_op``'s verdict, not recorded on the running test (``check_kink`` asks it of an
     example of its own first)."""
     expected = session.oracles.expected(graph, out_grad)
-    assignment = of_kind(graph.kind).name
-    snippet = op_snippet(graph, out_grad)
+    assignment = session.assignment(graph.kind).name
+    snippet = op_snippet(graph, out_grad, session.assignment(graph.kind))
     try:
         answer = session.ask(
             assignment, Probe.OP, {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
@@ -134,8 +135,8 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
         raise NotGradable((f"{session.current_item} (away from 0)",)) from None
-    assignment = of_kind(graph.kind).name
-    snippet = op_snippet(graph, out_grad)
+    assignment = session.assignment(graph.kind).name
+    snippet = op_snippet(graph, out_grad, session.assignment(graph.kind))
     answer = session.ask(
         assignment, Probe.OP, {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
     )
@@ -147,14 +148,18 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     ):
         raise WrongAnswer("failed", "wrong forward value at 0", [wrong], snippet)
     if wrong := mismatch("backward: gradient for a", grad, np.full(x.shape, KINK_GRADIENT), EXACT):
+        applied = (
+            session.assignment(graph.kind).api.function_source(graph.nodes[0])
+            if graph.kind == "tensor"
+            else "relu"
+        )
         raise WrongAnswer(
             "failed",
             "wrong gradient at 0",
             [
                 wrong,
-                f"{function_source(graph.nodes[0]) if graph.kind == 'tensor' else 'relu'}"
-                " passes no gradient where its operand is exactly 0: its derivative is taken as 0 "
-                "there (its docstring)",
+                f"{applied} passes no gradient where its operand is exactly 0: its derivative "
+                "is taken as 0 there (its docstring)",
             ],
             snippet,
         )

@@ -26,7 +26,9 @@ from grader.checks.launcher import sandboxed_worker
 from grader.checks.plan import ReplayPlan
 from grader.checks.stopwatch import Stopwatch
 from grader.language import profiles
+from grader.language.assignments import Assignment
 from grader.language.profiles import Profile
+from grader.language.tensor_api import BABYGRAD_API
 from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.oracles.chain import Oracles
 from grader.worker import protocol
@@ -126,7 +128,7 @@ class GradingSession:
     aborts: dict[str, AbortRecord] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.oracles = Oracles(self.reference_dir, self.use_torch)
+        self.oracles = Oracles(self.reference_dir, self.use_torch, self.profile)
         self._worker: Worker | None = None
         self._next_id = 0
         self.checks = 0
@@ -280,7 +282,10 @@ class GradingSession:
             return
         try:
             result = self._request(
-                assignment, Probe.LOAD, {}, self._import_budget(assignment, budget)
+                assignment,
+                Probe.LOAD,
+                self._load_case(assignment),
+                self._import_budget(assignment, budget),
             )
         except Aborted:
             abort = self.aborts[self.current_test]
@@ -296,6 +301,16 @@ class GradingSession:
             )
             self._abort(*self.import_failures[assignment])
         self._imported.add(assignment)
+
+    def assignment(self, kind: str) -> Assignment:
+        """The assignment of the profile that grades graphs of ``kind``."""
+        return self.profile.assignment(kind)
+
+    def _load_case(self, assignment: str) -> dict[str, Any]:
+        """The import request: a tensor course's API, unless it is babygrad's (the default)."""
+        own = self.profile.assignments.get(assignment)
+        api = own.api if own is not None else None
+        return {} if api is None or api == BABYGRAD_API else {"api": api.to_json()}
 
     def _import_budget(self, assignment: str, budget: float) -> float:
         if self.import_budget is not None:

@@ -12,16 +12,17 @@ import numpy as np
 from grader.checks import answers, bugs
 from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
-from grader.language.assignments import MICROGRAD
+from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag, diamonds
 from grader.language.profiles import TOPO
 from grader.language.snippets import (
     DAG_HELPER,
-    TENSOR_HELPER,
-    TENSOR_IMPORTS,
     dag_snippet,
     tensor_dag_snippet,
+    tensor_helper,
+    tensor_imports,
 )
+from grader.language.tensor_api import TensorApi
 from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.protocol import Probe
@@ -42,11 +43,11 @@ def chain_snippet(length: int) -> str:
     )
 
 
-def diamond_snippet(assignment: str, nested: bool = False) -> str:
+def diamond_snippet(assignment: Assignment, nested: bool = False) -> str:
     """A chain of diamonds whose depth the student can raise and watch the walk's time
     double, if it visits shared nodes again (``nested``: the order is built inside
     ``backward()``, which is what runs)."""
-    if assignment == "micrograd":
+    if assignment.kind == "scalar":
         setup = [
             MICROGRAD.imports.replace("Value", "Value" if nested else "Value, build_topo"),
             DAG_HELPER,
@@ -59,7 +60,12 @@ def diamond_snippet(assignment: str, nested: bool = False) -> str:
         ]
         walk = "node.backward()" if nested else "build_topo(node)"
     else:
-        setup = [TENSOR_IMPORTS, TENSOR_HELPER, "node = Tensor(np.ones(1), requires_grad=True)"]
+        api = assignment.api
+        setup = [
+            tensor_imports(api),
+            tensor_helper(api),
+            f"node = {api.leaf_source('np.ones(1)', True)}",
+        ]
         level = [
             "    left, right = Given(1.0)(node), Given(1.0)(node)",
             "    node = Given(0.5, 0.5)(left, right)",
@@ -228,18 +234,20 @@ def check_deep(session: GradingSession, length: int) -> None:
 
 
 @remembers_verdict
-def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> None:
-    """The walk of ``assignment`` over a chain of ``depth`` diamonds finishes within the
-    item's CPU budget, which a walk that revisits shared nodes (2**depth visits) does not.
+def check_walk_cost(session: GradingSession, kind: str, depth: int) -> None:
+    """The walk of the assignment of ``kind`` over a chain of ``depth`` diamonds finishes
+    within the item's CPU budget, which a walk that revisits shared nodes
+    (2**depth visits) does not.
     micrograd's order is also checked (that is ``micrograd.topo``'s subject), or where the
     course builds the order inside ``backward()`` its gradients and calls (``micrograd.backward``);
     babygrad's gradients are not: summing them on shared tensors is ``babygrad.accumulate``'s."""
     dag = diamonds(depth)
     budget = session.budgets.get(session.current_item, 5.0)
-    nested = assignment == "micrograd" and not session.profile.of(assignment).has(TOPO)
+    assignment = session.assignment(kind)
+    nested = kind == "scalar" and not session.profile.of(assignment.name).has(TOPO)
     if nested:
         walker = "backward()"
-    elif assignment == "micrograd":
+    elif kind == "scalar":
         walker = "build_topo"
     else:
         walker = "Tensor.backward"
@@ -257,7 +265,7 @@ def check_walk_cost(session: GradingSession, assignment: str, depth: int) -> Non
     )
     if nested:
         check_backward(session, dag, on_timeout=failure)
-    elif assignment == "micrograd":
+    elif kind == "scalar":
         check_topo(session, dag, on_timeout=failure)
     else:
         tensor_walk_cost(session, dag, dataclasses.replace(failure, bugs=[]))
@@ -344,15 +352,15 @@ watched reading its tensors' inputs (nodes' ``_prev``): a walk that revisits rea
 ones 2**8 times."""
 
 
-def diamond_walk_snippet(depth: int) -> str:
+def diamond_walk_snippet(api: TensorApi, depth: int) -> str:
     """The chain of diamonds of ``check_walk_cost``, numbered as its nodes (n0 the leaf, then
     left, right and their sum on each level), then ``backward()``: which tensors are left
     without a gradient, and whose backward ran in which order."""
     return "\n".join(
         [
-            TENSOR_IMPORTS,
-            TENSOR_HELPER,
-            "nodes = [Tensor(np.ones(1), requires_grad=True)]",
+            tensor_imports(api),
+            tensor_helper(api),
+            f"nodes = [{api.leaf_source('np.ones(1)', True)}]",
             f"for _ in range({depth}):",
             "    left, right = Given(1.0)(nodes[-1]), Given(1.0)(nodes[-1])",
             "    nodes += [left, right, Given(0.5, 0.5)(left, right)]",
@@ -396,7 +404,9 @@ def tensor_backward(
         case["grad"] = np.asarray(grad, dtype=np.float64).tolist()
     if wrap_leaves:
         case["wrap_leaves"] = True
-    answer = session.ask("babygrad", Probe.TENSOR_BACKWARD, case, snippet, on_timeout)
+    answer = session.ask(
+        session.assignment("tensor").name, Probe.TENSOR_BACKWARD, case, snippet, on_timeout
+    )
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     calls = protocol.field(answer, "calls", list)
     first = 0 if wrap_leaves else dag.leaves
@@ -411,7 +421,9 @@ def _revisits(session: GradingSession) -> list[str]:
     goes wrong on this run (it raises or hangs as well) names nothing and costs nothing."""
     dag = diamonds(REVISIT_DEPTH)
     answer = session.try_ask(
-        "babygrad", Probe.TENSOR_BACKWARD, {"dag": dag.to_json(), "shape": [1], "count_reads": True}
+        session.assignment("tensor").name,
+        Probe.TENSOR_BACKWARD,
+        {"dag": dag.to_json(), "shape": [1], "count_reads": True},
     )
     reads = None if answer is None else answer.get("reads")
     if not isinstance(reads, list) or not all(type(r) is int for r in reads):
@@ -464,7 +476,7 @@ def tensor_walk_cost(session: GradingSession, dag: Dag, failure: WrongAnswer) ->
     naming revisits-shared-nodes only when ``_revisits`` shows it), and a walk (``judge_walk``):
     a walk that is fast because it walks nothing is not a fast walk."""
     depth = (dag.size - 1) // 3
-    snippet = diamond_walk_snippet(depth)
+    snippet = diamond_walk_snippet(session.assignment("tensor").api, depth)
     try:
         run = tensor_backward(session, dag, (1,), snippet, on_timeout=failure)
     except WrongAnswer as exc:
@@ -489,7 +501,9 @@ def check_walk_order(session: GradingSession, dag: Dag) -> None:
     of a tensor (so the calls show when the walk reaches the leaves too): the walk alone
     (``judge_walk``). The gradients' values are not judged: summing on shared tensors is
     ``babygrad.accumulate``'s."""
-    snippet = tensor_dag_snippet(dag, (1,), order=True, wrap_leaves=True)
+    snippet = tensor_dag_snippet(
+        session.assignment("tensor").api, dag, (1,), order=True, wrap_leaves=True
+    )
     run = tensor_backward(session, dag, (1,), snippet, wrap_leaves=True)
     judge_walk(dag, run, [True] * dag.size, snippet, wrapped=True)
 
@@ -506,12 +520,12 @@ def check_tensor_backward(
     with ``grad`` (None: ``backward()``, ones), the leaves in ``frozen`` not requiring grad:
     every tensor that requires grad gets ``grad`` times its known gradient, no other tensor
     any, and the walk is a walk (``judge_walk``)."""
-    snippet = tensor_dag_snippet(dag, shape, frozen, grad)
+    snippet = tensor_dag_snippet(session.assignment("tensor").api, dag, shape, frozen, grad)
     run = tensor_backward(session, dag, shape, snippet, frozen=frozen, grad=grad)
     (want,) = dag.backward(1)
     seed = np.ones(shape) if grad is None else np.asarray(grad, dtype=np.float64)
     requires = bugs.requiring_grad(dag, frozen)
-    tol = session.tolerances["babygrad"]
+    tol = session.tolerances[session.assignment("tensor").name]
     live = dag.reachable()
     wrong = []
     for i, got in enumerate(run.grads):
@@ -535,4 +549,9 @@ def check_tensor_backward(
             found,
             partial(dag_figure, dag, expected, run.grads, tol),
         )
-    judge_walk(dag, run, requires, tensor_dag_snippet(dag, shape, frozen, grad, order=True))
+    judge_walk(
+        dag,
+        run,
+        requires,
+        tensor_dag_snippet(session.assignment("tensor").api, dag, shape, frozen, grad, order=True),
+    )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.language.tensor_api import BABYGRAD_API, TensorApi
+
 
 @dataclass(frozen=True)
 class Assignment:
@@ -17,16 +19,27 @@ class Assignment:
     """The rubric's item prefix and the package a submission holds."""
     kind: str
     """The kind of ``Graph`` it grades: ``scalar`` or ``tensor``."""
-    spelling: str
-    """The op table's column that writes an op in its API (``grader.language.graphs.OpRow``)."""
+    spelling: str | TensorApi
+    """How its API writes an op: the op table's column (``micrograd``), or a tensor course's
+    whole spelling (``TensorApi``)."""
     imports: str
     """What a runnable snippet for it starts with."""
 
+    @property
+    def api(self) -> TensorApi:
+        """A tensor assignment's API."""
+        if not isinstance(self.spelling, TensorApi):
+            raise TypeError(f"{self.name} is not a tensor assignment")
+        return self.spelling
+
+
+def tensor_assignment(name: str, api: TensorApi) -> Assignment:
+    """A tensor assignment in ``api``'s spelling."""
+    return Assignment(name, "tensor", api, api.imports)
+
 
 MICROGRAD = Assignment("micrograd", "scalar", "micrograd", "from micrograd.engine import Value")
-BABYGRAD = Assignment(
-    "babygrad", "tensor", "tensor", "from babygrad import Tensor\nfrom babygrad import ops"
-)
+BABYGRAD = tensor_assignment("babygrad", BABYGRAD_API)
 ASSIGNMENTS = {a.name: a for a in (MICROGRAD, BABYGRAD)}
 """By name, in the rubric's order."""
 NAMES = tuple(ASSIGNMENTS)

@@ -40,6 +40,10 @@ def _transpose(x: np.ndarray, axes: tuple[int, ...] | None) -> np.ndarray:
     return np.swapaxes(x, -1, -2) if axes is None else np.transpose(x, axes)
 
 
+def _swap_axes(x: np.ndarray, axes: tuple[int, int] | None) -> np.ndarray:
+    return np.swapaxes(x, *(axes or (-1, -2)))
+
+
 def _sum(x: np.ndarray, axes: int | tuple[int, ...] | None) -> np.ndarray:
     return np.asarray(np.sum(x, axis=axes))
 
@@ -174,6 +178,12 @@ def transpose_params(shape: Shape) -> tuple[Any, ...]:
     return tuple(perms)
 
 
+def axis_pairs(shape: Shape) -> tuple[Any, ...]:
+    """``None`` (the last two) and every pair of axes: what needle's ``transpose`` swaps."""
+    ndim = len(shape)
+    return (None, *((i, j) for i in range(ndim) for j in range(i + 1, ndim)))
+
+
 def sum_params(shape: Shape) -> tuple[Any, ...]:
     """Summation over everything, one axis, and a tuple of axes. Axes are numpy's, so an axis
     may count from the end (``-1`` is the last), in a tuple too. A tuple of one axis is drawn
@@ -254,6 +264,10 @@ def _op(
 
 def _torch_transpose(x: Any, axes: tuple[int, ...] | None) -> Any:
     return x.transpose(-1, -2) if axes is None else x.permute(*axes)
+
+
+def _torch_swap_axes(x: Any, axes: tuple[int, int] | None) -> Any:
+    return x.transpose(*(axes or (-1, -2)))
 
 
 def _torch_sum(x: Any, axes: int | tuple[int, ...] | None) -> Any:
@@ -487,6 +501,17 @@ OPS: dict[str, Op] = {
             tensor="{0}.transpose({p})",
             function=Function("Transpose", "axes"),
         ),
+        # needle's transpose: it swaps two axes, the last two by default (babygrad has no
+        # class for it: a course that does names it in its profile)
+        _op(
+            "swap_axes",
+            1,
+            _swap_axes,
+            _torch_swap_axes,
+            params=axis_pairs,
+            operands=SameShape(min_dims=2),
+            tensor="{0}.transpose({p})",
+        ),
         _op(
             "sum",
             1,
@@ -643,10 +668,20 @@ def function_source(node: Node) -> str:
     return function.source(node.param)
 
 
-def expression(graph: Graph, index: int, api: str, var: list[str]) -> str:
-    """The student-API expression that builds node ``index`` from earlier variables."""
+class Spelling(Protocol):
+    """A tensor course's spelling of the op table and of a leaf
+    (``grader.language.tensor_api.TensorApi``)."""
+
+    def template(self, op: str) -> str: ...
+
+    def leaf_source(self, data: str, requires_grad: bool) -> str: ...
+
+
+def expression(graph: Graph, index: int, api: str | Spelling, var: list[str]) -> str:
+    """The student-API expression that builds node ``index`` from earlier variables: in the
+    op table's ``api`` column, or in a tensor course's own spelling."""
     node = graph.nodes[index - len(graph.leaves)]
-    template = getattr(OPS[node.op], api)
+    template = getattr(OPS[node.op], api) if isinstance(api, str) else api.template(node.op)
     if template is None:
         raise ValueError(f"op {node.op!r} has no {api} spelling")
     # None is every method's default (``t.transpose()``, ``t.sum()``): spelled as a student
@@ -655,16 +690,19 @@ def expression(graph: Graph, index: int, api: str, var: list[str]) -> str:
     return template.format(*(var[a] for a in node.args), p=param)
 
 
-def format_leaf(value: np.ndarray, kind: str) -> str:
+def format_leaf(value: np.ndarray, kind: str, api: str | Spelling = "tensor") -> str:
     if kind == "scalar":
         return f"Value({float(value)!r})"
-    return f"Tensor({np.asarray(value).tolist()!r}, requires_grad=True)"
+    data = repr(np.asarray(value).tolist())
+    if isinstance(api, str):
+        return f"Tensor({data}, requires_grad=True)"
+    return api.leaf_source(data, True)
 
 
-def build_source(graph: Graph, api: str) -> str:
+def build_source(graph: Graph, api: str | Spelling) -> str:
     """Python statements that build the graph in a student engine, one line per node."""
     var = names(graph)
-    lines = [f"{var[i]} = {format_leaf(v, graph.kind)}" for i, v in enumerate(graph.leaves)]
+    lines = [f"{var[i]} = {format_leaf(v, graph.kind, api)}" for i, v in enumerate(graph.leaves)]
     for index in range(len(graph.leaves), graph.size):
         lines.append(f"{var[index]} = {expression(graph, index, api, var)}")
     return "\n".join(lines)

@@ -15,16 +15,19 @@ item for them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.language.assignments import MICROGRAD, Assignment, of_kind, tensor_assignment
 from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
+from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.language.yamlfiles import line_of, load_validated
 from grader.layout import DEFAULT_PROFILE
 
-KIND_OPS = {"scalar": MICROGRAD_OPS, "tensor": BABYGRAD_OPERATOR_FORMS}
+KIND_OPS = {"scalar": MICROGRAD_OPS, "tensor": (*BABYGRAD_OPERATOR_FORMS, "swap_axes")}
 """The ops of the op table a profile of each kind of graph may list."""
 TOPO = "walk.topo"
 NESTED = "walk.nested"
@@ -46,6 +49,34 @@ SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "properties": {
                     "kind": {"enum": list(KIND_OPS)},
+                    "api": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            **{
+                                name: {"type": "string", "minLength": 1}
+                                for name in (
+                                    "package",
+                                    "folder",
+                                    "leaf",
+                                    "value",
+                                    "function",
+                                    "forward",
+                                    "backward",
+                                    "node_op",
+                                    "node_inputs",
+                                )
+                            },
+                            "classes": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string", "minLength": 1},
+                            },
+                            "operators": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string", "minLength": 1},
+                            },
+                        },
+                    },
                     "walk": {
                         "type": "object",
                         "required": ["topo", "zero_grad"],
@@ -92,6 +123,8 @@ class AssignmentProfile:
     kind: str
     walk: Walk
     ops: tuple[str, ...]
+    api: TensorApi | None = None
+    """A tensor assignment's spelling (``api:``); None: this course's babygrad."""
 
     def has(self, need: str) -> bool:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
@@ -120,6 +153,19 @@ class Profile:
     def of(self, assignment: str) -> AssignmentProfile:
         return self.assignments[assignment]
 
+    def of_kind(self, kind: str) -> AssignmentProfile | None:
+        return next((a for a in self.assignments.values() if a.kind == kind), None)
+
+    def assignment(self, kind: str) -> Assignment:
+        """The assignment that grades graphs of ``kind`` in this course: its name (the
+        rubric's item prefix) and its API's spelling."""
+        own = self.of_kind(kind)
+        if own is None:
+            return of_kind(kind)
+        if own.kind == "scalar":
+            return dataclasses.replace(MICROGRAD, name=own.name)
+        return tensor_assignment(own.name, own.api or BABYGRAD_API)
+
 
 def load(path: Path) -> Profile:
     """The profile at ``path``; a ``ProfileError`` naming the line of the first problem."""
@@ -136,11 +182,19 @@ def load(path: Path) -> Profile:
                 f"{raw['kind']} graphs (one of {', '.join(KIND_OPS[raw['kind']])}). "
                 "See 'Grading another course's engine' in README.md."
             )
+        if "api" in raw and raw["kind"] != "tensor":
+            line = line_of(text, ["assignments", name, "api"])
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/api: only a tensor assignment spells its "
+                "API here. See 'Grading another course's engine' in README.md."
+            )
+        api = TensorApi.from_json(raw["api"]) if "api" in raw else None
         assignments[name] = AssignmentProfile(
             name=name,
             kind=raw["kind"],
             walk=Walk(topo=raw["walk"]["topo"], zero_grad=raw["walk"]["zero_grad"]),
             ops=tuple(raw["ops"]),
+            api=api,
         )
     return Profile(
         name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.language.assignments import MICROGRAD, of_kind
+from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag
 from grader.language.graphs import (
     Graph,
     build_source,
     names,
 )
+from grader.language.tensor_api import TensorApi
 
 
 def array_literal(value: np.ndarray) -> str:
@@ -24,12 +25,11 @@ def array_literal(value: np.ndarray) -> str:
     return repr(float(value)) if value.ndim == 0 else repr(value.tolist())
 
 
-def graph_snippet(graph: Graph) -> str:
+def graph_snippet(graph: Graph, assignment: Assignment) -> str:
     """Build, call ``backward()`` on the output, print every leaf's gradient."""
     var = names(graph)
-    assignment = of_kind(graph.kind)
     leaves = ", ".join(
-        f"{v}.grad" if graph.kind == "scalar" else f"{v}.grad.data"
+        f"{v}.grad" if graph.kind == "scalar" else assignment.api.value_source(f"{v}.grad")
         for v in var[: len(graph.leaves)]
     )
     return "\n".join(
@@ -77,26 +77,37 @@ def dag_snippet(dag: Dag, call: str) -> str:
     return "\n".join(lines)
 
 
-TENSOR_HELPER = '''class Given(Function):
+def tensor_helper(api: TensorApi) -> str:
+    """The grader's op, a subclass of the course's op base class."""
+    upstream = api.value_source("out_grad")
+    part = api.leaf_source(f"w * {upstream}", False)
+    return f'''class Given({api.function}):
     """The grader's op: out = sum of weight * input; backward is exact."""
     ran = []  # the tensors whose backward ran, in order
     def __init__(self, *weights):
         self.weights = weights
-    def forward(self, *arrays):
+    def {api.forward}(self, *arrays):
         return sum(w * a for w, a in zip(self.weights, arrays))
-    def backward(self, out_grad, node):
-        if node._op is not self:
+    def {api.backward}(self, out_grad, node):
+        if node.{api.node_op} is not self:
             raise ValueError("backward was called with a tensor that is not this op's output")
         Given.ran.append(node)
-        parts = [Tensor(w * out_grad.data, requires_grad=False) for w in self.weights]
+        parts = [{part} for w in self.weights]
         return parts[0] if len(parts) == 1 else tuple(parts)  # one input: a bare Tensor'''
 
-TENSOR_IMPORTS = "\n".join(
-    ["import numpy as np", "from babygrad import Tensor", "from babygrad.ops import Function"]
-)
+
+def tensor_imports(api: TensorApi) -> str:
+    return "\n".join(
+        [
+            "import numpy as np",
+            f"from {api.package} import Tensor",
+            f"from {api.package}.ops import {api.function}",
+        ]
+    )
 
 
 def tensor_dag_snippet(
+    api: TensorApi,
     dag: Dag,
     shape: tuple[int, ...],
     frozen: Sequence[int] = (),
@@ -108,9 +119,9 @@ def tensor_dag_snippet(
     ``grad`` if given); the leaves in ``frozen`` do not require grad; ``wrap_leaves``: each
     leaf is ``Given(1.0)`` of a tensor. ``order``: also print which tensors' backward ran, in
     order (as node numbers)."""
-    lines = [TENSOR_IMPORTS, TENSOR_HELPER]
+    lines = [tensor_imports(api), tensor_helper(api)]
     for i in range(dag.leaves):
-        leaf = f"Tensor(np.full({shape}, {1.0 + i}), requires_grad={i not in frozen})"
+        leaf = api.leaf_source(f"np.full({shape}, {1.0 + i})", i not in frozen)
         lines.append(f"n{i} = Given(1.0)({leaf})" if wrap_leaves else f"n{i} = {leaf}")
     for k, pairs in enumerate(dag.nodes):
         weights = ", ".join(str(w) for _, w in pairs)
@@ -118,9 +129,7 @@ def tensor_dag_snippet(
         lines.append(f"n{dag.leaves + k} = Given({weights})({operands})")
     root = f"n{dag.size - 1}"
     upstream = (
-        ""
-        if grad is None
-        else (f"Tensor(np.array({np.asarray(grad).tolist()!r}), requires_grad=False)")
+        "" if grad is None else api.leaf_source(f"np.array({np.asarray(grad).tolist()!r})", False)
     )
     lines += [f"{root}.backward({upstream})", f"print([n.grad for n in (n0, {root})])"]
     if order:

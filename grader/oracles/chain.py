@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from grader.language.graphs import Graph
+from grader.language.profiles import Profile
 from grader.language.verdicts import Tolerance
 from grader.oracles import Evaluation, OracleUnavailable, numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
@@ -29,11 +30,13 @@ AGREEMENT = Tolerance(atol=1e-6, rtol=1e-5)
 class Oracles:
     """The available oracles: ``primary`` answers, ``confirmers`` (cheapest first) confirm."""
 
-    def __init__(self, reference_dir: Path | None, use_torch: bool = True) -> None:
+    def __init__(
+        self, reference_dir: Path | None, use_torch: bool = True, profile: Profile | None = None
+    ) -> None:
         available: list[Any] = []
         if reference_dir is not None:
             with contextlib.suppress(OracleUnavailable):
-                available.append(ReferenceOracle(reference_dir))
+                available.append(ReferenceOracle(reference_dir, profile))
         if use_torch and torch_oracle.available():
             available.append(torch_oracle)
         self.primary = available[0] if available else numeric

@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from grader.language.assignments import of_kind
+from grader.language import profiles
 from grader.language.graphs import Graph
+from grader.language.profiles import Profile
+from grader.language.tensor_api import BABYGRAD_API
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
 from grader.worker.engines import load_engine
@@ -18,24 +20,35 @@ name = "reference"
 
 
 class ReferenceOracle:
-    """Evaluates graphs with the reference engine (in float64 for babygrad)."""
+    """Evaluates graphs with the reference engine of the course's profile (in float64: a
+    tensor API's leaf spells its dtype, babygrad's gets it from ``_float64``)."""
 
     name = name
 
-    def __init__(self, root: Path) -> None:
-        if not (root / "micrograd" / "engine.py").is_file():
+    def __init__(self, root: Path, profile: Profile | None = None) -> None:
+        self.profile = profile or profiles.course()
+        files = [
+            "micrograd/engine.py" if a.kind == "scalar" else a.api.engine_file
+            for a in map(self.profile.assignment, ("scalar", "tensor"))
+            if self.profile.of_kind(a.kind) is not None
+        ]
+        if not any((root / f).is_file() for f in files):
             raise OracleUnavailable(f"no reference engine in {root}")
         self.root = root
         self.engines: dict[str, Any] = {}
 
     def engine(self, kind: str) -> Any:
-        assignment = of_kind(kind).name
-        if assignment not in self.engines:
-            engine = load_engine(self.root, assignment)
-            if assignment == "babygrad":
-                engine = SimpleNamespace(Tensor=_float64(engine.Tensor), ops=engine.ops)
-            self.engines[assignment] = engine
-        return self.engines[assignment]
+        assignment = self.profile.assignment(kind)
+        if assignment.name not in self.engines:
+            if kind == "scalar":
+                engine = load_engine(self.root, "micrograd")
+            else:
+                api = assignment.api
+                loaded = load_engine(self.root, assignment.name, api.package, api.folder)
+                tensor = _float64(loaded.Tensor) if api == BABYGRAD_API else loaded.Tensor
+                engine = SimpleNamespace(Tensor=tensor, ops=loaded.ops, api=api)
+            self.engines[assignment.name] = engine
+        return self.engines[assignment.name]
 
     def evaluate_graph(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
         engine = self.engine(graph.kind)

@@ -16,13 +16,13 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 
-def import_engine(assignment: str) -> ModuleType | SimpleNamespace:
-    """The engine of ``assignment`` ("micrograd" or "babygrad"), imported from ``sys.path``
-    as it stands."""
+def import_engine(assignment: str, package: str = "babygrad") -> ModuleType | SimpleNamespace:
+    """The engine of ``assignment``, imported from ``sys.path`` as it stands: micrograd's
+    ``engine`` module, or a tensor course's ``package`` (its ``Tensor`` and ``ops``)."""
     if assignment == "micrograd":
         return importlib.import_module("micrograd.engine")
-    package = importlib.import_module("babygrad")
-    return SimpleNamespace(Tensor=package.Tensor, ops=importlib.import_module("babygrad.ops"))
+    module = importlib.import_module(package)
+    return SimpleNamespace(Tensor=module.Tensor, ops=importlib.import_module(f"{package}.ops"))
 
 
 @contextmanager
@@ -54,8 +54,11 @@ def isolated(root: Path, package: str) -> Iterator[None]:
         sys.modules.update(hidden)
 
 
-def load_engine(root: Path, assignment: str) -> ModuleType | SimpleNamespace:
-    """``import_engine`` from ``root``, leaving ``sys.modules`` as it was, so that several
-    engines (reference, test fixtures) can coexist in one process."""
-    with isolated(root, assignment):
-        return import_engine(assignment)
+def load_engine(
+    root: Path, assignment: str, package: str = "", folder: str = ""
+) -> ModuleType | SimpleNamespace:
+    """``import_engine`` from ``root`` (its ``folder``), leaving ``sys.modules`` as it was, so
+    that several engines (reference, test fixtures) can coexist in one process."""
+    package = package or assignment
+    with isolated(root / folder, "micrograd" if assignment == "micrograd" else package):
+        return import_engine(assignment, package)

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
+from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker import engines, framing, probes
 from grader.worker.deviations import deviation
 from grader.worker.encoding import ProbeError
+from grader.worker.protocol import Probe
 
 BLOCKED_MODULES = ("torch", "reference", "grader.grading.suites", "grader.oracles", "hypothesis")
 MAX_MESSAGE = 300
@@ -75,31 +77,47 @@ class Submission:
         self.root = root
         self.loaded: dict[str, ModuleType | SimpleNamespace | BaseException] = {}
 
-    def engine(self, assignment: str) -> ModuleType | SimpleNamespace:
+    def engine(
+        self, assignment: str, api: dict[str, Any] | None = None
+    ) -> ModuleType | SimpleNamespace:
+        """The assignment's engine, imported the first time it is asked for (by the import
+        request, which carries a tensor course's API when it is not babygrad's)."""
         if assignment not in self.loaded:
-            self.loaded[assignment] = self._load(assignment)
+            self.loaded[assignment] = self._load(assignment, api)
         engine = self.loaded[assignment]
         if isinstance(engine, BaseException):
             raise engine
         return engine
 
-    def _load(self, assignment: str) -> ModuleType | SimpleNamespace | BaseException:
-        engine = self.root / MODULES[assignment]
+    def _load(
+        self, assignment: str, api: dict[str, Any] | None
+    ) -> ModuleType | SimpleNamespace | BaseException:
+        spelling = TensorApi.from_json(api) if api else BABYGRAD_API
+        name = MODULES.get(assignment, spelling.engine_file)
+        engine = self.root / name
         if not engine.is_file():
-            return FileNotFoundError(f"the submission has no {MODULES[assignment]}")
+            return FileNotFoundError(f"the submission has no {name}")
         # As when the student runs the file in its folder: a module beside it imports by name
         # (``from utils import RNG``). The folder is in the scratch copy, nothing more is read.
         sys.path.insert(1, str(engine.parent))
+        if spelling.folder:
+            sys.path.insert(1, str(self.root / spelling.folder))
         try:
-            return engines.import_engine(assignment)
+            loaded = engines.import_engine(assignment, spelling.package)
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the student's
             return exc
+        if isinstance(loaded, SimpleNamespace):
+            loaded.api = spelling
+        return loaded
 
 
 def answer(submission: Submission, request: dict[str, Any]) -> dict[str, Any]:
     results = []
+    load = request["probe"] == Probe.LOAD and request["cases"]
     try:
-        engine = submission.engine(request["assignment"])
+        engine = submission.engine(
+            request["assignment"], request["cases"][0].get("api") if load else None
+        )
     except BaseException as exc:  # noqa: BLE001
         error = describe(exc, submission.root)
         if isinstance(exc, FileNotFoundError):

@@ -40,7 +40,7 @@ def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]
     record = Record()
     if run == "preloaded":
         with recording_values(engine, record, primitives=False):
-            nodes = build(engine, graph, "micrograd")
+            nodes = build(engine, graph)
         leaves = nodes[: len(graph.leaves)]
         for leaf, preload in zip(leaves, case["preload"], strict=False):
             leaf.grad = float(preload)
@@ -53,19 +53,19 @@ def probe_accumulate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]
     if run == "composition":
         used: set[str] = set()
         with recording_values(engine, record, used=used, keep=frozenset(case["own"])):
-            copies = build(engine, split, "micrograd")
+            copies = build(engine, split)
             measure_closures(record, copies[: len(split.leaves)])
         return {
-            **recorded(split, copies, record),
+            **recorded(engine, split, copies, record),
             "used": sorted(used),
             "returns_operand": returns_operand(split, copies),
         }
     with recording_values(engine, record, primitives=False):
-        copies = build(engine, split, "micrograd")
+        copies = build(engine, split)
     copies[-1].grad = out_grad
     closures_newest_first(record.nodes, copies[: len(split.leaves)])
     return {
-        **report(split, copies, own_grads(split, copies)[: len(split.leaves)]),
+        **report(engine, split, copies, own_grads(engine, split, copies)[: len(split.leaves)]),
         "returns_operand": returns_operand(split, copies),
     }
 

@@ -8,52 +8,67 @@ worker encoded (``grader.worker.encoding``).
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from grader.language.graphs import Graph, build_source, names
+from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker.encoding import Encoded, encode
 from grader.worker.recording import Record
 
 
-def grad_of(node: Any, kind: str, what: str) -> Encoded | None:
-    grad = node.grad
-    if kind == "tensor":
-        if grad is None:
-            return None
-        grad = getattr(grad, "data", grad)
-    return encode(grad, what)
+def api_of(engine: Any) -> TensorApi:
+    """A tensor engine's API as the import request gave it (babygrad's by default)."""
+    return getattr(engine, "api", BABYGRAD_API)
 
 
-def api_namespace(engine: ModuleType, kind: str) -> dict[str, Any]:
+def grad_of(node: Any, kind: str, what: str, api: TensorApi = BABYGRAD_API) -> Encoded | None:
+    """A node's gradient; a tensor that has none yet (None, or no ``grad`` attribute at all,
+    as needle's before a backward reaches it) has None."""
+    if kind == "scalar":
+        return encode(node.grad, what)
+    grad = getattr(node, "grad", None)
+    return None if grad is None else encode(api.read(grad, array_or_tensor=True), what)
+
+
+def value_of(node: Any, kind: str, what: str, api: TensorApi = BABYGRAD_API) -> Encoded:
+    return encode(node.data if kind == "scalar" else api.read(node), what)
+
+
+def api_namespace(engine: Any, kind: str) -> dict[str, Any]:
     if kind == "scalar":
         return {"Value": engine.Value}
     return {"Tensor": engine.Tensor, "ops": engine.ops}
 
 
-def build(engine: ModuleType, graph: Graph, api: str) -> list[Any]:
+def build(engine: Any, graph: Graph) -> list[Any]:
     """Build the graph with exactly the source a student would see in a snippet."""
     namespace = api_namespace(engine, graph.kind)
-    exec(compile(build_source(graph, api), "<graph>", "exec"), namespace)  # noqa: S102
+    spelling = "micrograd" if graph.kind == "scalar" else api_of(engine)
+    exec(compile(build_source(graph, spelling), "<graph>", "exec"), namespace)  # noqa: S102
     return [namespace[v] for v in names(graph)]
 
 
-def report(graph: Graph, nodes: list[Any], grads: list[Encoded | None]) -> dict[str, Any]:
-    var = names(graph)
-    return {
-        "values": [encode(n.data, f"the value of {v}") for n, v in zip(nodes, var, strict=True)],
-        "grads": grads,
-    }
+def values(engine: Any, graph: Graph, nodes: list[Any]) -> list[Encoded]:
+    api = BABYGRAD_API if graph.kind == "scalar" else api_of(engine)
+    return [
+        value_of(n, graph.kind, f"the value of {v}", api)
+        for n, v in zip(nodes, names(graph), strict=True)
+    ]
 
 
-def own_grads(graph: Graph, nodes: list[Any]) -> list[Encoded | None]:
+def report(
+    engine: Any, graph: Graph, nodes: list[Any], grads: list[Encoded | None]
+) -> dict[str, Any]:
+    return {"values": values(engine, graph, nodes), "grads": grads}
+
+
+def own_grads(engine: Any, graph: Graph, nodes: list[Any]) -> list[Encoded | None]:
     """What the engine itself stored in every node's ``.grad``."""
-    return [grad_of(n, graph.kind, f"{v}.grad") for n, v in zip(nodes, names(graph), strict=True)]
+    api = BABYGRAD_API if graph.kind == "scalar" else api_of(engine)
+    return [
+        grad_of(n, graph.kind, f"{v}.grad", api) for n, v in zip(nodes, names(graph), strict=True)
+    ]
 
 
-def recorded(graph: Graph, nodes: list[Any], record: Record) -> dict[str, Any]:
-    var = names(graph)
-    return {
-        "values": [encode(n.data, f"the value of {v}") for n, v in zip(nodes, var, strict=True)],
-        "record": record.report(nodes),
-    }
+def recorded(engine: Any, graph: Graph, nodes: list[Any], record: Record) -> dict[str, Any]:
+    return {"values": values(engine, graph, nodes), "record": record.report(nodes)}

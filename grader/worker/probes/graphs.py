@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from grader.language.assignments import of_kind
 from grader.language.graphs import Graph
 from grader.worker.probes.build import build, own_grads, recorded, report
 from grader.worker.recording import (
@@ -21,9 +20,9 @@ from grader.worker.recording import (
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Build with operators and methods, call ``backward()`` on the output, report everything."""
     graph = Graph.from_json(case["graph"])
-    nodes = build(engine, graph, of_kind(graph.kind).spelling)
+    nodes = build(engine, graph)
     nodes[-1].backward()
-    return report(graph, nodes, own_grads(graph, nodes))
+    return report(engine, graph, nodes, own_grads(engine, graph, nodes))
 
 
 def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -35,9 +34,9 @@ def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     graph = Graph.from_json(case["graph"])
     record = Record()
     with recording_ops(engine, record):
-        nodes = build(engine, graph, "tensor")
+        nodes = build(engine, graph)
         measure_functions(engine, record)
-    return recorded(graph, nodes, record)
+    return recorded(engine, graph, nodes, record)
 
 
 def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +48,6 @@ def probe_sugar(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     graph = Graph.from_json(case["graph"])
     record = Record()
     with recording_values(engine, record):
-        nodes = build(engine, graph, "micrograd")
+        nodes = build(engine, graph)
         measure_closures(record)
-    return recorded(graph, nodes, record)
+    return recorded(engine, graph, nodes, record)

@@ -7,17 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from grader.language.graphs import Graph, expression, function_source, names
+from grader.language.graphs import Graph, expression, names
 from grader.worker.encoding import ProbeError, encode
-from grader.worker.probes.build import api_namespace, grad_of
+from grader.worker.probes.build import api_namespace, api_of, grad_of
 
 
 def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """One op alone: forward, then its own backward with a given output gradient.
 
     micrograd: set ``out.grad`` and call ``out._backward()``, and say which operands
-    ``out._prev`` holds (by index, -1 for any other node); babygrad: call the op's
-    ``backward(out_grad, node)``. Nothing else of the student's engine is involved.
+    ``out._prev`` holds (by index, -1 for any other node); a tensor engine: call the op's
+    own backward (babygrad's ``backward(out_grad, node)``, in the course API's spelling).
+    Nothing else of the student's engine is involved.
     """
     graph = Graph.from_json(case["graph"])
     var = names(graph)
@@ -40,18 +41,19 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
             "grads": [grad_of(x, "scalar", f"{v}.grad") for x, v in zip(leaves, var, strict=False)],
             "prev": prev,
         }
-    namespace = api_namespace(engine, "tensor")
-    leaves = [engine.Tensor(v, requires_grad=True) for v in graph.leaves]
-    node = graph.nodes[0]
-    op = eval(function_source(node), namespace)  # noqa: S307
+    api = api_of(engine)
+    leaves = [api.make_leaf(engine.Tensor, v, True) for v in graph.leaves]
+    op = eval(api.function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
     out = op(*leaves)
-    value = encode(out.data, "the result")
-    grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
+    value = encode(api.read(out), "the result")
+    grads = getattr(op, api.backward)(api.make_leaf(engine.Tensor, out_grad, False), out)
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     if len(grads) != len(leaves):
-        raise ProbeError(f"backward returned {len(grads)} gradients for {len(leaves)} inputs")
+        raise ProbeError(f"{api.backward} returned {len(grads)} gradients for {len(leaves)} inputs")
     return {
         "values": [value],
-        "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)],
+        "grads": [
+            encode(api.read(g, array_or_tensor=True), f"gradient {i}") for i, g in enumerate(grads)
+        ],
     }

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from grader.worker.probes.build import api_of
+
 
 def given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
     """A micrograd graph whose ``_backward`` closures are the grader's: each adds a known
@@ -76,30 +78,33 @@ def given_tensor(
     ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
     the student's walk runs."""
     calls: list[int] = []
+    api = api_of(engine)
 
-    class GivenSum(engine.ops.Function):
-        def __init__(self, weights: list[float], index: int) -> None:
-            self.weights = weights
-            self.index = index
+    def __init__(self: Any, weights: list[float], index: int) -> None:
+        self.weights = weights
+        self.index = index
 
-        def forward(self, *arrays: np.ndarray) -> np.ndarray:
-            return sum(
-                w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays, strict=True)
-            )
+    def forward(self: Any, *arrays: np.ndarray) -> np.ndarray:
+        return sum(w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays, strict=True))
 
-        def backward(self, out_grad: Any, node: Any) -> Any:
-            if node._op is not self:
-                raise ValueError(NOT_THE_OUTPUT)
-            calls.append(self.index)
-            grad = np.asarray(getattr(out_grad, "data", out_grad), np.float64)
-            parts = [engine.Tensor(w * grad, requires_grad=False) for w in self.weights]
-            return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
+    def backward(self: Any, out_grad: Any, node: Any) -> Any:
+        if getattr(node, api.node_op) is not self:
+            raise ValueError(NOT_THE_OUTPUT)
+        calls.append(self.index)
+        grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
+        parts = [api.make_leaf(engine.Tensor, w * grad, False) for w in self.weights]
+        return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
+
+    # The course's op base class, with its own names for the two methods (babygrad's
+    # ``forward`` and ``backward``).
+    methods = {"__init__": __init__, api.forward: forward, api.backward: backward}
+    GivenSum = type("GivenSum", (getattr(engine.ops, api.function),), methods)  # noqa: N806
 
     dag = case["dag"]
     shape = tuple(case["shape"])
     frozen = set(case.get("frozen", ()))
     nodes = [
-        engine.Tensor(np.full(shape, 1.0 + i), requires_grad=i not in frozen)
+        api.make_leaf(engine.Tensor, np.full(shape, 1.0 + i), i not in frozen)
         for i in range(dag["leaves"])
     ]
     if case.get("wrap_leaves"):
@@ -110,8 +115,8 @@ def given_tensor(
     reads = [0] * len(nodes)
     if case.get("count_reads"):
         for index, node in enumerate(nodes):
-            if node._op is not None:
-                counted = CountedInputs(node._inputs)
+            if getattr(node, api.node_op) is not None:
+                counted = CountedInputs(getattr(node, api.node_inputs))
                 counted.reads, counted.index = reads, index
-                node._inputs = counted
+                setattr(node, api.node_inputs, counted)
     return nodes, calls, reads

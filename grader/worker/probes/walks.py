@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from grader.worker.encoding import Encoded
-from grader.worker.probes.build import grad_of
+from grader.worker.probes.build import api_of, grad_of
 from grader.worker.probes.stand_ins import CountedInputs, given_scalar, given_tensor
 
 
@@ -108,9 +108,11 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
         nodes[-1].backward()
     else:
         grad = np.asarray(case["grad"], dtype=np.float64).reshape(tuple(case["shape"]))
-        nodes[-1].backward(engine.Tensor(grad, requires_grad=False))
+        nodes[-1].backward(api_of(engine).make_leaf(engine.Tensor, grad, False))
     answer: dict[str, Any] = {
-        "grads": [grad_of(n, "tensor", f"node {i} grad") for i, n in enumerate(nodes)],
+        "grads": [
+            grad_of(n, "tensor", f"node {i} grad", api_of(engine)) for i, n in enumerate(nodes)
+        ],
         "calls": list(calls),
     }
     if case.get("count_reads"):

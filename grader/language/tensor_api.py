@@ -1,0 +1,114 @@
+"""How a tensor course's API spells what the grader does with an engine: import it, make a leaf,
+read a value, apply one op and ask its own backward, subclass its op base class, and reach a
+node's op and inputs.
+
+One value serves both sides of the sandbox: the worker builds and reads with it (sent as plain
+JSON in the import request), and the trusted parent writes the snippets a student sees with the
+same words, so that a snippet runs in the student's own API. The defaults are this course's
+babygrad; a profile's ``api:`` block overrides any of them (``courses/needle-hw1/profile.yaml``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from types import CodeType
+from typing import Any
+
+from grader.language.graphs import OPS, Node
+
+
+@dataclass(frozen=True)
+class TensorApi:
+    package: str = "babygrad"
+    """The package a submission holds; ``from <package> import Tensor`` and ``<package>.ops``."""
+    folder: str = ""
+    """The folder holding the package, relative to the submission (``python`` for needle)."""
+    leaf: str = "Tensor({data}, requires_grad={requires_grad})"
+    """A leaf with every argument the grader relies on spelled out, never a default."""
+    value: str = "data"
+    """The attribute of a tensor that holds its array, or a method that returns it
+    (``numpy()``); a gradient without it is taken as the array itself."""
+    function: str = "Function"
+    """The base class of every op, in ``<package>.ops``."""
+    forward: str = "forward"
+    """The method of an op that computes its output array from its operands' arrays."""
+    backward: str = "backward"
+    """The method of an op that returns its operands' gradients: ``(out_grad, node)``."""
+    node_op: str = "_op"
+    """The attribute of a tensor that holds the op that made it (None for a leaf)."""
+    node_inputs: str = "_inputs"
+    """The attribute of a tensor that holds its operands."""
+    classes: Mapping[str, str] = field(default_factory=dict)
+    """Op -> the op's class in ``<package>.ops``, where it differs from babygrad's name."""
+    operators: Mapping[str, str] = field(default_factory=dict)
+    """Op -> the expression that applies it (``ops.log({0})``), where it differs from the op
+    table's operator or method."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, message: Mapping[str, Any]) -> TensorApi:
+        return cls(**message)
+
+    @property
+    def engine_file(self) -> str:
+        """The file whose presence says the submission holds this assignment."""
+        return "/".join(p for p in (self.folder, self.package, "__init__.py") if p)
+
+    @property
+    def imports(self) -> str:
+        """What a runnable snippet starts with."""
+        return f"from {self.package} import Tensor\nfrom {self.package} import ops"
+
+    def leaf_source(self, data: str, requires_grad: bool) -> str:
+        return self.leaf.format(data=data, requires_grad=requires_grad)
+
+    def value_source(self, expression: str) -> str:
+        return f"{expression}.{self.value}"
+
+    def read(self, tensor: Any, array_or_tensor: bool = False) -> Any:
+        """The array a tensor holds; with ``array_or_tensor`` (a gradient, which an engine
+        may keep as the array itself), a value without the attribute is the array."""
+        name = self.value.removesuffix("()")
+        if array_or_tensor and not hasattr(tensor, name):
+            return tensor
+        value = getattr(tensor, name)
+        return value() if self.value.endswith("()") else value
+
+    def make_leaf(self, tensor_class: Any, data: Any, requires_grad: bool) -> Any:
+        """A leaf made exactly as ``leaf_source`` spells it."""
+        source = _compiled(self.leaf_source("data", requires_grad))
+        return eval(source, {"Tensor": tensor_class, "data": data})  # noqa: S307
+
+    def class_name(self, op: str) -> str:
+        function = OPS[op].function
+        if op in self.classes:
+            return self.classes[op]
+        if function is None:
+            raise ValueError(f"op {op!r} has no op class")
+        return function.name
+
+    def function_source(self, node: Node) -> str:
+        """The op class that applies ``node``'s op, e.g. ``ops.Transpose((1, 0))``; the
+        default of a parameter (None) is not written, so the default is what is run."""
+        name = self.class_name(node.op)
+        return f"ops.{name}()" if node.param is None else f"ops.{name}({node.param!r})"
+
+    def template(self, op: str) -> str:
+        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""
+        template = self.operators.get(op, OPS[op].tensor)
+        if template is None:
+            raise ValueError(f"op {op!r} has no tensor spelling")
+        return template
+
+
+@functools.cache
+def _compiled(source: str) -> CodeType:
+    return compile(source, "<api>", "eval")
+
+
+BABYGRAD_API = TensorApi()
+"""This course's babygrad."""
