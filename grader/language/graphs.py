@@ -181,6 +181,8 @@ def transpose_params(shape: Shape) -> tuple[Any, ...]:
 def axis_pairs(shape: Shape) -> tuple[Any, ...]:
     """``None`` (the last two) and every pair of axes: what needle's ``transpose`` swaps."""
     ndim = len(shape)
+    if ndim < 2:
+        return ()
     return (None, *((i, j) for i in range(ndim) for j in range(i + 1, ndim)))
 
 
