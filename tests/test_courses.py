@@ -13,6 +13,7 @@ import pytest
 
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
+from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
 from grader.language.profiles import KIND_OPS, ProfileError
 from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.workflows.stubs import write_stubs
@@ -24,6 +25,10 @@ COURSE_ENGINES = {
         "reference": COURSES / "karpathy-micrograd" / "reference",
         "other": ENGINES / "karpathy-micrograd" / "other",
         "this course's reference": COURSES.parent / "reference",
+    },
+    "needle-hw1": {
+        "reference": COURSES / "needle-hw1" / "reference",
+        "other": ENGINES / "needle-hw1" / "layout2022",
     },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
@@ -42,11 +47,13 @@ def bugs_of(course: str) -> tuple[Bug, ...]:
     return course_bugs(ENGINES / course / "planted.yaml")
 
 
-def test_this_course_names_its_own_profile_and_has_every_op():
+def test_this_course_names_its_own_profile_and_has_every_op_of_its_columns():
     rubric = rubric_module.load(DEFAULT_RUBRIC)
     assert rubric.profile == profiles.course()
+    own = {"scalar": MICROGRAD_OPS, "tensor": BABYGRAD_OPERATOR_FORMS}
     for api in rubric.profile.assignments.values():
-        assert set(api.ops) == set(KIND_OPS[api.kind])
+        assert set(api.ops) == set(own[api.kind])
+        assert set(api.ops) <= set(KIND_OPS[api.kind])
 
 
 def test_a_profile_error_names_its_file_and_line(tmp_path):

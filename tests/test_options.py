@@ -12,6 +12,7 @@ import pytest
 
 from grader.grading.options import from_pytest
 from grader.grading.replay import IN_MEMORY
+from grader.language.assignments import MICROGRAD
 from grader.workflows.api import GradeOptions, pytest_command
 from grader.workflows.arguments import grade_options
 from grader.workflows.cli import parser
@@ -23,7 +24,7 @@ pytest_plugins = ["pytester"]
 
 def grading_process_options(pytester: pytest.Pytester, options: GradeOptions) -> GradeOptions:
     """The record the plugin rebuilds from the grading process's command line."""
-    command = pytest_command("micrograd", options, pytester.path / "results.json", slot=3)
+    command = pytest_command(MICROGRAD, options, pytester.path / "results.json", slot=3)
     arguments = command[command.index("pytest") + 2 :]  # after the suite
     config = pytester.parseconfig(*arguments)
     rebuilt = from_pytest(config)

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.language import profiles
+from grader.language.assignments import BABYGRAD, MICROGRAD
+from grader.language.tensor_api import BABYGRAD_API
+from grader.layout import COURSES
 from grader.workflows import notebook, submissions
 from grader.workflows.submissions import Refused, Upload, UploadLimits, prepare
 
@@ -23,6 +27,11 @@ def make(root: Path, files: dict[str, str]) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     return root
+
+
+def placed(folder: Path) -> list[str]:
+    """The files of a prepared folder, relative to it."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
 def zipped(path: Path, members: dict[str, str | zipfile.ZipInfo]) -> Path:
@@ -125,9 +134,9 @@ def test_babygrad_needs_tensor_and_ops():
         "deep/er/babygrad/tensor.py": b"",
         "deep/er/babygrad/ops.py": b"",
     }
-    assert submissions.choose_babygrad(files) == "deep/er/babygrad"
+    assert submissions.choose_package(files, BABYGRAD_API) == "deep/er/babygrad"
     files["hw/babygrad/ops.py"] = b""
-    assert submissions.choose_babygrad(files) == "hw/babygrad"
+    assert submissions.choose_package(files, BABYGRAD_API) == "hw/babygrad"
 
 
 def test_prepare_a_nested_folder_into_the_grader_layout(tmp_path):
@@ -144,9 +153,7 @@ def test_prepare_a_nested_folder_into_the_grader_layout(tmp_path):
         },
     )
     prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out")
-    files = sorted(
-        p.relative_to(prepared.folder).as_posix() for p in prepared.folder.rglob("*") if p.is_file()
-    )
+    files = placed(prepared.folder)
     assert files == [
         "babygrad/__init__.py",
         "babygrad/ops.py",
@@ -180,25 +187,60 @@ def test_the_files_beside_a_found_engine_come_along(tmp_path, engine, note):
         },
     )
     prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out")
-    files = sorted(
-        p.relative_to(prepared.folder).as_posix() for p in prepared.folder.rglob("*") if p.is_file()
-    )
+    files = placed(prepared.folder)
     assert files == ["micrograd/engine.py", "micrograd/utils.py"]
     assert prepared.notes == [note, "micrograd: with the files beside it: utils.py"]
 
 
 def test_what_a_prepared_folder_holds(tmp_path):
     folder = make(tmp_path, {"micrograd/engine.py": ENGINE, "babygrad/tensor.py": ""})
-    assert submissions.submitted(folder, "micrograd")
-    assert not submissions.submitted(folder, "babygrad")
+    assert submissions.submitted(folder, MICROGRAD)
+    assert not submissions.submitted(folder, BABYGRAD)
     first = submissions.fingerprints(folder)
     assert first["babygrad"] is None and first["micrograd"]
     make(folder, {"babygrad/ops.py": "", "notes.txt": "ignored"})
     second = submissions.fingerprints(folder)
     assert second["micrograd"] == first["micrograd"] and second["babygrad"]
-    assert submissions.not_submitted("babygrad") == (
+    assert submissions.not_submitted(BABYGRAD) == (
         "not submitted (looked for a babygrad/ folder with tensor.py and ops.py)"
     )
+
+
+NEEDLE = profiles.load(COURSES / "needle-hw1" / "profile.yaml").graded
+
+
+def test_another_courses_package_is_found_where_it_is_and_placed_where_its_api_imports_it(
+    tmp_path,
+):
+    upload = make(
+        tmp_path / "upload",
+        {
+            "hw1/python/needle/__init__.py": "",
+            "hw1/python/needle/autograd.py": "",
+            "hw1/python/needle/ops/ops_mathematic.py": "",
+            "hw1/tests/test_autograd_hw.py": "",
+            "scratch/engine.py": ENGINE,
+        },
+    )
+    prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out", NEEDLE)
+    files = placed(prepared.folder)
+    assert files == [
+        "python/needle/__init__.py",
+        "python/needle/autograd.py",
+        "python/needle/ops/ops_mathematic.py",
+    ]
+    assert prepared.notes == ["needle: hw1/python/needle/"]
+    assert submissions.fingerprints(prepared.folder, NEEDLE)["needle"]
+
+
+def test_an_upload_without_the_courses_package_says_where_it_was_looked_for(tmp_path):
+    upload = make(tmp_path / "upload", {"engine.py": ENGINE, "needle/ops.py": ""})
+    prepared = prepare(Upload("alice", upload, "folder"), tmp_path / "out", NEEDLE)
+    assert prepared.notes == [
+        "nothing gradable: looked for a needle/ folder with __init__.py and autograd.py"
+        " (in python/)"
+    ]
+    assert not submissions.submitted(prepared.folder, NEEDLE[0])
 
 
 def test_a_prepared_upload_is_deleted_after_use(tmp_path):

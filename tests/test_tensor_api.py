@@ -3,8 +3,8 @@ snippets speak needle's API (``courses/needle-hw1/profile.yaml``) on both of its
 correct engine agrees with the oracles, and each planted bug of needle's shows where the
 grader looks: its op's own gradient, or the walk and ledger of ``Tensor.backward``.
 
-The rubric and the command line for needle are not in yet (see ``courses/needle-hw1``); these
-tests prove the language they will stand on."""
+These are the probes' own proofs, without a grading run; ``tests/test_courses.py`` grades
+the same engines and bugs against needle's rubric from end to end."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from grader.checks.ops import op_snippet
 from grader.language import profiles
 from grader.language.dags import Dag, dags, diamonds
-from grader.language.graphs import OPS, Graph, Node, evaluate
+from grader.language.graphs import OPS, TENSOR_OP_ITEMS, Graph, Node, evaluate
 from grader.language.snippets import graph_snippet, tensor_dag_snippet
 from grader.language.strategies import tensor_graphs
 from grader.layout import COURSES
@@ -39,25 +39,13 @@ ENGINES = {
 }
 BUGS = course_bugs(Path(__file__).parent / "engines" / "needle-hw1" / "planted.yaml")
 OP_OF_ITEM = {
-    "add": "add",
-    "multiply": "mul",
-    "divide": "div",
-    "power": "pow",
-    "negate": "neg",
-    "log": "log",
-    "exp": "exp",
-    "relu": "relu",
-    "reshape": "reshape",
-    "transpose": "swap_axes",
-    "summation": "sum",
-    "broadcast_to": "broadcast_to",
-    "matmul": "matmul",
-    "add_scalar": "add_scalar",
-    "mul_scalar": "mul_scalar",
-    "divide_scalar": "div_scalar",
-    "power_scalar": "powk",
+    item.removeprefix("needle.ops."): op
+    for suffix, op in TENSOR_OP_ITEMS.items()
+    if NEEDLE.of("needle").has(op)
+    and (item := NEEDLE.item_id(f"babygrad.ops.{suffix}")) is not None
 }
-"""needle's op items (``needle.ops.<item>``) and the op of the graph language each grades."""
+"""needle's op items (``needle.ops.<item>``) and the op of the graph language each grades, as
+the profile says them."""
 
 
 def engine(root: Path):
@@ -93,8 +81,10 @@ def op_agrees(loaded, graph: Graph) -> bool:
     want = numeric.evaluate_graph(graph, out_grad)
     value = decode_array(got["values"][0], "value")
     grads = [decode_array(g, "grad") for g in got["grads"]]
-    return close(value, want.values[-1]) and all(
-        close(g, w) for g, w in zip(grads, want.grads, strict=True)
+    return (
+        close(value, want.values[-1])
+        and len(grads) == len(want.grads)
+        and all(close(g, w) for g, w in zip(grads, want.grads, strict=True))
     )
 
 

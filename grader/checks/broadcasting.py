@@ -84,7 +84,7 @@ def _beforehand(
     wide = widened(graph, shape)
     expected = session.oracles.expected(wide, out_grad)
     answer = session.try_ask(
-        "babygrad",
+        session.assignment("tensor").name,
         Probe.BROADCAST,
         {"graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"},
     )
@@ -101,7 +101,7 @@ def _beforehand(
         explicit = None
     if explicit is None:
         return False
-    tol = session.oracles.tolerance(session.tolerances["babygrad"])
+    tol = session.oracles.tolerance(session.tolerances[session.assignment("tensor").name])
     if not any(
         mismatch("", got, want, tol)
         for got, want in zip(explicit, [expected.values[-1], *expected.grads], strict=True)
@@ -137,10 +137,12 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     shape = out_grad.shape
     leaves = [v.shape for v in graph.leaves]
     full_value, *full_grads = explicit
-    answer = session.ask("babygrad", Probe.BROADCAST, {**case, "run": "implicit"}, snippet)
+    answer = session.ask(
+        session.assignment("tensor").name, Probe.BROADCAST, {**case, "run": "implicit"}, snippet
+    )
     (value,) = answers.decoded({"v": [answer.get("value")]}, "v", ["out.data"], snippet)
     grads = answers.decoded(answer, "grads", [f"gradient {i}" for i in range(2)], snippet)
-    tol = session.tolerances["babygrad"]
+    tol = session.tolerances[session.assignment("tensor").name]
     var = names(graph)[: len(leaves)]
     wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m]
     wrong += [

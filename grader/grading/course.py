@@ -2,10 +2,10 @@
 
 Hypothesis takes a test's strategy when the suite is imported, before the run knows its
 rubric: a batch lane imports the suites once, then grades every submission in a fork of
-itself. ``on_course_ops`` therefore picks its ops when it draws, from the profile the plugin
+itself. ``on_course`` therefore picks its ops when it draws, from the profile the plugin
 names for the run (``use``), one run per process. Its draws are the strategy's own, with no
-draw of its own in between: on this course's profile, which has every op, the examples are the
-same as the plain strategy's.
+draw of its own in between: on this course's profile, which has every op and concept, the
+examples are the same as the plain strategy's.
 """
 
 from __future__ import annotations
@@ -33,22 +33,23 @@ def current() -> Profile:
     return _profile or profiles.course()
 
 
-class OnCourseOps(SearchStrategy[Any]):
-    """``build(ops)`` over the ops of ``family`` that the run's profile gives ``assignment``."""
+class OnCourse(SearchStrategy[Any]):
+    """``build(had)``, ``had`` being those of ``needs`` (ops, or other needs of
+    ``AssignmentProfile.has``) that the run's profile gives its assignment of ``kind``."""
 
     def __init__(
         self,
-        assignment: str,
-        family: Sequence[str],
+        kind: str,
+        needs: Sequence[str],
         build: Callable[[tuple[str, ...]], SearchStrategy[Any]],
     ) -> None:
         super().__init__()
-        self.assignment, self.family = assignment, tuple(family)
+        self.kind, self.needs = kind, tuple(needs)
         self._build = functools.cache(build)
 
     def resolved(self) -> SearchStrategy[Any]:
-        api = current().of(self.assignment)
-        return self._build(tuple(op for op in self.family if api.has(op)))
+        api = current().of_kind(self.kind)
+        return self._build(tuple(n for n in self.needs if api is None or api.has(n)))
 
     def calc_label(self) -> int:
         return self.resolved().label
@@ -57,14 +58,15 @@ class OnCourseOps(SearchStrategy[Any]):
         return self.resolved().do_draw(data)
 
     def __repr__(self) -> str:
-        return f"on_course_ops({self.assignment!r}, {self.family!r})"
+        return f"on_course({self.kind!r}, {self.needs!r})"
 
 
-def on_course_ops(
-    assignment: str,
-    family: Sequence[str],
+def on_course(
+    kind: str,
+    needs: Sequence[str],
     build: Callable[[tuple[str, ...]], SearchStrategy[Any]],
 ) -> SearchStrategy[Any]:
-    """A strategy drawing ``build(ops)``, ``ops`` being those of ``family`` the graded course's
-    API has (for ``assignment``)."""
-    return OnCourseOps(assignment, family, build)
+    """A strategy drawing ``build(had)``, ``had`` being those of ``needs`` the graded course's
+    API has for its assignment of ``kind``: the ops a graph may use, or whether a draw may
+    use a concept (``walk.frozen_leaves``)."""
+    return OnCourse(kind, needs, build)

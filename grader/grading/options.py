@@ -17,7 +17,6 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
-from grader.language.assignments import NAMES
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.worker.launch import Limits
 from grader.worker.sandbox import MODES
@@ -25,7 +24,6 @@ from grader.worker.sandbox import MODES
 if TYPE_CHECKING:  # the command-line process has no need of pytest itself
     import pytest
 
-ASSIGNMENTS = NAMES
 SPELLING = "spelling"
 """The field metadata key of an option's command-line spelling (``spelled``)."""
 
@@ -55,7 +53,12 @@ class GradeOptions:
 
     submission: Path
     assignment: str = field(
-        default="all", metadata=spelled("--assignment", choices=[*ASSIGNMENTS, "all"])
+        default="all",
+        metadata=spelled(
+            "--assignment",
+            help="grade one assignment of the course (micrograd, babygrad; another course's "
+            "own, such as needle), or all",
+        ),
     )
     seed: int | None = field(
         default=None,

@@ -191,8 +191,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"grading test {test.nodeid} names no rubric item: "
                 "decorate it with @graded('<item id>')"
             )
-        item_id = marker.args[0]
-        if not _in_profile(rubric.profile, item_id, marker.kwargs.get("needs", ())):
+        item_id = _item_id(test, run)
+        if item_id is None or not _in_profile(
+            rubric.profile, item_id, marker.kwargs.get("needs", ())
+        ):
             drop.append(test)
             continue
         if item_id not in rubric.by_id:
@@ -221,6 +223,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+def _item_id(test: pytest.Item, run: GradingRun) -> str | None:
+    """The rubric item a grading test counts towards, as the run's course names it (the
+    suites mark them in this course's words: ``Profile.item_id``); None: the course has no
+    such item, and the test does not run."""
+    return run.rubric.profile.item_id(test.get_closest_marker("rubric").args[0])
+
+
 def _in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
     """Does the course's API have all a test of ``item_id`` needs?"""
     assignment = item_id.split(".", 1)[0]
@@ -235,7 +244,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     item's time budget and for recording aborts and failures against the right test."""
     run = _run(item.config)
     if run is not None:
-        run.session.current_item = item.get_closest_marker("rubric").args[0]
+        run.session.current_item = _item_id(item, run)
         run.session.current_test = item.nodeid
     return (yield)
 
@@ -309,7 +318,7 @@ def pytest_runtest_makereport(
         return report
     marker = item.get_closest_marker("rubric")
     outcome = TestOutcome(
-        item=marker.args[0],
+        item=_item_id(item, run),
         name=item.name,
         weight=float(marker.kwargs.get("weight", 1.0)),
         passed=report.passed,

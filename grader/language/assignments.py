@@ -9,6 +9,7 @@ hand."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 
@@ -24,6 +25,15 @@ class Assignment:
     whole spelling (``TensorApi``)."""
     imports: str
     """What a runnable snippet for it starts with."""
+    layout: tuple[str, ...]
+    """The files of a prepared submission without which it was not submitted."""
+    looked_for: str
+    """Where an upload's engine is looked for, as the reports say it."""
+
+    @property
+    def folder(self) -> str:
+        """The folder of a prepared submission that holds its files."""
+        return str(PurePosixPath(self.layout[0]).parent)
 
     @property
     def api(self) -> TensorApi:
@@ -35,15 +45,27 @@ class Assignment:
 
 def tensor_assignment(name: str, api: TensorApi) -> Assignment:
     """A tensor assignment in ``api``'s spelling."""
-    return Assignment(name, "tensor", api, api.imports)
+    return Assignment(name, "tensor", api, api.imports, api.layout, api.looked_for)
 
 
-MICROGRAD = Assignment("micrograd", "scalar", "micrograd", "from micrograd.engine import Value")
+MICROGRAD = Assignment(
+    "micrograd",
+    "scalar",
+    "micrograd",
+    "from micrograd.engine import Value",
+    ("micrograd/engine.py",),
+    "micrograd/engine.py, engine.py, or a .py file or notebook defining class Value",
+)
 BABYGRAD = tensor_assignment("babygrad", BABYGRAD_API)
 ASSIGNMENTS = {a.name: a for a in (MICROGRAD, BABYGRAD)}
 """By name, in the rubric's order."""
 NAMES = tuple(ASSIGNMENTS)
 """``("micrograd", "babygrad")``: what ``--assignment`` accepts besides ``all``."""
+
+
+def of_name(name: str) -> Assignment:
+    """This course's assignment called ``name``: a grading suite's item prefix."""
+    return ASSIGNMENTS[name]
 
 
 def of_kind(kind: str) -> Assignment:

@@ -504,14 +504,16 @@ OPS: dict[str, Op] = {
             function=Function("Transpose", "axes"),
         ),
         # needle's transpose: it swaps two axes, the last two by default (babygrad has no
-        # class for it: a course that does names it in its profile)
+        # class for it: a course that does names it in its profile). Drawn on three axes or
+        # more: on two, the default and the one pair are the same swap, so a default that
+        # swaps the first two axes would pass unseen.
         _op(
             "swap_axes",
             1,
             _swap_axes,
             _torch_swap_axes,
             params=axis_pairs,
-            operands=SameShape(min_dims=2),
+            operands=SameShape(min_dims=3),
             tensor="{0}.transpose({p})",
         ),
         _op(
@@ -781,3 +783,7 @@ BABYGRAD_BROADCASTING = ("add", "mul", "sub", "div", "pow")
 BABYGRAD_REFLECTED = ("radd", "rsub", "rmul", "rdiv")
 BABYGRAD_GRAPH_OPS = (*BABYGRAD_OP_ITEMS.values(), "sub_scalar")
 BABYGRAD_OPERATOR_FORMS = (*BABYGRAD_GRAPH_OPS, *BABYGRAD_REFLECTED)
+TENSOR_OP_ITEMS = {**BABYGRAD_OP_ITEMS, "swap_axes": "swap_axes"}
+"""Every tensor course's op items: babygrad's, and those of ops only other courses have
+(needle's transpose swaps two axes), which a course's profile lists to grade them."""
+TENSOR_GRAPH_OPS = (*BABYGRAD_GRAPH_OPS, "swap_axes")

@@ -6,11 +6,17 @@ rubric names the profile it grades (``profile:``). For each assignment it says t
 graph, the ops of the op table the API has (``grader.language.graphs``) and where the walk
 lives: ``build_topo`` at the engine module's top level (``module``), graded alone, or built
 inside ``backward()`` (``nested``, as in Karpathy's micrograd), graded with the whole walk; a
-module-level ``zero_grad`` (``module``) or none (``absent``). The walk's functions keep the
-names of this course's scalar API; a course that names them otherwise grows the language.
-A grading test names what it needs (an op, ``walk.topo``, ``walk.nested``, ``walk.zero_grad``):
-the tests of what a profile's API does not have are not run, and the profile's rubric has no
-item for them.
+module-level ``zero_grad`` (``module``) or none (``absent``); whether ``Tensor.backward``
+leaves a leaf made with ``requires_grad=False`` without a gradient (``frozen_leaves: no_grad``)
+or gives it one like any input (``grad``, as needle does). The walk's functions keep the names
+of this course's scalar API; a course that names them otherwise grows the language.
+A grading test names what it needs (an op, ``walk.topo``, ``walk.nested``, ``walk.zero_grad``,
+``walk.frozen_leaves``, ``broadcasting``): the tests of what a profile's API does not have are
+not run, and the profile's rubric has no item for them.
+
+The grading suites name their items in this course's words (``babygrad.ops.mul``); a course's
+rubric names them in its own: the assignment's name for the prefix, and ``items:`` for an
+item its course calls otherwise (``ops.mul: ops.multiply``). ``Profile.item_id`` translates.
 """
 
 from __future__ import annotations
@@ -21,17 +27,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.language.assignments import MICROGRAD, Assignment, of_kind, tensor_assignment
-from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
+from grader.language.assignments import (
+    MICROGRAD,
+    Assignment,
+    of_kind,
+    of_name,
+    tensor_assignment,
+)
+from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS, TENSOR_OP_ITEMS
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.language.yamlfiles import line_of, load_validated
 from grader.layout import DEFAULT_PROFILE
 
-KIND_OPS = {"scalar": MICROGRAD_OPS, "tensor": (*BABYGRAD_OPERATOR_FORMS, "swap_axes")}
+KIND_OPS = {
+    "scalar": MICROGRAD_OPS,
+    "tensor": tuple(dict.fromkeys((*BABYGRAD_OPERATOR_FORMS, *TENSOR_OP_ITEMS.values()))),
+}
 """The ops of the op table a profile of each kind of graph may list."""
 TOPO = "walk.topo"
 NESTED = "walk.nested"
 ZERO_GRAD = "walk.zero_grad"
+FROZEN_LEAVES = "walk.frozen_leaves"
+BROADCASTING = "broadcasting"
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -67,6 +84,12 @@ SCHEMA: dict[str, Any] = {
                                     "node_inputs",
                                 )
                             },
+                            "files": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
+                            },
+                            "broadcasts": {"type": "boolean"},
                             "classes": {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
@@ -84,6 +107,16 @@ SCHEMA: dict[str, Any] = {
                         "properties": {
                             "topo": {"enum": ["module", "nested"]},
                             "zero_grad": {"enum": ["module", "absent"]},
+                            "frozen_leaves": {"enum": ["no_grad", "grad"]},
+                        },
+                    },
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "oneOf": [
+                                {"type": "string", "pattern": r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"},
+                                {"type": "null"},
+                            ]
                         },
                     },
                     "ops": {
@@ -113,6 +146,10 @@ class Walk:
     inside ``backward()``, so the whole walk is graded together."""
     zero_grad: str
     """``module``: ``zero_grad(root)`` at the engine module's top level; ``absent``."""
+    frozen_leaves: str = "no_grad"
+    """``no_grad``: ``Tensor.backward`` leaves a leaf made with ``requires_grad=False`` (and
+    what is computed from such leaves alone) without a gradient, as babygrad does; ``grad``:
+    it gives every input one (needle), so the grader makes no such leaves."""
 
 
 @dataclass(frozen=True)
@@ -125,17 +162,26 @@ class AssignmentProfile:
     ops: tuple[str, ...]
     api: TensorApi | None = None
     """A tensor assignment's spelling (``api:``); None: this course's babygrad."""
+    items: dict[str, str | None] = field(default_factory=dict)
+    """A suite's item (without the prefix) -> what this course's rubric calls it; None: the
+    course has no such item (needle composes ``a - b`` from ops of its own, so it has no
+    subtraction op to grade alone)."""
 
     def has(self, need: str) -> bool:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
         ``build_topo``), ``walk.nested`` (an order built inside ``backward()``),
-        ``walk.zero_grad``?"""
+        ``walk.zero_grad``, ``walk.frozen_leaves`` (leaves that do not require grad get
+        none), ``broadcasting`` (implicit, in elementwise ops)?"""
         if need == TOPO:
             return self.walk.topo == "module"
         if need == NESTED:
             return self.walk.topo == "nested"
         if need == ZERO_GRAD:
             return self.walk.zero_grad == "module"
+        if need == FROZEN_LEAVES:
+            return self.walk.frozen_leaves == "no_grad"
+        if need == BROADCASTING:
+            return (self.api or BABYGRAD_API).broadcasts
         return need in self.ops
 
 
@@ -166,6 +212,26 @@ class Profile:
             return dataclasses.replace(MICROGRAD, name=own.name)
         return tensor_assignment(own.name, own.api or BABYGRAD_API)
 
+    @property
+    def graded(self) -> tuple[Assignment, ...]:
+        """Every assignment of the course, in the profile's order."""
+        return tuple(self.assignment(own.kind) for own in self.assignments.values())
+
+    def named(self, name: str) -> Assignment:
+        """The course's assignment called ``name``."""
+        return self.assignment(self.of(name).kind)
+
+    def item_id(self, suite_item: str) -> str | None:
+        """A grading suite's item (``babygrad.ops.mul``) as this course's rubric names it
+        (``needle.ops.multiply``): the course's assignment of that kind, and its own word for
+        the rest where ``items:`` gives one; None where it says the course has no such item."""
+        prefix, rest = suite_item.split(".", 1)
+        own = self.of_kind(of_name(prefix).kind)
+        if own is None:
+            return suite_item
+        renamed = own.items.get(rest, rest)
+        return None if renamed is None else f"{own.name}.{renamed}"
+
 
 def load(path: Path) -> Profile:
     """The profile at ``path``; a ``ProfileError`` naming the line of the first problem."""
@@ -192,9 +258,10 @@ def load(path: Path) -> Profile:
         assignments[name] = AssignmentProfile(
             name=name,
             kind=raw["kind"],
-            walk=Walk(topo=raw["walk"]["topo"], zero_grad=raw["walk"]["zero_grad"]),
+            walk=Walk(**raw["walk"]),
             ops=tuple(raw["ops"]),
             api=api,
+            items=dict(raw.get("items", {})),
         )
     return Profile(
         name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text

@@ -245,6 +245,7 @@ def tensor_backward_cases(
     dag_strategy: st.SearchStrategy[Dag],
     shapes: st.SearchStrategy[tuple[int, ...]],
     edges: bool = False,
+    frozen_leaves: bool = True,
 ) -> tuple[Dag, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
     """A grader-made graph for ``Tensor.backward``, its tensors' shape, the leaves that do not
     require grad (never all of them: the root must require grad), and the gradient to call
@@ -255,14 +256,17 @@ def tensor_backward_cases(
     time each (Hypothesis draws a rarer choice too unevenly to count on it in a few dozen
     examples): every leaf frozen, so that nothing requires grad, the tensor ``backward`` is
     called on included, and no ``.grad`` may be set; or a lone leaf, ``backward`` called on
-    it, whose gradient is then the upstream gradient."""
+    it, whose gradient is then the upstream gradient.
+
+    ``frozen_leaves=False``: no leaf is frozen, for an API whose ``Tensor.backward`` gives
+    every input a gradient (``walk.frozen_leaves``); the edge is then always the lone leaf."""
     dag = draw(dag_strategy)
     shape = draw(shapes)
-    frozen = [i for i in range(dag.leaves) if draw(st.booleans())]
+    frozen = [i for i in range(dag.leaves) if frozen_leaves and draw(st.booleans())]
     if len(frozen) == dag.leaves:
         frozen = frozen[1:]
     if edges:
-        if draw(st.booleans()):
+        if not frozen_leaves or draw(st.booleans()):
             dag, frozen = Dag(1, ()), []
         else:
             frozen = list(range(dag.leaves))

@@ -25,6 +25,8 @@ class TensorApi:
     """The package a submission holds; ``from <package> import Tensor`` and ``<package>.ops``."""
     folder: str = ""
     """The folder holding the package, relative to the submission (``python`` for needle)."""
+    files: tuple[str, ...] = ("tensor.py", "ops.py")
+    """The package's files without which the assignment was not submitted."""
     leaf: str = "Tensor({data}, requires_grad={requires_grad})"
     """A leaf with every argument the grader relies on spelled out, never a default."""
     value: str = "data"
@@ -45,18 +47,39 @@ class TensorApi:
     operators: Mapping[str, str] = field(default_factory=dict)
     """Op -> the expression that applies it (``ops.log({0})``), where it differs from the op
     table's operator or method."""
+    broadcasts: bool = True
+    """Elementwise ops broadcast their operands implicitly, as numpy does (needle's do not:
+    only an explicit ``broadcast_to`` does)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, message: Mapping[str, Any]) -> TensorApi:
+        if "files" in message:
+            message = {**message, "files": tuple(message["files"])}
         return cls(**message)
 
     @property
     def engine_file(self) -> str:
-        """The file whose presence says the submission holds this assignment."""
-        return "/".join(p for p in (self.folder, self.package, "__init__.py") if p)
+        """The module the worker imports: the package's ``__init__``."""
+        return self._in_package("__init__.py")
+
+    @property
+    def layout(self) -> tuple[str, ...]:
+        """The files of a prepared submission without which it was not submitted."""
+        return tuple(self._in_package(name) for name in self.files)
+
+    @property
+    def looked_for(self) -> str:
+        """Where a submission's package is looked for, as the reports say it."""
+        *others, last = self.files
+        files = f"{', '.join(others)} and {last}" if others else last
+        where = f" (in {self.folder}/)" if self.folder else ""
+        return f"a {self.package}/ folder with {files}{where}"
+
+    def _in_package(self, name: str) -> str:
+        return "/".join(p for p in (self.folder, self.package, name) if p)
 
     @property
     def imports(self) -> str:

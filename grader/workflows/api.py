@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.grading import rubric as rubric_module
-from grader.grading.options import ASSIGNMENTS, GradeOptions, pytest_arguments, suite_arguments
+from grader.grading.options import GradeOptions, pytest_arguments, suite_arguments
 from grader.grading.scoring import ItemResult
+from grader.language.assignments import Assignment, of_kind
 from grader.layout import SUITES
 from grader.report.document import GradeReport
 from grader.worker.sanitize import last_line
@@ -42,15 +43,18 @@ class UsageFailure(Exception):
     """The command line or the configuration is wrong (exit code 2)."""
 
 
-def pytest_command(assignment: str, options: GradeOptions, results: Path, slot: int) -> list[str]:
-    """The grading process for one assignment: pytest with our plugin and settings, and the
-    options as the plugin reads them back (``grader.grading.options``)."""
+def pytest_command(
+    assignment: Assignment, options: GradeOptions, results: Path, slot: int
+) -> list[str]:
+    """The grading process for one assignment: pytest on the suite of its kind of graph, with
+    our plugin and settings, and the options as the plugin reads them back
+    (``grader.grading.options``)."""
     return [
         sys.executable,
         "-I",
         "-m",
         "pytest",
-        str(SUITES / f"test_{assignment}.py"),
+        str(SUITES / f"test_{of_kind(assignment.kind).name}.py"),
         *suite_arguments(SUITES),
         "--confcutdir",
         str(SUITES),
@@ -67,7 +71,7 @@ def pytest_command(assignment: str, options: GradeOptions, results: Path, slot: 
         *pytest_arguments(
             replace(
                 options,
-                assignment=assignment,
+                assignment=assignment.name,
                 slot=slot,
                 reference=_given_reference(options.reference),
             )
@@ -111,20 +115,24 @@ def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
 
 
 def run_assignment(
-    assignment: str, options: GradeOptions, workdir: Path, slot: int, runner: Runner = in_subprocess
+    assignment: Assignment,
+    options: GradeOptions,
+    workdir: Path,
+    slot: int,
+    runner: Runner = in_subprocess,
 ) -> dict[str, Any]:
-    results = workdir / f"{assignment}.json"
+    results = workdir / f"{assignment.name}.json"
     returncode, output = runner(pytest_command(assignment, options, results, slot), workdir)
     if returncode == 4:
         raise UsageFailure(_last_error(output))
     if returncode not in (0, 1) or not results.is_file():
         raise GraderFailure(
-            f"grading {assignment} failed (pytest exit {returncode}): {_last_error(output)}"
+            f"grading {assignment.name} failed (pytest exit {returncode}): {_last_error(output)}"
         )
     payload = json.loads(results.read_text())
     if payload["internal_errors"]:
         raise GraderFailure(
-            f"grading {assignment} hit an internal error: {payload['internal_errors'][0]}"
+            f"grading {assignment.name} hit an internal error: {payload['internal_errors'][0]}"
         )
     return payload
 
@@ -134,17 +142,24 @@ def _last_error(text: str) -> str:
     return last_line(text, 500, prefer="error") or "no output"
 
 
-def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) -> list[str]:
-    """The assignments with an item ``--only`` selects; each ``--only`` must select one."""
-    assignments = ASSIGNMENTS if options.assignment == "all" else (options.assignment,)
-    items = [i for i in rubric.items if i.assignment in assignments]
+def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) -> list[Assignment]:
+    """The rubric's course's assignments (``--assignment``: the one it names) with an item
+    ``--only`` selects; each ``--only`` must select one."""
+    course = rubric.profile.graded
+    if options.assignment not in ("all", *(a.name for a in course)):
+        raise UsageFailure(
+            f"--assignment {options.assignment}: the course of {rubric.path} grades "
+            f"{', '.join(a.name for a in course)} (or all)"
+        )
+    chosen = [a for a in course if options.assignment in ("all", a.name)]
+    items = [i for i in rubric.items if i.assignment in {a.name for a in chosen}]
     for only in options.only:
         if not any(rubric_module.selected(i.id, (only,)) for i in items):
             raise UsageFailure(f"--only {only} selects no rubric item")
     return [
         a
-        for a in assignments
-        if any(i.assignment == a and rubric_module.selected(i.id, options.only) for i in items)
+        for a in chosen
+        if any(i.assignment == a.name and rubric_module.selected(i.id, options.only) for i in items)
     ]
 
 
@@ -152,12 +167,12 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
     """Grade the selected assignments in parallel; the results files are ours alone."""
     rubric = rubric_module.load(options.rubric)
     selected = selected_assignments(options, rubric)
-    absent = {a: not_submitted(a) for a in selected if not submitted(options.submission, a)}
-    present = [a for a in selected if a not in absent]
+    absent = {a.name: not_submitted(a) for a in selected if not submitted(options.submission, a)}
+    present = [a for a in selected if a.name not in absent]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
         futures = {
-            a: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n, runner)
+            a.name: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n, runner)
             for n, a in enumerate(present)
         }
         payloads = {a: f.result() for a, f in futures.items()}
@@ -170,7 +185,9 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
             item
             for a in selected
             for item in (
-                payloads[a]["items"] if a in payloads else _absent_items(rubric, a, options.only)
+                payloads[a.name]["items"]
+                if a.name in payloads
+                else _absent_items(rubric, a, options.only)
             )
         ],
         oracles=first["oracles"],
@@ -188,7 +205,7 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
 
 
 def _absent_items(
-    rubric: rubric_module.Rubric, assignment: str, only: tuple[str, ...]
+    rubric: rubric_module.Rubric, assignment: Assignment, only: tuple[str, ...]
 ) -> list[dict[str, Any]]:
     """The selected items of an assignment that was not submitted: 0 points, ``missing``,
     decided here without starting a worker."""
@@ -196,7 +213,7 @@ def _absent_items(
     return [
         ItemResult(
             id=i.id,
-            assignment=assignment,
+            assignment=assignment.name,
             title=i.title,
             score=0.0,
             max_score=i.points,
@@ -207,7 +224,7 @@ def _absent_items(
             feedback=why,
             reason=why,
         ).to_json()
-        for i in rubric.for_assignments({assignment})
+        for i in rubric.for_assignments({assignment.name})
         if rubric_module.selected(i.id, only)
     ]
 

@@ -71,7 +71,9 @@ def main() -> int:
     rubric = rubric_module.load(source / "rubric.yaml")
     with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as tmp:
         prepared = prepare(
-            Upload("submission", root / "submission", "folder"), Path(tmp) / "submission"
+            Upload("submission", root / "submission", "folder"),
+            Path(tmp) / "submission",
+            rubric.profile.graded,
         )
         report, failure, finished = _grade_within(
             GradeOptions(

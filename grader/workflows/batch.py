@@ -121,6 +121,7 @@ def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
         prepared = prepare(
             job.upload,
             Path(tmp) / "submission",
+            rubric_module.load(grading.rubric).profile.graded,
             limits=job.options.limits,
             sandbox=grading.sandbox,
             slot=grading.slot,

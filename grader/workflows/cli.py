@@ -73,9 +73,11 @@ def main(argv: list[str] | None = None) -> int:
 def _grade_and_report(
     upload: Upload, options: GradeOptions, args: argparse.Namespace, console: Console
 ) -> int:
-    with prepared(upload, sandbox=options.sandbox, slot=options.slot) as found:
+    rubric = rubric_module.load(options.rubric)
+    course = rubric.profile.graded
+    with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))
-    titles = rubric_module.load(options.rubric).titles
+    titles = rubric.titles
     render(report, titles, console, found.notes)
     if args.json:
         write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))

@@ -42,6 +42,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from grader.language.assignments import ASSIGNMENTS, Assignment
+from grader.language.tensor_api import TensorApi
 from grader.layout import REPO, SECRET
 from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
 from grader.workflows import notebook
@@ -50,16 +52,9 @@ from grader.workflows.unpack import Refused, unsafe_path
 SUFFIXES = (".py", ".ipynb")
 KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
 IGNORED = frozenset({"__MACOSX", "__pycache__", "site-packages"})
-BABYGRAD_FILES = ("tensor.py", "ops.py")
-LAYOUT = {
-    "micrograd": ("micrograd/engine.py",),
-    "babygrad": tuple(f"babygrad/{name}" for name in BABYGRAD_FILES),
-}
-"""The files of each assignment in a prepared folder: without them it was not submitted."""
-LOOKED_FOR = {
-    "micrograd": "micrograd/engine.py, engine.py, or a .py file or notebook defining class Value",
-    "babygrad": "a babygrad/ folder with tensor.py and ops.py",
-}
+THIS_COURSE = tuple(ASSIGNMENTS.values())
+"""The assignments an upload is searched for unless a course names its own
+(``Profile.graded``)."""
 NOT_SIBLINGS = frozenset({"engine.py", "__init__.py"})
 """Files beside a found engine that are not carried: the engine's own name, and a package
 ``__init__`` that running the file in its folder would not execute either."""
@@ -303,19 +298,18 @@ def _notebook_defines_value(data: bytes) -> bool:
         return False
 
 
-def choose_babygrad(files: dict[str, bytes]) -> str | None:
-    """The folder of the babygrad package (``.../babygrad``), or None."""
+def choose_package(files: dict[str, bytes], api: TensorApi) -> str | None:
+    """The folder of a tensor course's package (``.../babygrad``, ``.../needle``) that holds
+    the files it needs, the shallowest first; or None."""
     folders = sorted(
         {
             str(PurePosixPath(p).parent)
             for p in files
-            if _usable(p) and PurePosixPath(p).parent.name == "babygrad"
+            if _usable(p) and PurePosixPath(p).parent.name == api.package
         },
         key=_depth_then_name,
     )
-    return next(
-        (f for f in folders if all(f"{f}/{name}" in files for name in BABYGRAD_FILES)), None
-    )
+    return next((f for f in folders if all(f"{f}/{name}" in files for name in api.files)), None)
 
 
 # --------------------------------------------------------------------------- writing
@@ -377,34 +371,49 @@ def _place_micrograd(files: dict[str, bytes], rule: str, path: str, dest: Path) 
     return notes
 
 
-def place(files: dict[str, bytes], dest: Path, *, single: str | None = None) -> list[str]:
-    """Write the chosen engines into ``dest``; notes on what was found. ``single``: the kind
-    of a one-file upload ("py" or "ipynb"), whose only file is the micrograd engine."""
-    if single is not None:
+def place(
+    files: dict[str, bytes],
+    dest: Path,
+    assignments: tuple[Assignment, ...] = THIS_COURSE,
+    *,
+    single: str | None = None,
+) -> list[str]:
+    """Write the chosen engines of ``assignments`` into ``dest``; notes on what was found.
+    ``single``: the kind of a one-file upload ("py" or "ipynb"), whose only file is the
+    scalar engine."""
+    scalar = any(a.kind == "scalar" for a in assignments)
+    if single is not None and scalar:
         (path,) = files
         return _place_micrograd(files, "file" if single == "py" else "notebook", path, dest)
     notes = []
-    micrograd = choose_micrograd(files)
+    micrograd = choose_micrograd(files) if scalar and single is None else None
     if micrograd is not None:
         notes += _place_micrograd(files, *micrograd, dest)
-    babygrad = choose_babygrad(files)
-    if babygrad is not None:
-        _copy_package(files, babygrad, "babygrad", dest)
-        notes.append(f"babygrad: {babygrad}/")
-    if micrograd is None and babygrad is None:
-        notes.append("nothing gradable: looked for " + "; and for ".join(LOOKED_FOR.values()))
+    placed = micrograd is not None
+    for tensor in (a for a in assignments if a.kind == "tensor" and single is None):
+        folder = choose_package(files, tensor.api)
+        if folder is not None:
+            _copy_package(files, folder, tensor.folder, dest)
+            notes.append(f"{tensor.name}: {folder}/")
+            placed = True
+    if not placed:
+        notes.append(
+            "nothing gradable: looked for " + "; and for ".join(a.looked_for for a in assignments)
+        )
     return notes
 
 
 def prepare(
     upload: Upload,
     dest: Path,
+    assignments: tuple[Assignment, ...] = THIS_COURSE,
     *,
     limits: UploadLimits = UploadLimits(),
     sandbox: str = "auto",
     slot: int = 0,
 ) -> Prepared:
-    """Read ``upload`` within ``limits`` and write the gradable folder ``dest``."""
+    """Read ``upload`` within ``limits`` and write the gradable folder ``dest``, with the
+    engines of ``assignments`` (the graded course's) that it holds."""
     dest.mkdir(parents=True, exist_ok=True)
     prepared = Prepared(dest)
     try:
@@ -421,36 +430,44 @@ def prepare(
         prepared.notes.append(f"upload refused: {exc}; nothing was graded from it")
         return prepared
     single = upload.kind if upload.kind in ("py", "ipynb") else None
-    prepared.notes += place(files, dest, single=single)
+    prepared.notes += place(files, dest, assignments, single=single)
     return prepared
 
 
 @contextmanager
-def prepared(upload: Upload, *, sandbox: str = "auto", slot: int = 0) -> Iterator[Prepared]:
+def prepared(
+    upload: Upload,
+    assignments: tuple[Assignment, ...] = THIS_COURSE,
+    *,
+    sandbox: str = "auto",
+    slot: int = 0,
+) -> Iterator[Prepared]:
     """``upload`` prepared in a private temporary folder, deleted when the block ends."""
     with tempfile.TemporaryDirectory(prefix="grader-upload-") as tmp:
-        yield prepare(upload, Path(tmp) / "submission", sandbox=sandbox, slot=slot)
+        yield prepare(upload, Path(tmp) / "submission", assignments, sandbox=sandbox, slot=slot)
 
 
 # --------------------------------------------------------------------------- prepared folders
 
 
-def submitted(folder: Path, assignment: str) -> bool:
+def submitted(folder: Path, assignment: Assignment) -> bool:
     """Whether the prepared ``folder`` holds ``assignment``'s files (else no worker starts)."""
-    return all((folder / name).is_file() for name in LAYOUT[assignment])
+    return all((folder / name).is_file() for name in assignment.layout)
 
 
-def not_submitted(assignment: str) -> str:
+def not_submitted(assignment: Assignment) -> str:
     """What the reports say, once, for an assignment with nothing to grade."""
-    return f"not submitted (looked for {LOOKED_FOR[assignment]})"
+    return f"not submitted (looked for {assignment.looked_for})"
 
 
-def fingerprints(folder: Path) -> dict[str, str | None]:
+def fingerprints(
+    folder: Path, assignments: tuple[Assignment, ...] = THIS_COURSE
+) -> dict[str, str | None]:
     """Each assignment's prepared files as a hash (None: not submitted); ``watch`` re-grades
     an assignment when its hash changes, whatever file of the upload was saved."""
     return {
-        assignment: content_hash(Upload(assignment, folder / assignment, "folder"))
-        if submitted(folder, assignment)
+        a.name: content_hash(Upload(a.name, folder / a.folder, "folder"))
+        if submitted(folder, a)
         else None
-        for assignment in LAYOUT
+        for a in assignments
     }

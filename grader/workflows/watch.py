@@ -19,10 +19,10 @@ import watchfiles
 from rich.console import Console
 from rich.markup import escape
 
+from grader.grading import rubric as rubric_module
 from grader.grading.scoring import ItemResult
 from grader.report.view import AssignmentView, item_points, points
 from grader.workflows.api import (
-    ASSIGNMENTS,
     EXIT_OK,
     EXIT_USAGE,
     GradeOptions,
@@ -127,6 +127,8 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     """Grade, then on each save prepare the upload again and re-grade the assignments whose
     prepared files changed, until Ctrl-C. A save that changes no engine (a notebook's outputs,
     a file that is not carried) re-grades nothing."""
+    course = rubric_module.load(options.rubric).profile.graded
+    order = [a.name for a in course]
     items: Items | None = None
     notes: list[str] = []
     before: Fingerprints = {}
@@ -141,15 +143,15 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     ):
         if items is not None and not changes:
             continue
-        with prepared(upload, sandbox=options.sandbox, slot=options.slot) as found:
-            after = fingerprints(found.folder)
+        with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
+            after = fingerprints(found.folder, course)
             if items is None:
                 items, notes, before = _first_grade(options, found, console), found.notes, after
                 continue
             if found.notes != notes:
                 _print_notes(found.notes, console)
                 notes = found.notes
-            watched = sorted({i.assignment for i in items.values()}, key=ASSIGNMENTS.index)
+            watched = sorted({i.assignment for i in items.values()}, key=order.index)
             assignments = changed_assignments(before, after, watched)
             before = after
             if not assignments:

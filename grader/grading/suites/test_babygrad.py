@@ -6,15 +6,16 @@ from functools import partial
 from hypothesis import given
 
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
-from grader.grading.course import on_course_ops
+from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
 from grader.language.dags import dags
 from grader.language.graphs import (
     BABYGRAD_BROADCASTING,
-    BABYGRAD_GRAPH_OPS,
-    BABYGRAD_OP_ITEMS,
     BABYGRAD_OPERATOR_FORMS,
+    TENSOR_GRAPH_OPS,
+    TENSOR_OP_ITEMS,
 )
+from grader.language.profiles import BROADCASTING, FROZEN_LEAVES
 from grader.language.strategies import (
     broadcasting_cases,
     kink_cases,
@@ -31,7 +32,7 @@ DIAMONDS = 30
 
 
 # One op alone: Function.__call__, then the op's own backward(out_grad, node).
-for _item, _op in BABYGRAD_OP_ITEMS.items():
+for _item, _op in TENSOR_OP_ITEMS.items():
     globals()[f"test_{_item}"] = graded_property(
         f"babygrad.ops.{_item}",
         f"test_{_item}_forward_and_backward",
@@ -72,18 +73,30 @@ for _op in BABYGRAD_BROADCASTING:
         broadcasting_cases((_op,)),
         lambda grading, case: broadcasting.check_broadcast(grading, *case),
         share=len(BABYGRAD_BROADCASTING),
-        needs=(_op,),
+        needs=(_op, BROADCASTING),
+    )
+
+
+def backward_cases(edges: bool):
+    """Graphs for ``Tensor.backward``, with leaves that do not require grad where the course's
+    API leaves those without a gradient (``walk.frozen_leaves``)."""
+    return on_course(
+        "tensor",
+        (FROZEN_LEAVES,),
+        lambda had: tensor_backward_cases(
+            dags(shared=False), tensor_shapes(), edges=edges, frozen_leaves=bool(had)
+        ),
     )
 
 
 @graded("babygrad.backward")
-@given(tensor_backward_cases(dags(shared=False), tensor_shapes()))
+@given(backward_cases(edges=False))
 def test_backward_walks_the_graph_with_a_ledger(grading, case):
     walks.check_tensor_backward(grading, *case)
 
 
 @graded("babygrad.backward")
-@given(tensor_backward_cases(dags(shared=False), tensor_shapes(), edges=True))
+@given(backward_cases(edges=True))
 def test_backward_with_nothing_to_propagate(grading, case):
     walks.check_tensor_backward(grading, *case)
 
@@ -106,8 +119,6 @@ def test_shared_tensors_accumulate(grading, dag, shape):
 
 
 @graded("babygrad.graphs")
-@given(
-    on_course_ops("babygrad", BABYGRAD_GRAPH_OPS, partial(tensor_graphs, max_leaves=3, max_nodes=6))
-)
+@given(on_course("tensor", TENSOR_GRAPH_OPS, partial(tensor_graphs, max_leaves=3, max_nodes=6)))
 def test_random_graphs_match_the_oracles(grading, graph):
     graphs.check_graph(grading, graph)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.checks import accumulation, graphs, ops, walks
-from grader.grading.course import on_course_ops
+from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
 from grader.language.dags import WEIGHTS, dags, shallow
 from grader.language.graphs import (
@@ -124,7 +124,7 @@ for _op in MICROGRAD_COMPOSED:
 
 
 @graded("micrograd.graphs")
-@given(on_course_ops("micrograd", MICROGRAD_OPS, partial(scalar_graphs, max_leaves=3, max_nodes=8)))
+@given(on_course("scalar", MICROGRAD_OPS, partial(scalar_graphs, max_leaves=3, max_nodes=8)))
 def test_random_graphs_match_the_oracles(grading, graph):
     graphs.check_graph(grading, graph)
 
