@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.grading.replay import IN_MEMORY
+from grader.language import profiles
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.workflows.api import GradeOptions, grade
@@ -27,6 +28,14 @@ CORRECT_ENGINES = {
 """Correct engines written unlike each other (``tests/engines/*`` say how)."""
 MAY_LOSE = {"notes_style": {"micrograd.deep"}}
 """By design: the notes' recursive build_topo cannot walk the extra-credit 100,000-node chain."""
+
+
+def runs_in_this_course(test: Any) -> bool:
+    """Whether a grading run of this course runs a suite's test: its profile has all the test
+    needs (the suites also hold tests of other courses' ops, such as needle's swap_axes)."""
+    (rubric,) = [mark for mark in test.pytestmark if mark.name == "rubric"]
+    api = profiles.course().of(rubric.args[0].split(".", 1)[0])
+    return all(api.has(need) for need in rubric.kwargs.get("needs", ()))
 
 
 def planted(tmp_path: Path, replacements: dict[str, list[tuple[str, str]]]) -> Path:

@@ -47,7 +47,7 @@ from grader.oracles.chain import Oracles
 from grader.oracles.reference import ReferenceOracle
 from grader.worker import probes
 from grader.worker.engines import load_engine
-from tests.grading import REFERENCE
+from tests.grading import REFERENCE, runs_in_this_course
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
 REF = ReferenceOracle(REFERENCE)
@@ -131,8 +131,9 @@ class InProcess(GradingSession):
 
 
 def suite_tests(assignment: str, run_seed: int) -> list[Any]:
-    """The hypothesis tests of a fresh copy of a grading suite, each with the share of its
-    item's examples a grading run gives it and a seed of its own from ``run_seed``."""
+    """The hypothesis tests of a fresh copy of a grading suite that this course's profile
+    runs, each with the share of its item's examples a grading run gives it and a seed of its
+    own from ``run_seed``."""
     path = SUITES / f"test_{assignment}.py"
     spec = importlib.util.spec_from_file_location(f"_suite_{assignment}_{run_seed}", path)
     assert spec is not None and spec.loader is not None
@@ -141,6 +142,8 @@ def suite_tests(assignment: str, run_seed: int) -> list[Any]:
     tests = []
     for name, test in vars(module).items():
         if not (name.startswith("test_") and getattr(test, "is_hypothesis_test", False)):
+            continue
+        if not runs_in_this_course(test):
             continue
         (rubric,) = [mark for mark in test.pytestmark if mark.name == "rubric"]
         share = rubric.kwargs.get("share", 1)

@@ -6,8 +6,9 @@ with the README's comment cut off) from the root of a copy of this working tree,
 commands write (``dist/``, ``grades/``) lands in the copy, never in the checkout. Its ``.venv``
 imports ``grader`` from the copy and borrows every other package from the project's venv, as
 a clone's own venv would (``make`` sees it installed). The copy holds what the placeholders
-name: ``path/to/folder`` and ``uploads/`` real submissions, ``my_engine.ipynb`` a notebook
-engine; ``$SECRET`` is a seed and ``python`` the venv's, as after ``. .venv/bin/activate``.
+name: ``path/to/folder`` and ``uploads/`` real submissions, ``path/to/hw1`` a needle homework
+(its ``python/needle/``), ``my_engine.ipynb`` a notebook engine; ``$SECRET`` is a seed and
+``python`` the venv's, as after ``. .venv/bin/activate``.
 Commands that would run for long or forever get what make reads from the environment, or a
 Ctrl-C: ``make test`` and ``make check`` run one small test file (``ARGS``; they would
 otherwise run this test again), ``make bench`` one grade and a batch of one at ``-j 2``,
@@ -93,6 +94,11 @@ def root(tmp_path_factory) -> Path:
     overlay_venv(root / ".venv", root)
     engine = (REFERENCE / "micrograd" / "engine.py").read_text()
     shutil.copytree(REFERENCE, root / "path" / "to" / "folder", ignore=NOT_COPIED)
+    shutil.copytree(
+        REPO / "tests" / "engines" / "needle-hw1" / "layout2022",
+        root / "path" / "to" / "hw1",
+        ignore=NOT_COPIED,
+    )
     (root / "my_engine.ipynb").write_text(notebook(engine))
     shutil.copytree(REFERENCE, root / "uploads" / "alice", ignore=NOT_COPIED)
     (root / "uploads" / "bob.py").write_text(engine.replace("1.0 - t * t", "1.0 - t"))

@@ -26,10 +26,10 @@ from grader.worker.launch import WorkerFailure
 from grader.workflows.arguments import add_grading_options, grade_options
 from grader.workflows.bench import with_classic_bugs
 from tests import test_checks_fake_worker as fake
-from tests.grading import REFERENCE, comparable, grade_report
+from tests.grading import REFERENCE, comparable, grade_report, runs_in_this_course
 
 HYPOTHESIS_TESTS = sum(
-    getattr(test, "is_hypothesis_test", False)
+    getattr(test, "is_hypothesis_test", False) and runs_in_this_course(test)
     for suite in (test_micrograd, test_babygrad)
     for test in vars(suite).values()
 )

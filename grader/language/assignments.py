@@ -60,7 +60,8 @@ BABYGRAD = tensor_assignment("babygrad", BABYGRAD_API)
 ASSIGNMENTS = {a.name: a for a in (MICROGRAD, BABYGRAD)}
 """By name, in the rubric's order."""
 NAMES = tuple(ASSIGNMENTS)
-"""``("micrograd", "babygrad")``: what ``--assignment`` accepts besides ``all``."""
+"""``("micrograd", "babygrad")``: this course's assignments, whose APIs the differential
+programs speak (``grader.workflows.differential``)."""
 
 
 def of_name(name: str) -> Assignment:

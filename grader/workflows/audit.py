@@ -58,6 +58,7 @@ from grader.report.formats.audit import (
 from grader.workflows import batch
 from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, UsageFailure
 from grader.workflows.arguments import add_grading_options, batch_grade_options
+from grader.workflows.differential import ASSIGNMENTS as SPOKEN
 from grader.workflows.differential import differ
 from grader.workflows.mutants import Mutant, do_nothing, mutants, regions, sample
 
@@ -255,12 +256,19 @@ def triage(
     in the wide differential run: a do-nothing body that behaves as the reference is a
     correct one (``equivalent``). A mutant a person judged equivalent is ``confirmed`` with
     their reason, also where the differential run shows a difference the course does not
-    grade (kept beside it)."""
+    grade (kept beside it). The differential programs speak this course's APIs only: another
+    course's survivor keeps its verdict, with a note that says so, for a person to judge."""
     survivors = [v for v in verdicts if v.verdict in (EQUIVALENT, EARNS_POINTS)]
     folder = options.out / "mutants"
 
     def run(verdict: Verdict) -> Verdict:
         assignment = verdict.home.split(".")[0]
+        if assignment not in SPOKEN:
+            return dataclasses.replace(
+                verdict,
+                note=f"no differential run: its programs are written in {', '.join(SPOKEN)}'s "
+                f"APIs, not {assignment}'s",
+            )
         found = differ(
             options.reference,
             folder / assignment / verdict.id,

@@ -675,6 +675,7 @@ def code_constants(modules: list[types.ModuleType]) -> Iterator[tuple[str, str]]
 
 def builder_snippets(problems: list[str]) -> Iterator[tuple[str, str]]:
     """What the grader's snippet builders print for a representative set of failures."""
+    from grader.language.assignments import BABYGRAD, MICROGRAD
     from grader.language.dags import Dag
     from grader.language.graphs import Graph, Node
 
@@ -692,8 +693,8 @@ def builder_snippets(problems: list[str]) -> Iterator[tuple[str, str]]:
     dag = Dag(2, (((0, 1.0), (1, -1.5)), ((2, 2.0), (0, 0.25)), ((3, 1.0), (2, 1.0))))
     one = Graph("tensor", (np.array([[0.5, -1.0]]), np.array([1.5, 0.5])), (Node("add", (0, 1)),))
     builders: list[tuple[str, str, str, tuple[Any, ...], dict[str, Any]]] = [
-        ("grader.language.snippets", "graph_snippet", "graph", (scalar,), {}),
-        ("grader.language.snippets", "graph_snippet", "tensor graph", (tensor,), {}),
+        ("grader.language.snippets", "graph_snippet", "graph", (scalar, MICROGRAD), {}),
+        ("grader.language.snippets", "graph_snippet", "tensor graph", (tensor, BABYGRAD), {}),
         (
             "grader.checks.accumulation",
             "accumulate_snippet",
@@ -713,21 +714,27 @@ def builder_snippets(problems: list[str]) -> Iterator[tuple[str, str]]:
             "grader.language.snippets",
             "tensor_dag_snippet",
             "tensor dag",
-            (dag, (2,)),
+            (BABYGRAD.api, dag, (2,)),
             {"order": True, "wrap_leaves": True},
         ),
         ("grader.checks.walks", "chain_snippet", "chain", (100,), {}),
-        ("grader.checks.walks", "diamond_snippet", "diamonds", ("micrograd",), {}),
-        ("grader.checks.walks", "diamond_snippet", "tensor diamonds", ("babygrad",), {}),
-        ("grader.checks.walks", "diamond_walk_snippet", "diamond walk", (3,), {}),
+        ("grader.checks.walks", "diamond_snippet", "diamonds", (MICROGRAD,), {}),
+        ("grader.checks.walks", "diamond_snippet", "tensor diamonds", (BABYGRAD,), {}),
+        ("grader.checks.walks", "diamond_walk_snippet", "diamond walk", (BABYGRAD.api, 3), {}),
         (
             "grader.checks.ops",
             "op_snippet",
             "op",
-            (Graph("scalar", (0.5,), (Node("tanh", (0,)),)), np.float64(1.5)),
+            (Graph("scalar", (0.5,), (Node("tanh", (0,)),)), np.float64(1.5), MICROGRAD),
             {},
         ),
-        ("grader.checks.ops", "op_snippet", "tensor op", (one, np.array([[1.0, -2.0]])), {}),
+        (
+            "grader.checks.ops",
+            "op_snippet",
+            "tensor op",
+            (one, np.array([[1.0, -2.0]]), BABYGRAD),
+            {},
+        ),
         (
             "grader.checks.broadcasting",
             "broadcast_snippet",
