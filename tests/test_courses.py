@@ -7,15 +7,22 @@ This course's profile (``courses/course/profile.yaml``) is the default; a rubric
 
 from __future__ import annotations
 
+import csv
+import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
 from grader.language.profiles import KIND_OPS, ProfileError
 from grader.layout import COURSES, DEFAULT_RUBRIC
+from grader.workflows import batch
+from grader.workflows.api import GradeOptions
+from grader.workflows.batch import BatchOptions
 from grader.workflows.stubs import write_stubs
 from tests.grading import ENGINES, grade_report
 from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, plant
@@ -32,6 +39,8 @@ COURSE_ENGINES = {
     },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
+SLOT = 240
+"""Sandbox slots of this module's batch run, apart from every other test's."""
 
 
 def course_grade(course: str, submission: Path, **options):
@@ -166,3 +175,35 @@ def test_a_courses_unfinished_starter_earns_nothing(tmp_path, course):
     write_stubs(COURSES / course / "reference", starter, None)
     report = course_grade(course, starter)
     assert report.score == 0
+
+
+@pytest.mark.slow
+def test_a_class_of_another_course_is_batch_graded_as_uploaded(tmp_path):
+    """needle homeworks as students upload them: the 2023 layout as a folder, the 2022 layout
+    zipped from its root, and one with a bug; each package is found where it sits."""
+    uploads, needle = tmp_path / "uploads", COURSES / "needle-hw1"
+    shutil.copytree(needle / "reference", uploads / "alice" / "hw1")
+    other = ENGINES / "needle-hw1" / "layout2022"
+    with zipfile.ZipFile(uploads / "bob.zip", "w") as archive:
+        for path in sorted(other.rglob("*.py")):
+            archive.write(path, path.relative_to(other).as_posix())
+    bug = next(b for b in bugs_of("needle-hw1") if b.name == "one-adjoint-for-two-inputs")
+    shutil.copytree(
+        plant(tmp_path / "carol", bug, reference=needle / "reference"), uploads / "carol"
+    )
+    grading = GradeOptions(
+        Path(), rubric=needle / "rubric.yaml", reference=needle / "reference", slot=SLOT
+    )
+    outcome = batch.run(
+        BatchOptions(uploads, tmp_path / "out", grading, jobs=2), Console(quiet=True)
+    )
+    assert outcome.graded == 3 and outcome.failed == 0
+    with (tmp_path / "out" / "grades.csv").open(newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert {student: row["total"] for student, row in rows.items()} == {
+        "alice": "100",
+        "bob": "100",
+        "carol": "85",
+    }
+    assert rows["carol"]["needle.ops.add"] == "0" and rows["carol"]["needle.graphs"] == "0"
+    assert "needle: hw1/python/needle/" in rows["alice"]["notes"]

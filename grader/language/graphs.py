@@ -210,11 +210,16 @@ def reshape_params(shape: Shape) -> tuple[Any, ...]:
 
 
 def broadcast_params(shape: Shape) -> tuple[Any, ...]:
-    """Stretch size-1 axes, and prepend an axis: the two things broadcasting does."""
+    """Stretch size-1 axes, and prepend an axis: the two things broadcasting does. Where there
+    are several size-1 axes, also the first stretched alone: a gradient must sum over the
+    stretched axes only, which stretching them all at once cannot tell."""
+    ones = [i for i, d in enumerate(shape) if d == 1]
     stretched = tuple(2 if d == 1 else d for d in shape)
     params = []
     if stretched != shape:
         params.append(stretched)
+    if len(ones) > 1:
+        params.append(tuple(2 if i == ones[0] else d for i, d in enumerate(shape)))
     params.append((2,) + shape)
     return tuple(p for p in params if math.prod(p) <= MAX_ELEMENTS)
 

@@ -74,11 +74,23 @@ def given_tensor(
     which the ops' docstring allows, the others a tuple; each op's backward checks that it is
     given its own output (``NOT_THE_OUTPUT``). With ``case["wrap_leaves"]`` each leaf is the
     grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
-    calls. Also the node indices whose op's backward ran, in call order, and (with
+    calls. The gradients its ops return add up with the grader's own ``+``. Also the node
+    indices whose op's backward ran, in call order, and (with
     ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
     the student's walk runs."""
     calls: list[int] = []
     api = api_of(engine)
+
+    def added(self: Any, other: Any) -> Any:
+        total = np.asarray(api.read(self), np.float64) + np.asarray(
+            api.read(other, array_or_tensor=True), np.float64
+        )
+        return api.make_leaf(Adjoint, total, False)
+
+    # The gradients the grader's ops hand back add up with the grader's own +, whichever side
+    # they are on (a subclass's reflected method goes first), never through the course's add
+    # op: needle's ledger sums its lists with +, and the ledger is graded apart from the ops.
+    Adjoint = type("Adjoint", (engine.Tensor,), {"__add__": added, "__radd__": added})  # noqa: N806
 
     def __init__(self: Any, weights: list[float], index: int) -> None:
         self.weights = weights
@@ -92,7 +104,7 @@ def given_tensor(
             raise ValueError(NOT_THE_OUTPUT)
         calls.append(self.index)
         grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
-        parts = [api.make_leaf(engine.Tensor, w * grad, False) for w in self.weights]
+        parts = [api.make_leaf(Adjoint, w * grad, False) for w in self.weights]
         return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
 
     # The course's op base class, with its own names for the two methods (babygrad's

@@ -300,7 +300,7 @@ def find_topo_sort(node_list: list[Value]) -> list[Value]:
     post-order depth-first search (``topo_sort_dfs``) from each node of ``node_list`` in turn,
     all sharing one visited set and one output list.
     """
-    # BEGIN SOLUTION [needle.backward]:
+    # BEGIN SOLUTION [needle.backward; needle.accumulate]:
     #   start topo_sort_dfs from each given node, sharing one visited set and one order list
     visited = set()
     topo_order = []
@@ -317,7 +317,7 @@ def topo_sort_dfs(node, visited, topo_order):
     shared subexpression) is skipped, so it is walked, and appended, once. Operands are walked
     in the order of ``node.inputs``.
     """
-    # BEGIN SOLUTION [needle.backward]:
+    # BEGIN SOLUTION [needle.backward; needle.accumulate]:
     #   return at once for a visited node; otherwise mark it, walk its operands, then append it
     if node in visited:
         return

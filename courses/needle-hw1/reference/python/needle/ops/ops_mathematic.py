@@ -29,7 +29,7 @@ class EWiseAdd(TensorOp):
     """a + b, elementwise (operands of the same shape)."""
 
     def compute(self, a: NDArray, b: NDArray):
-        # BEGIN SOLUTION [needle.ops.add; needle.accumulate]: return the elementwise sum
+        # BEGIN SOLUTION [needle.ops.add]: return the elementwise sum
         return a + b
         # END SOLUTION
 
@@ -124,10 +124,8 @@ class PowerScalar(TensorOp):
 
     def gradient(self, out_grad, node):
         # BEGIN SOLUTION [needle.ops.power_scalar]:
-        #   power rule: out_grad times scalar * a ** (scalar - 1); 0 when the scalar is 0
+        #   power rule: out_grad times scalar * a ** (scalar - 1)
         a = node.inputs[0]
-        if self.scalar == 0:
-            return out_grad * 0
         return out_grad * power_scalar(a, self.scalar - 1) * self.scalar
         # END SOLUTION
 
