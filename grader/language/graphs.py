@@ -115,7 +115,17 @@ class SameShape:
         return [i for i, v in enumerate(values) if v.shape == values[first].shape]
 
 
-MATMUL_BATCHES = (((), ()), ((2,), ()), ((), (2,)), ((2,), (2,)), ((2, 1), (3, 1, 1)), ((1,), (2,)))
+MATMUL_BATCHES = (
+    ((), ()),
+    ((2,), ()),
+    ((), (2,)),
+    ((2,), (2,)),
+    ((2, 1), (3, 1, 1)),
+    ((1,), (2,)),
+    ((2, 1), (1, 3)),
+)
+"""Batch axes of ``a`` and ``b``: none, on one side, the same, prepended, and stretched from
+size 1 on either side at once (a gradient summed over the wrong batch axes shows there)."""
 
 
 @dataclass(frozen=True)
