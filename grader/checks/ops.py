@@ -32,7 +32,14 @@ def op_snippet(graph: Graph, out_grad: np.ndarray, assignment: Assignment) -> st
         f"{v} = {format_leaf(value, graph.kind, assignment.spelling)}"
         for v, value in zip(var, graph.leaves, strict=False)
     ]
-    if graph.kind == "scalar":
+    if functions := assignment.functions:
+        function = functions.class_source(graph.nodes[0].op)
+        body = [
+            f"out = {function}.{functions.apply}({', '.join(var[: len(graph.leaves)])})",
+            f"print(out.data, {function}.{functions.backward}(out.{functions.context}, "
+            f"{array_literal(out_grad)}))",
+        ]
+    elif graph.kind == "scalar":
         grads = ", ".join(f"{v}.grad" for v in var[: len(graph.leaves)])
         body = [
             f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
@@ -99,7 +106,7 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     if wrong_grads:
         found = bugs.diagnose_op(graph, out_grad, grads, tol)
         raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet, found, draw)
-    if graph.kind == "scalar":
+    if graph.kind == "scalar" and not session.assignment("scalar").functions:
         _check_prev(answer, graph, var)
 
 
@@ -148,11 +155,13 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     ):
         raise WrongAnswer("failed", "wrong forward value at 0", [wrong], snippet)
     if wrong := mismatch("backward: gradient for a", grad, np.full(x.shape, KINK_GRADIENT), EXACT):
-        applied = (
-            session.assignment(graph.kind).api.function_source(graph.nodes[0])
-            if graph.kind == "tensor"
-            else "relu"
-        )
+        assignment_of_kind = session.assignment(graph.kind)
+        if graph.kind == "tensor":
+            applied = assignment_of_kind.api.function_source(graph.nodes[0])
+        elif functions := assignment_of_kind.functions:
+            applied = functions.class_source(graph.nodes[0].op)
+        else:
+            applied = "relu"
         raise WrongAnswer(
             "failed",
             "wrong gradient at 0",

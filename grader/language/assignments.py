@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from grader.language.function_api import FunctionApi
+from grader.language.package import PackagedApi
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 
 
@@ -20,9 +22,10 @@ class Assignment:
     """The rubric's item prefix and the package a submission holds."""
     kind: str
     """The kind of ``Graph`` it grades: ``scalar`` or ``tensor``."""
-    spelling: str | TensorApi
-    """How its API writes an op: the op table's column (``micrograd``), or a tensor course's
-    whole spelling (``TensorApi``)."""
+    spelling: str | TensorApi | FunctionApi
+    """How its API writes an op: the op table's column (``micrograd``), a tensor course's
+    whole spelling (``TensorApi``), or that of a scalar course whose ops are classes
+    (``FunctionApi``)."""
     imports: str
     """What a runnable snippet for it starts with."""
     layout: tuple[str, ...]
@@ -42,10 +45,34 @@ class Assignment:
             raise TypeError(f"{self.name} is not a tensor assignment")
         return self.spelling
 
+    @property
+    def functions(self) -> FunctionApi | None:
+        """The API of a scalar assignment whose ops are classes (MiniTorch's), else None."""
+        return self.spelling if isinstance(self.spelling, FunctionApi) else None
+
+    @property
+    def package(self) -> PackagedApi | None:
+        """Where the engine lives when it is a package (placed and imported as one), else
+        None (micrograd's single engine module)."""
+        return self.spelling if isinstance(self.spelling, PackagedApi) else None
+
+    @property
+    def suite(self) -> str:
+        """The grading suite's file: by kind of graph, and for scalar ops that are classes
+        the suite of that model."""
+        return (
+            "test_scalar_functions.py" if self.functions else f"test_{of_kind(self.kind).name}.py"
+        )
+
 
 def tensor_assignment(name: str, api: TensorApi) -> Assignment:
     """A tensor assignment in ``api``'s spelling."""
     return Assignment(name, "tensor", api, api.imports, api.layout, api.looked_for)
+
+
+def function_assignment(name: str, api: FunctionApi) -> Assignment:
+    """A scalar assignment whose ops are classes, in ``api``'s spelling."""
+    return Assignment(name, "scalar", api, api.imports, api.layout, api.looked_for)
 
 
 MICROGRAD = Assignment(

@@ -89,8 +89,11 @@ class Dag:
         )
         return tree, [*leaves, *inner]
 
-    def topo_problems(self, order: list[int]) -> list[str]:
-        """Why ``order`` is not a valid topological order of the nodes the root reaches."""
+    def topo_problems(self, order: list[int], root_first: bool = False) -> list[str]:
+        """Why ``order`` (leaves first) is not a valid topological order of the nodes the root
+        reaches, worded for an order given the root first where ``root_first`` says so (then
+        ``order`` is that order reversed)."""
+        before, last = ("after", "first") if root_first else ("before", "last")
         live = self.reachable()
         problems = []
         counts: dict[int, int] = {}
@@ -108,10 +111,10 @@ class Dag:
         for index in sorted(live & set(position)):
             late = [o for o in self.operands(index) if position.get(o, -1) > position[index]]
             if late:
-                problems.append(f"node {index} comes before its operand(s) {sorted(set(late))}")
+                problems.append(f"node {index} comes {before} its operand(s) {sorted(set(late))}")
                 break
         if order and order[-1] != self.size - 1:
-            problems.append("the root is not last")
+            problems.append(f"the root is not {last}")
         return problems
 
 

@@ -271,6 +271,9 @@ class Op:
     tensor: str | None = None
     """Expression template with babygrad's operators and methods."""
     function: Function | None = None
+    ties: bool = False
+    """Draw the operands of the op alone equal half the time (``eq`` is 1 only there, ``lt``
+    changes there)."""
 
 
 def _op(
@@ -490,6 +493,30 @@ OPS: dict[str, Op] = {
             micrograd="{p} / {0}",
             tensor="{p} / {0}",
         ),
+        # Ops of scalar APIs whose ops are classes (MiniTorch's Inv, LT, EQ): graded one at a
+        # time; lt and eq have no derivative to draw in a graph (zero wherever they are smooth),
+        # and their operands are drawn equal half the time, where both must say so exactly.
+        _op(
+            "inv",
+            1,
+            lambda a, p: 1.0 / a,
+            lambda a, p: 1.0 / a,
+            domain=lambda a, p: _nonzero_divisor(a),
+        ),
+        _op(
+            "lt",
+            2,
+            lambda a, b, p: (a < b).astype(np.float64),
+            lambda a, b, p: (a < b).to(a.dtype) + 0.0 * (a + b),
+            ties=True,
+        ),
+        _op(
+            "eq",
+            2,
+            lambda a, b, p: (a == b).astype(np.float64),
+            lambda a, b, p: (a == b).to(a.dtype) + 0.0 * (a + b),
+            ties=True,
+        ),
         _op(
             "sub_scalar",
             1,
@@ -688,8 +715,8 @@ def function_source(node: Node) -> str:
 
 
 class Spelling(Protocol):
-    """A tensor course's spelling of the op table and of a leaf
-    (``grader.language.tensor_api.TensorApi``)."""
+    """A course's own spelling of the op table and of a leaf
+    (``grader.language.tensor_api.TensorApi``, ``grader.language.function_api.FunctionApi``)."""
 
     def template(self, op: str) -> str: ...
 
@@ -711,7 +738,8 @@ def expression(graph: Graph, index: int, api: str | Spelling, var: list[str]) ->
 
 def format_leaf(value: np.ndarray, kind: str, api: str | Spelling = "tensor") -> str:
     if kind == "scalar":
-        return f"Value({float(value)!r})"
+        data = repr(float(value))
+        return f"Value({data})" if isinstance(api, str) else api.leaf_source(data, True)
     data = repr(np.asarray(value).tolist())
     if isinstance(api, str):
         return f"Tensor({data}, requires_grad=True)"
@@ -766,6 +794,11 @@ MICROGRAD_SUGAR = (
 MICROGRAD_PRIMITIVES = ("add", "mul", "powk", "tanh", "exp", "relu")
 """The ops with a ``_backward`` closure of their own; the sugar is composed from them."""
 MICROGRAD_OPS = (*MICROGRAD_PRIMITIVES, *MICROGRAD_SUGAR)
+SCALAR_FUNCTION_OPS = ("log", "sigmoid", "inv", "lt", "eq")
+"""Ops only scalar courses whose ops are classes have (MiniTorch's Log, Sigmoid, Inv, LT, EQ)."""
+SCALAR_FUNCTION_GRAPH_OPS = (*MICROGRAD_OPS, "log", "sigmoid")
+"""The ops their random graphs may draw: lt and eq are graded one at a time (their derivative
+is zero wherever they are smooth)."""
 MICROGRAD_COMPOSED = tuple(op for op in MICROGRAD_SUGAR if op not in ("add_scalar", "mul_scalar"))
 """The sugar a student composes: ``a + 2`` and ``a * 2`` are the primitives themselves."""
 BABYGRAD_OP_ITEMS = {

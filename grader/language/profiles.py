@@ -30,17 +30,24 @@ from typing import Any
 from grader.language.assignments import (
     MICROGRAD,
     Assignment,
+    function_assignment,
     of_kind,
     of_name,
     tensor_assignment,
 )
-from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS, TENSOR_OP_ITEMS
+from grader.language.function_api import FunctionApi
+from grader.language.graphs import (
+    BABYGRAD_OPERATOR_FORMS,
+    MICROGRAD_OPS,
+    SCALAR_FUNCTION_OPS,
+    TENSOR_OP_ITEMS,
+)
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.language.yamlfiles import line_of, load_validated
 from grader.layout import DEFAULT_PROFILE
 
 KIND_OPS = {
-    "scalar": MICROGRAD_OPS,
+    "scalar": (*MICROGRAD_OPS, *SCALAR_FUNCTION_OPS),
     "tensor": tuple(dict.fromkeys((*BABYGRAD_OPERATOR_FORMS, *TENSOR_OP_ITEMS.values()))),
 }
 """The ops of the op table a profile of each kind of graph may list."""
@@ -82,7 +89,18 @@ SCHEMA: dict[str, Any] = {
                                     "backward",
                                     "node_op",
                                     "node_inputs",
+                                    "scalar",
+                                    "derivative",
+                                    "apply",
+                                    "context",
+                                    "topological_sort",
+                                    "backpropagate",
+                                    "central_difference",
                                 )
+                            },
+                            "variable": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string", "minLength": 1},
                             },
                             "files": {
                                 "type": "array",
@@ -160,8 +178,9 @@ class AssignmentProfile:
     kind: str
     walk: Walk
     ops: tuple[str, ...]
-    api: TensorApi | None = None
-    """A tensor assignment's spelling (``api:``); None: this course's babygrad."""
+    api: TensorApi | FunctionApi | None = None
+    """The assignment's spelling (``api:``): a tensor course's, or a scalar course's whose ops
+    are classes; None: this course's babygrad or micrograd."""
     items: dict[str, str | None] = field(default_factory=dict)
     """A suite's item (without the prefix) -> what this course's rubric calls it; None: the
     course has no such item (needle composes ``a - b`` from ops of its own, so it has no
@@ -208,6 +227,8 @@ class Profile:
         own = self.of_kind(kind)
         if own is None:
             return of_kind(kind)
+        if isinstance(own.api, FunctionApi):
+            return function_assignment(own.name, own.api)
         if own.kind == "scalar":
             return dataclasses.replace(MICROGRAD, name=own.name)
         return tensor_assignment(own.name, own.api or BABYGRAD_API)
@@ -248,13 +269,7 @@ def load(path: Path) -> Profile:
                 f"{raw['kind']} graphs (one of {', '.join(KIND_OPS[raw['kind']])}). "
                 "See 'Grading another course's engine' in README.md."
             )
-        if "api" in raw and raw["kind"] != "tensor":
-            line = line_of(text, ["assignments", name, "api"])
-            raise ProfileError(
-                f"{path}:{line}: assignments/{name}/api: only a tensor assignment spells its "
-                "API here. See 'Grading another course's engine' in README.md."
-            )
-        api = TensorApi.from_json(raw["api"]) if "api" in raw else None
+        api = _api(path, text, name, raw)
         assignments[name] = AssignmentProfile(
             name=name,
             kind=raw["kind"],
@@ -266,6 +281,30 @@ def load(path: Path) -> Profile:
     return Profile(
         name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text
     )
+
+
+API_OF_KIND: dict[str, type[TensorApi] | type[FunctionApi]] = {
+    "tensor": TensorApi,
+    "scalar": FunctionApi,
+}
+"""The spelling an ``api:`` block gives, by kind of graph: a scalar assignment with one has
+ops that are classes (MiniTorch's); without one it is micrograd's closures."""
+
+
+def _api(path: Path, text: str, name: str, raw: dict[str, Any]) -> TensorApi | FunctionApi | None:
+    if "api" not in raw:
+        return None
+    spelling = API_OF_KIND[raw["kind"]]
+    known = [f.name for f in dataclasses.fields(spelling)]
+    foreign = [key for key in raw["api"] if key not in known]
+    if foreign:
+        line = line_of(text, ["assignments", name, "api", foreign[0]])
+        raise ProfileError(
+            f"{path}:{line}: assignments/{name}/api: {', '.join(foreign)} is not part of a "
+            f"{raw['kind']} API (one of {', '.join(known)}). "
+            "See 'Grading another course's engine' in README.md."
+        )
+    return spelling.from_json(raw["api"])
 
 
 @functools.cache

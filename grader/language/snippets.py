@@ -28,10 +28,7 @@ def array_literal(value: np.ndarray) -> str:
 def graph_snippet(graph: Graph, assignment: Assignment) -> str:
     """Build, call ``backward()`` on the output, print every leaf's gradient."""
     var = names(graph)
-    leaves = ", ".join(
-        f"{v}.grad" if graph.kind == "scalar" else assignment.api.value_source(f"{v}.grad")
-        for v in var[: len(graph.leaves)]
-    )
+    leaves = ", ".join(_grad_source(v, assignment) for v in var[: len(graph.leaves)])
     return "\n".join(
         [
             assignment.imports,
@@ -39,6 +36,15 @@ def graph_snippet(graph: Graph, assignment: Assignment) -> str:
             f"{var[graph.output]}.backward()",
             f"print({leaves})",
         ]
+    )
+
+
+def _grad_source(var: str, assignment: Assignment) -> str:
+    """A leaf's gradient, as the assignment's API reads it."""
+    if functions := assignment.functions:
+        return f"{var}.{functions.derivative}"
+    return (
+        f"{var}.grad" if assignment.kind == "scalar" else assignment.api.value_source(f"{var}.grad")
     )
 
 

@@ -210,6 +210,8 @@ def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
     params = row.params(shapes[0])
     param = params[draw(st.integers(0, len(params) - 1))]
     leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
+    if row.ties and draw(st.booleans()):
+        leaves = [leaves[0]] * row.arity
     graph = Graph(kind, tuple(leaves), (Node(op, tuple(range(len(leaves))), param),))
     out_shape = np.shape(row.forward(*leaves, param))
     return graph, draw(leaf_values(out_shape))

@@ -17,16 +17,14 @@ from types import CodeType
 from typing import Any
 
 from grader.language.graphs import OPS, Node
+from grader.language.package import PackagedApi
 
 
 @dataclass(frozen=True)
-class TensorApi:
-    package: str = "babygrad"
-    """The package a submission holds; ``from <package> import Tensor`` and ``<package>.ops``."""
-    folder: str = ""
-    """The folder holding the package, relative to the submission (``python`` for needle)."""
-    files: tuple[str, ...] = ("tensor.py", "ops.py")
-    """The package's files without which the assignment was not submitted."""
+class TensorApi(PackagedApi):
+    """A tensor course's spelling; its package is imported as ``from <package> import Tensor``
+    and ``<package>.ops``."""
+
     leaf: str = "Tensor({data}, requires_grad={requires_grad})"
     """A leaf with every argument the grader relies on spelled out, never a default."""
     value: str = "data"
@@ -59,27 +57,6 @@ class TensorApi:
         if "files" in message:
             message = {**message, "files": tuple(message["files"])}
         return cls(**message)
-
-    @property
-    def engine_file(self) -> str:
-        """The module the worker imports: the package's ``__init__``."""
-        return self._in_package("__init__.py")
-
-    @property
-    def layout(self) -> tuple[str, ...]:
-        """The files of a prepared submission without which it was not submitted."""
-        return tuple(self._in_package(name) for name in self.files)
-
-    @property
-    def looked_for(self) -> str:
-        """Where a submission's package is looked for, as the reports say it."""
-        *others, last = self.files
-        files = f"{', '.join(others)} and {last}" if others else last
-        where = f" (in {self.folder}/)" if self.folder else ""
-        return f"a {self.package}/ folder with {files}{where}"
-
-    def _in_package(self, name: str) -> str:
-        return "/".join(p for p in (self.folder, self.package, name) if p)
 
     @property
     def imports(self) -> str:

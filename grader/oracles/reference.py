@@ -14,7 +14,7 @@ from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
-from grader.worker.engines import load_engine
+from grader.worker.engines import load_engine, reinstated
 
 name = "reference"
 
@@ -28,7 +28,7 @@ class ReferenceOracle:
     def __init__(self, root: Path, profile: Profile | None = None) -> None:
         self.profile = profile or profiles.course()
         files = [
-            "micrograd/engine.py" if a.kind == "scalar" else a.api.engine_file
+            a.package.engine_file if a.package else "micrograd/engine.py"
             for a in map(self.profile.assignment, ("scalar", "tensor"))
             if self.profile.of_kind(a.kind) is not None
         ]
@@ -40,7 +40,12 @@ class ReferenceOracle:
     def engine(self, kind: str) -> Any:
         assignment = self.profile.assignment(kind)
         if assignment.name not in self.engines:
-            if kind == "scalar":
+            if functions := assignment.functions:
+                engine = load_engine(
+                    self.root, assignment.name, functions.package, functions.folder, whole=True
+                )
+                engine.api = functions
+            elif kind == "scalar":
                 engine = load_engine(self.root, "micrograd")
             else:
                 api = assignment.api
@@ -52,14 +57,14 @@ class ReferenceOracle:
 
     def evaluate_graph(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
         engine = self.engine(graph.kind)
-        if out_grad is None:
-            result = probes.probe_graph(engine, {"graph": graph.to_json()})
-            grads = result["grads"][: len(graph.leaves)]
-        else:
-            result = probes.probe_op(
-                engine, {"graph": graph.to_json(), "out_grad": np.asarray(out_grad).tolist()}
-            )
-            grads = result["grads"]
+        with reinstated(engine):
+            if out_grad is None:
+                result = probes.probe_graph(engine, {"graph": graph.to_json()})
+                grads = result["grads"][: len(graph.leaves)]
+            else:
+                case = {"graph": graph.to_json(), "out_grad": np.asarray(out_grad).tolist()}
+                result = probes.probe_op(engine, case)
+                grads = result["grads"]
         values = [protocol.decode_array(v, "reference value") for v in result["values"]]
         if out_grad is not None:  # the op probe reports only the output's value
             values = [*graph.leaves, *values]

@@ -10,55 +10,91 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 
-def import_engine(assignment: str, package: str = "babygrad") -> ModuleType | SimpleNamespace:
+def import_engine(
+    assignment: str, package: str = "babygrad", whole: bool = False
+) -> ModuleType | SimpleNamespace:
     """The engine of ``assignment``, imported from ``sys.path`` as it stands: micrograd's
-    ``engine`` module, or a tensor course's ``package`` (its ``Tensor`` and ``ops``)."""
+    ``engine`` module, a tensor course's ``package`` (its ``Tensor`` and ``ops``), or with
+    ``whole`` the package itself (a scalar course whose ops are classes: its scalar, its
+    functions and its walk are all reached from the package)."""
     if assignment == "micrograd":
         return importlib.import_module("micrograd.engine")
     module = importlib.import_module(package)
+    if whole:
+        return SimpleNamespace(package=module)
     return SimpleNamespace(Tensor=module.Tensor, ops=importlib.import_module(f"{package}.ops"))
 
 
+def _owned_by(package: str) -> Callable[[str], bool]:
+    return lambda key: key == package or key.startswith(package + ".")
+
+
 @contextmanager
-def isolated(root: Path, package: str) -> Iterator[None]:
+def isolated(root: Path, package: str) -> Iterator[dict[str, ModuleType]]:
     """While inside, ``root`` is first on ``sys.path`` and no module of ``package`` is
     imported; afterwards what was imported meanwhile is forgotten and what was hidden is back.
 
     The reference, the stubs and test engines all name their packages ``micrograd`` and
-    ``babygrad``: each must import its own files, and none may displace another already
-    loaded. A module imported inside keeps working afterwards (its functions hold their own
-    globals). The import caches are invalidated because an engine may have been written a
-    moment ago (a test fixture) into a directory the finders have already listed.
+    ``babygrad``: each must import its own files, and none may displace another already loaded. A
+    module imported inside keeps working afterwards (its functions hold their own globals); what was
+    imported is left in the dict it yields (``reinstated``). The import caches are invalidated
+    because an engine may have been written a moment ago (a test fixture) into a directory the
+    finders have already listed.
     """
 
-    def owned(key: str) -> bool:
-        return key == package or key.startswith(package + ".")
-
+    owned = _owned_by(package)
     hidden = {key: module for key, module in sys.modules.items() if owned(key)}
     for key in hidden:
         del sys.modules[key]
     sys.path.insert(0, str(root))
+    imported: dict[str, ModuleType] = {}
     try:
         importlib.invalidate_caches()
-        yield
+        yield imported
     finally:
         sys.path.remove(str(root))
+        for key in [key for key in sys.modules if owned(key)]:
+            imported[key] = sys.modules.pop(key)
+        sys.modules.update(hidden)
+
+
+@contextmanager
+def reinstated(engine: object) -> Iterator[None]:
+    """While inside, the modules of a whole package loaded by ``load_engine`` are back in
+    ``sys.modules`` under their names, whatever else was loaded since: a package whose
+    functions import a sibling module when called (MiniTorch's ``apply`` imports its
+    ``scalar`` module then) finds its own. Anything else is left alone."""
+    modules: dict[str, ModuleType] = getattr(engine, "modules", {})
+    if not modules:
+        yield
+        return
+    owned = _owned_by(engine.package.__name__)  # type: ignore[attr-defined]
+    hidden = {key: module for key, module in sys.modules.items() if owned(key)}
+    for key in hidden:
+        del sys.modules[key]
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
         for key in [key for key in sys.modules if owned(key)]:
             del sys.modules[key]
         sys.modules.update(hidden)
 
 
 def load_engine(
-    root: Path, assignment: str, package: str = "", folder: str = ""
+    root: Path, assignment: str, package: str = "", folder: str = "", whole: bool = False
 ) -> ModuleType | SimpleNamespace:
     """``import_engine`` from ``root`` (its ``folder``), leaving ``sys.modules`` as it was, so
     that several engines (reference, test fixtures) can coexist in one process."""
     package = package or assignment
-    with isolated(root / folder, "micrograd" if assignment == "micrograd" else package):
-        return import_engine(assignment, package)
+    with isolated(root / folder, "micrograd" if assignment == "micrograd" else package) as modules:
+        engine = import_engine(assignment, package, whole)
+    if whole:
+        engine.modules = modules
+    return engine

@@ -70,6 +70,9 @@ class Probe(StrEnum):
     ZERO_GRAD = "zero_grad"
     DEEP = "deep"
     TENSOR_BACKWARD = "tensor_backward"
+    VARIABLE_TOPO = "variable_topo"
+    BACKPROPAGATE = "backpropagate"
+    CENTRAL_DIFFERENCE = "central_difference"
 
 
 Request = tuple[str, str, dict[str, Any]]

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
+from grader.language.function_api import FunctionApi
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker import engines, framing, probes
 from grader.worker.deviations import deviation
@@ -92,7 +93,7 @@ class Submission:
     def _load(
         self, assignment: str, api: dict[str, Any] | None
     ) -> ModuleType | SimpleNamespace | BaseException:
-        spelling = TensorApi.from_json(api) if api else BABYGRAD_API
+        spelling = spelling_of(api)
         name = MODULES.get(assignment, spelling.engine_file)
         engine = self.root / name
         if not engine.is_file():
@@ -103,12 +104,22 @@ class Submission:
         if spelling.folder:
             sys.path.insert(1, str(self.root / spelling.folder))
         try:
-            loaded = engines.import_engine(assignment, spelling.package)
+            whole = isinstance(spelling, FunctionApi)
+            loaded = engines.import_engine(assignment, spelling.package, whole)
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the student's
             return exc
         if isinstance(loaded, SimpleNamespace):
             loaded.api = spelling
         return loaded
+
+
+def spelling_of(api: dict[str, Any] | None) -> TensorApi | FunctionApi:
+    """The API an import request carries (babygrad's when it carries none)."""
+    if not api:
+        return BABYGRAD_API
+    return (
+        FunctionApi.from_json(api) if api.get("model") == "function" else TensorApi.from_json(api)
+    )
 
 
 def answer(submission: Submission, request: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions, pytest_arguments, suite_arguments
 from grader.grading.scoring import ItemResult
-from grader.language.assignments import Assignment, of_kind
+from grader.language.assignments import Assignment
 from grader.layout import SUITES
 from grader.report.document import GradeReport
 from grader.worker.sanitize import last_line
@@ -46,15 +46,15 @@ class UsageFailure(Exception):
 def pytest_command(
     assignment: Assignment, options: GradeOptions, results: Path, slot: int
 ) -> list[str]:
-    """The grading process for one assignment: pytest on the suite of its kind of graph, with
-    our plugin and settings, and the options as the plugin reads them back
-    (``grader.grading.options``)."""
+    """The grading process for one assignment: pytest on the suite of its API
+    (``Assignment.suite``), with our plugin and settings, and the options as the plugin reads
+    them back (``grader.grading.options``)."""
     return [
         sys.executable,
         "-I",
         "-m",
         "pytest",
-        str(SUITES / f"test_{of_kind(assignment.kind).name}.py"),
+        str(SUITES / assignment.suite),
         *suite_arguments(SUITES),
         "--confcutdir",
         str(SUITES),

@@ -84,6 +84,7 @@ def serve() -> None:
     import grader.grading.plugin  # noqa: F401
     import grader.grading.suites.test_babygrad  # noqa: F401
     import grader.grading.suites.test_micrograd  # noqa: F401
+    import grader.grading.suites.test_scalar_functions  # noqa: F401
 
     replay.grader_digest()
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it

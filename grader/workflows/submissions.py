@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.language.assignments import ASSIGNMENTS, Assignment
-from grader.language.tensor_api import TensorApi
+from grader.language.package import PackagedApi
 from grader.layout import REPO, SECRET
 from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
 from grader.workflows import notebook
@@ -298,7 +298,7 @@ def _notebook_defines_value(data: bytes) -> bool:
         return False
 
 
-def choose_package(files: dict[str, bytes], api: TensorApi) -> str | None:
+def choose_package(files: dict[str, bytes], api: PackagedApi) -> str | None:
     """The folder of a tensor course's package (``.../babygrad``, ``.../needle``) that holds
     the files it needs, the shallowest first; or None."""
     folders = sorted(
@@ -381,7 +381,7 @@ def place(
     """Write the chosen engines of ``assignments`` into ``dest``; notes on what was found.
     ``single``: the kind of a one-file upload ("py" or "ipynb"), whose only file is the
     scalar engine."""
-    scalar = any(a.kind == "scalar" for a in assignments)
+    scalar = any(a.kind == "scalar" and a.package is None for a in assignments)
     if single is not None and scalar:
         (path,) = files
         return _place_micrograd(files, "file" if single == "py" else "notebook", path, dest)
@@ -390,11 +390,11 @@ def place(
     if micrograd is not None:
         notes += _place_micrograd(files, *micrograd, dest)
     placed = micrograd is not None
-    for tensor in (a for a in assignments if a.kind == "tensor" and single is None):
-        folder = choose_package(files, tensor.api)
+    for packaged in (a for a in assignments if a.package is not None and single is None):
+        folder = choose_package(files, packaged.package)
         if folder is not None:
-            _copy_package(files, folder, tensor.folder, dest)
-            notes.append(f"{tensor.name}: {folder}/")
+            _copy_package(files, folder, packaged.folder, dest)
+            notes.append(f"{packaged.name}: {folder}/")
             placed = True
     if not placed:
         notes.append(

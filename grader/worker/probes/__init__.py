@@ -10,9 +10,10 @@ Student nodes are tracked by identity (``id``), never by ``==`` or hashing, whic
 override.
 
 Each probe sits in the module named as the check that asks for it (``grader.checks``):
-``graphs``, ``ops``, ``walks``, ``accumulation``, ``broadcasting``; ``build`` builds on the
-student's engine and encodes what a build answers. ``PROBES`` maps a request's probe name to its
-function: the runner looks every request up in this one dict.
+``graphs``, ``ops``, ``walks``, ``accumulation``, ``broadcasting``, ``differences``,
+``variables``; ``build`` builds on the student's engine and encodes what a build answers.
+``PROBES`` maps a request's probe name to its function: the runner looks every request up in
+this one dict.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any
 
 from grader.worker.probes.accumulation import probe_accumulate
 from grader.worker.probes.broadcasting import probe_broadcast
+from grader.worker.probes.differences import probe_central_difference
 from grader.worker.probes.graphs import probe_graph, probe_routing, probe_sugar
 from grader.worker.probes.ops import probe_op
+from grader.worker.probes.variables import probe_backpropagate, probe_variable_topo
 from grader.worker.probes.walks import (
     probe_backward,
     probe_deep,
@@ -47,4 +50,7 @@ PROBES: dict[str, Callable[[ModuleType, dict[str, Any]], dict[str, Any]]] = {
     Probe.ZERO_GRAD: probe_zero_grad,
     Probe.DEEP: probe_deep,
     Probe.TENSOR_BACKWARD: probe_tensor_backward,
+    Probe.VARIABLE_TOPO: probe_variable_topo,
+    Probe.BACKPROPAGATE: probe_backpropagate,
+    Probe.CENTRAL_DIFFERENCE: probe_central_difference,
 }

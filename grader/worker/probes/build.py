@@ -8,8 +8,10 @@ worker encoded (``grader.worker.encoding``).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
+from grader.language.function_api import FunctionApi, resolve
 from grader.language.graphs import Graph, build_source, names
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker.encoding import Encoded, encode
@@ -19,6 +21,19 @@ from grader.worker.recording import Record
 def api_of(engine: Any) -> TensorApi:
     """A tensor engine's API as the import request gave it (babygrad's by default)."""
     return getattr(engine, "api", BABYGRAD_API)
+
+
+def functions_of(engine: Any) -> FunctionApi | None:
+    """The API of a scalar engine whose ops are classes, as the import request gave it; None
+    for micrograd's engine module (whatever globals a student's module holds)."""
+    api = getattr(engine, "api", None) if isinstance(engine, SimpleNamespace) else None
+    return api if isinstance(api, FunctionApi) else None
+
+
+def derivative_of(leaf: Any, api: FunctionApi, what: str) -> Encoded:
+    """A leaf's derivative; None (it never got one) is 0.0, as the API documents."""
+    derivative = getattr(leaf, api.derivative)
+    return encode(0.0 if derivative is None else derivative, what)
 
 
 def grad_of(node: Any, kind: str, what: str, api: TensorApi = BABYGRAD_API) -> Encoded | None:
@@ -35,6 +50,8 @@ def value_of(node: Any, kind: str, what: str, api: TensorApi = BABYGRAD_API) -> 
 
 
 def api_namespace(engine: Any, kind: str) -> dict[str, Any]:
+    if functions := functions_of(engine):
+        return {functions.scalar: resolve(engine.package, functions.scalar)}
     if kind == "scalar":
         return {"Value": engine.Value}
     return {"Tensor": engine.Tensor, "ops": engine.ops}
@@ -43,7 +60,7 @@ def api_namespace(engine: Any, kind: str) -> dict[str, Any]:
 def build(engine: Any, graph: Graph) -> list[Any]:
     """Build the graph with exactly the source a student would see in a snippet."""
     namespace = api_namespace(engine, graph.kind)
-    spelling = "micrograd" if graph.kind == "scalar" else api_of(engine)
+    spelling = functions_of(engine) or ("micrograd" if graph.kind == "scalar" else api_of(engine))
     exec(compile(build_source(graph, spelling), "<graph>", "exec"), namespace)  # noqa: S102
     return [namespace[v] for v in names(graph)]
 
@@ -63,7 +80,14 @@ def report(
 
 
 def own_grads(engine: Any, graph: Graph, nodes: list[Any]) -> list[Encoded | None]:
-    """What the engine itself stored in every node's ``.grad``."""
+    """What the engine itself stored in every node's ``.grad``; with ops that are classes,
+    every leaf's derivative (no other node keeps one)."""
+    if functions := functions_of(engine):
+        leaves = len(graph.leaves)
+        return [
+            derivative_of(n, functions, f"{v}.{functions.derivative}")
+            for n, v in zip(nodes[:leaves], names(graph), strict=False)
+        ] + [None] * (len(nodes) - leaves)
     api = BABYGRAD_API if graph.kind == "scalar" else api_of(engine)
     return [
         grad_of(n, graph.kind, f"{v}.grad", api) for n, v in zip(nodes, names(graph), strict=True)

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from grader.language.function_api import FunctionApi, resolve
 from grader.language.graphs import Graph, expression, names
 from grader.worker.encoding import ProbeError, encode
-from grader.worker.probes.build import api_namespace, api_of, grad_of
+from grader.worker.probes.build import api_namespace, api_of, functions_of, grad_of
 
 
 def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -23,6 +24,8 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     graph = Graph.from_json(case["graph"])
     var = names(graph)
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
+    if functions := functions_of(engine):
+        return _function_op(engine, functions, graph, float(out_grad))
     if graph.kind == "scalar":
         leaves = [engine.Value(float(v)) for v in graph.leaves]
         out = eval(
@@ -57,3 +60,23 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
             encode(api.read(g, array_or_tensor=True), f"gradient {i}") for i, g in enumerate(grads)
         ],
     }
+
+
+def _function_op(
+    engine: ModuleType, api: FunctionApi, graph: Graph, out_grad: float
+) -> dict[str, Any]:
+    """An op that is a class: ``Fn.apply(*leaves)``, then ``Fn.backward(ctx, out_grad)`` with
+    the context its forward filled in (a float for one input, a tuple otherwise)."""
+    namespace = api_namespace(engine, "scalar")
+    leaves = [eval(api.leaf_source(repr(float(v))), namespace) for v in graph.leaves]  # noqa: S307
+    function = resolve(engine.package, api.classes[graph.nodes[0].op])
+    out = getattr(function, api.apply)(*leaves)
+    value = encode(out.data, "the result")
+    grads = getattr(function, api.backward)(resolve(out, api.context), out_grad)
+    if not isinstance(grads, tuple | list):
+        grads = (grads,)
+    if len(grads) != len(leaves):
+        raise ProbeError(
+            f"{api.backward} returned {len(grads)} derivatives for {len(leaves)} inputs"
+        )
+    return {"values": [value], "grads": [encode(g, f"derivative {i}") for i, g in enumerate(grads)]}

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.language.function_api import FunctionApi, resolve
 from grader.worker.probes.build import api_of
 
 
@@ -132,3 +133,108 @@ def given_tensor(
                 counted.reads, counted.index = reads, index
                 setattr(node, api.node_inputs, counted)
     return nodes, calls, reads
+
+
+CONSTANT_TOUCHED = "a constant was asked for {}: the walk must skip constants (is_constant())"
+
+
+def given_variables(
+    api: FunctionApi, dag: dict[str, Any], constants: list[int]
+) -> tuple[list[Any], list[list[Any]], list[list[Any]], list[int]]:
+    """A graph of the grader's own variables, speaking the course's Variable protocol (its
+    names from ``api.variable``): ``chain_rule(d)`` pairs each parent with its known weight
+    times ``d``, ``accumulate_derivative(x)`` keeps ``x``. The op nodes in ``constants`` get
+    one more parent, a constant, which nothing may ask for its parents, derivatives or
+    contributions. Also what each node's ``chain_rule`` was given (``received``), what each
+    leaf was given to accumulate (``accumulated``) and how often each node's parents were read
+    (``reads``), all filled in as the student's walk runs."""
+    names = api.variable
+    size = dag["leaves"] + len(dag["nodes"])
+    received: list[list[Any]] = [[] for _ in range(size)]
+    accumulated: list[list[Any]] = [[] for _ in range(size)]
+    reads = [0] * size
+    counter = iter(range(1, 10**9))
+
+    def unique_id(self: Any) -> int:
+        return self._id
+
+    def parents(self: Any) -> list[Any]:
+        if self._index is None:
+            raise ValueError(CONSTANT_TOUCHED.format("its parents"))
+        reads[self._index] += 1
+        return [p for p, _ in self._pairs]
+
+    def is_leaf(self: Any) -> bool:
+        return self._index is not None and not self._pairs
+
+    def is_constant(self: Any) -> bool:
+        return self._index is None
+
+    def chain_rule(self: Any, d_output: Any) -> list[tuple[Any, Any]]:
+        if self._index is None or not self._pairs:
+            raise ValueError(CONSTANT_TOUCHED.format("a chain rule"))
+        received[self._index].append(d_output)
+        return [(p, w * d_output) for p, w in self._pairs]
+
+    def accumulate_derivative(self: Any, x: Any) -> None:
+        if self._index is None:
+            raise ValueError(CONSTANT_TOUCHED.format("a derivative"))
+        accumulated[self._index].append(x)
+
+    StandIn = type(  # noqa: N806 - a class, named as the course's protocol says
+        "GivenVariable",
+        (),
+        {
+            names["unique_id"]: property(unique_id),
+            names["parents"]: property(parents),
+            names["is_leaf"]: is_leaf,
+            names["is_constant"]: is_constant,
+            names["chain_rule"]: chain_rule,
+            names["accumulate_derivative"]: accumulate_derivative,
+        },
+    )
+
+    def variable(index: int | None, pairs: list[tuple[Any, float]]) -> Any:
+        made = StandIn()
+        made._id, made._index, made._pairs = next(counter), index, pairs
+        return made
+
+    nodes = [variable(i, []) for i in range(dag["leaves"])]
+    for pairs in dag["nodes"]:
+        index = len(nodes)
+        operands = [(nodes[i], float(w)) for i, w in pairs]
+        if index in constants:
+            operands.append((variable(None, []), 1.0))
+        nodes.append(variable(index, operands))
+    return nodes, received, accumulated, reads
+
+
+def given_scalars(
+    engine: Any, api: FunctionApi, dag: dict[str, Any]
+) -> tuple[list[Any], list[list[Any]]]:
+    """A graph of the course's own scalars whose functions are the grader's: subclasses of its
+    function base class, applied with its ``apply``, whose backward returns each input's
+    known weight times ``d_output``. What each node's backward was given (``received``)."""
+    base = resolve(engine.package, api.function)
+    scalar = resolve(engine.package, api.scalar)
+    size = dag["leaves"] + len(dag["nodes"])
+    received: list[list[Any]] = [[] for _ in range(size)]
+
+    def weighted(weights: list[float], index: int) -> type:
+        def forward(ctx: Any, *values: float) -> float:
+            return float(sum(w * v for w, v in zip(weights, values, strict=True)))
+
+        def backward(ctx: Any, d_output: float) -> Any:
+            received[index].append(d_output)
+            parts = tuple(w * d_output for w in weights)
+            return parts[0] if len(parts) == 1 else parts
+
+        methods = {api.forward: staticmethod(forward), api.backward: staticmethod(backward)}
+        return type("GivenFunction", (base,), methods)
+
+    namespace = {api.scalar: scalar}
+    nodes = [eval(api.leaf_source(repr(1.0 + i)), namespace) for i in range(dag["leaves"])]  # noqa: S307
+    for pairs in dag["nodes"]:
+        function = weighted([float(w) for _, w in pairs], len(nodes))
+        nodes.append(getattr(function, api.apply)(*(nodes[i] for i, _ in pairs)))
+    return nodes, received

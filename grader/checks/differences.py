@@ -1,0 +1,56 @@
+"""A course's ``central_difference`` on the grader's own functions, against the central
+difference computed here (``grader.language.differences``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.checks.session import GradingSession, remembers_verdict
+from grader.language.differences import SOURCES, central
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
+from grader.worker import protocol
+from grader.worker.protocol import Probe
+
+ROUNDING = Tolerance(1e-8, 1e-8)
+"""Any way of writing the central difference agrees to about 1e-12 at the epsilons drawn; a
+one-sided difference, or another epsilon than the one given, is off by 1e-4 or more."""
+
+
+@remembers_verdict
+def check_central_difference(
+    session: GradingSession, curve: str, values: list[float], arg: int, epsilon: float
+) -> None:
+    """``central_difference(f, *values, arg=arg, epsilon=epsilon)`` (``arg`` left to its
+    default when it is 0) is the central difference of ``f`` there."""
+    assignment = session.assignment("scalar")
+    api = assignment.functions
+    default_arg = arg == 0
+    keywords = f"epsilon={epsilon!r}" if default_arg else f"arg={arg}, epsilon={epsilon!r}"
+    call = f"{api.package}.{api.central_difference}"
+    snippet = "\n".join(
+        [
+            f"import {api.package}",
+            f"f = {SOURCES[curve]}",
+            f"print({call}(f, {', '.join(map(repr, values))}, {keywords}))",
+        ]
+    )
+    case = {
+        "curve": curve,
+        "values": values,
+        "arg": arg,
+        "epsilon": epsilon,
+        "default_arg": default_arg,
+    }
+    answer = session.ask(assignment.name, Probe.CENTRAL_DIFFERENCE, case, snippet)
+    try:
+        got = protocol.decode_array(protocol.field(answer, "value", dict), "the difference")
+    except protocol.InvalidAnswer as exc:
+        raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
+    expected = np.asarray(central(curve, values, arg, epsilon))
+    if wrong := mismatch("central_difference", got, expected, ROUNDING):
+        raise WrongAnswer(
+            "failed",
+            "wrong central difference",
+            [wrong],
+            snippet,
+        )

@@ -1,0 +1,213 @@
+"""A scalar course's walk whose ops are classes (MiniTorch's): ``topological_sort`` alone, and
+``backpropagate`` with a correct order swapped in, on grader-made graphs whose local
+derivatives are known (``grader.language.dags``), so no op of the student's is involved."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from grader.checks.figures import dag_figure
+from grader.checks.session import GradingSession, remembers_verdict
+from grader.language.dags import Dag
+from grader.language.function_api import FunctionApi
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
+from grader.worker import protocol
+from grader.worker.protocol import Probe
+
+EXACT_ENOUGH = Tolerance(1e-9, 1e-9)
+"""Weighted sums of a few floats: only the order of additions may differ from the grader's."""
+READS_PER_NODE = 4
+"""How often a walk may read one variable's parents: a walk that goes into a shared variable
+again from every path to it reads the lowest ones 2**depth times on a chain of diamonds."""
+
+
+def variables_helper(api: FunctionApi) -> str:
+    """The grader's variable, speaking the course's Variable protocol."""
+    v = api.variable
+    return f'''class Given:
+    """The grader's variable: chain_rule gives each parent its weight times d_output."""
+    made = 0
+    def __init__(self, *pairs, constant=False):
+        Given.made += 1
+        self.{v["unique_id"]} = Given.made
+        self.pairs, self.constant, self.derivative = pairs, constant, 0.0
+    @property
+    def {v["parents"]}(self):
+        return [p for p, _ in self.pairs]
+    def {v["is_leaf"]}(self):
+        return not self.pairs and not self.constant
+    def {v["is_constant"]}(self):
+        return self.constant
+    def {v["chain_rule"]}(self, d_output):
+        return [(p, w * d_output) for p, w in self.pairs]
+    def {v["accumulate_derivative"]}(self, x):
+        self.derivative += x'''
+
+
+def functions_helper(api: FunctionApi) -> str:
+    """The grader's functions: subclasses of the course's function base class."""
+    return f'''def given(*weights):
+    """The grader's function: out = sum of weight * input; backward is exact."""
+    class Given({api.package}.{api.function}):
+        @staticmethod
+        def {api.forward}(ctx, *values):
+            return float(sum(w * v for w, v in zip(weights, values)))
+        @staticmethod
+        def {api.backward}(ctx, d_output):
+            parts = tuple(w * d_output for w in weights)
+            return parts[0] if len(parts) == 1 else parts
+    return Given'''
+
+
+def dag_lines(api: FunctionApi, dag: Dag, constants: Sequence[int], scalars: bool) -> list[str]:
+    """The graph's nodes n0, n1, ...: the grader's variables, or the course's scalars made by
+    the grader's functions."""
+    lines = [f"import {api.package}"]
+    if scalars:
+        lines += [f"from {api.package} import {api.scalar}", functions_helper(api)]
+        lines += [f"n{i} = {api.leaf_source(repr(1.0 + i))}" for i in range(dag.leaves)]
+    else:
+        lines.append(variables_helper(api))
+        lines += [f"n{i} = Given()" for i in range(dag.leaves)]
+    for k, pairs in enumerate(dag.nodes):
+        index = dag.leaves + k
+        if scalars:
+            weights = ", ".join(str(w) for _, w in pairs)
+            operands = ", ".join(f"n{i}" for i, _ in pairs)
+            lines.append(f"n{index} = given({weights}).{api.apply}({operands})")
+            continue
+        parts = [f"(n{i}, {w})" for i, w in pairs]
+        if index in constants:
+            parts.append("(Given(constant=True), 1.0)")
+        lines.append(f"n{index} = Given({', '.join(parts)})")
+    lines.append(f"nodes = [{', '.join(f'n{i}' for i in range(dag.size))}]")
+    return lines
+
+
+def _as_call(api: FunctionApi, dotted: str) -> str:
+    return f"{api.package}.{dotted}"
+
+
+def op_nodes_with_constants(dag: Dag) -> list[int]:
+    """Every other op node gets a constant parent: the walk must skip it."""
+    return [dag.leaves + k for k in range(0, len(dag.nodes), 2)]
+
+
+@remembers_verdict
+def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -> None:
+    """``topological_sort`` from the root: every variable the root depends on once, constants
+    left out, the root first and each variable before its parents; each variable's parents
+    read a few times at most."""
+    assignment = session.assignment("scalar")
+    api = assignment.functions
+    extra = op_nodes_with_constants(dag) if constants else []
+    root = f"n{dag.size - 1}"
+    snippet = "\n".join(
+        [
+            *dag_lines(api, dag, extra, scalars=False),
+            f"order = {_as_call(api, api.topological_sort)}({root})",
+            "print([next((i for i, m in enumerate(nodes) if m is v), -1) for v in order])",
+        ]
+    )
+    answer = session.ask(
+        assignment.name, Probe.VARIABLE_TOPO, {"dag": dag.to_json(), "constants": extra}, snippet
+    )
+    order = protocol.field(answer, "order", list)
+    reads = protocol.field(answer, "reads", list)
+    if not all(type(i) is int for i in [*order, *reads]):
+        raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
+    problems = dag.topo_problems(order[::-1], root_first=True)
+    if problems:
+        raise WrongAnswer(
+            "failed",
+            f"{api.topological_sort.rpartition('.')[2]} returned an invalid order",
+            [f"order (as node numbers): {order}", *problems],
+            snippet,
+        )
+    if (most := max(reads)) > READS_PER_NODE:
+        raise WrongAnswer(
+            "failed",
+            "the walk visits shared variables again",
+            [
+                f"node {reads.index(most)}'s parents were read {most} times: keep the "
+                f"{api.variable['unique_id']} of every variable visited and skip it after"
+            ],
+            snippet,
+        )
+
+
+@remembers_verdict
+def check_backpropagate(
+    session: GradingSession, dag: Dag, seed: float, constants: bool, scalars: bool = False
+) -> None:
+    """``backpropagate(root, seed)`` with a correct order swapped in for ``topological_sort``:
+    every variable's ``chain_rule`` called once with all it receives, every leaf accumulating
+    it. ``scalars``: on the course's scalars and the grader's functions, so its scalar's
+    ``chain_rule`` is graded too."""
+    assignment = session.assignment("scalar")
+    api = assignment.functions
+    extra = [] if scalars or not constants else op_nodes_with_constants(dag)
+    order = sorted(dag.reachable(), reverse=True)
+    expected = [seed * g for g in dag.backward()[0]]
+    root = f"n{dag.size - 1}"
+    module, _, name = api.topological_sort.rpartition(".")
+    derivative = api.derivative
+    snippet = "\n".join(
+        [
+            *dag_lines(api, dag, extra, scalars),
+            f"{_as_call(api, module)}.{name} = lambda variable: "
+            f"[{', '.join(f'n{i}' for i in order)}]  # a correct order, as the grader gives it",
+            f"{_as_call(api, api.backpropagate)}({root}, {seed})",
+            f"print([n.{derivative} for n in nodes[:{dag.leaves}]])",
+        ]
+    )
+    case = {
+        "dag": dag.to_json(),
+        "order": order,
+        "seed": seed,
+        "constants": extra,
+        "scalars": scalars,
+    }
+    answer = session.ask(assignment.name, Probe.BACKPROPAGATE, case, snippet)
+    try:
+        received = _decoded(protocol.field(answer, "received", list), "d_output")
+        accumulated = _decoded(protocol.field(answer, "accumulated", list), "derivative")
+    except protocol.InvalidAnswer as exc:
+        raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
+    chain_rule = "the function's backward" if scalars else f"{api.variable['chain_rule']}"
+    problems = []
+    for i in range(dag.leaves, dag.size):
+        calls = received[i]
+        if len(calls) != 1:
+            problems.append(f"n{i}: {chain_rule} was called {len(calls)} times, not once")
+        elif wrong := mismatch(
+            f"n{i}: d_output given to {chain_rule}", calls[0], np.asarray(expected[i]), EXACT_ENOUGH
+        ):
+            problems.append(wrong)
+    got: list[np.ndarray | None] = []
+    for i in range(dag.leaves):
+        total = sum(accumulated[i], np.asarray(0.0)) if accumulated[i] else None
+        got.append(total)
+        if wrong := mismatch(f"n{i}.{derivative}", total, np.asarray(expected[i]), EXACT_ENOUGH):
+            problems.append(wrong)
+    got += [calls[0] if len(calls) == 1 else None for calls in received[dag.leaves :]]
+    if problems:
+        raise WrongAnswer(
+            "failed",
+            "wrong derivatives from backpropagate",
+            problems[:4],
+            snippet,
+            draw=lambda: dag_figure(dag, expected, got, EXACT_ENOUGH),
+        )
+
+
+def _decoded(per_node: list, what: str) -> list[list[np.ndarray]]:
+    """Each node's list of numbers, decoded (``protocol.InvalidAnswer`` if it is not one)."""
+    if not all(isinstance(values, list) for values in per_node):
+        raise protocol.InvalidAnswer(f"not a list of {what} per node")
+    return [
+        [protocol.decode_array(v, f"n{i}'s {what}") for v in values]
+        for i, values in enumerate(per_node)
+    ]

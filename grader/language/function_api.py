@@ -1,0 +1,116 @@
+"""How a scalar course whose ops are classes spells what the grader does with its engine.
+
+MiniTorch's Module 1 is the model: a ``Scalar`` keeps, in its history, the function class that
+made it, the context that function's forward filled in and its inputs; a function is applied
+with ``Fn.apply(*scalars)`` and asked for its derivatives with ``Fn.backward(ctx, d_output)``;
+the walk is two module functions, ``topological_sort(variable)`` (the output first) and
+``backpropagate(variable, deriv)``, over anything that speaks the Variable protocol; only
+leaves keep a derivative. One value serves both sides of the sandbox, like ``TensorApi``: the
+worker builds, reads and calls with it, the snippets a student sees are written with it. The
+defaults are MiniTorch's; a profile's ``api:`` block on a scalar assignment overrides any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from grader.language.graphs import OPS
+from grader.language.package import PackagedApi
+
+MINITORCH_CLASSES = {
+    "add": "Add",
+    "mul": "Mul",
+    "neg": "Neg",
+    "inv": "Inv",
+    "log": "Log",
+    "exp": "Exp",
+    "sigmoid": "Sigmoid",
+    "relu": "ReLU",
+    "lt": "LT",
+    "eq": "EQ",
+}
+MINITORCH_VARIABLE = {
+    "unique_id": "unique_id",
+    "parents": "parents",
+    "is_leaf": "is_leaf",
+    "is_constant": "is_constant",
+    "chain_rule": "chain_rule",
+    "accumulate_derivative": "accumulate_derivative",
+}
+
+
+@dataclass(frozen=True)
+class FunctionApi(PackagedApi):
+    package: str = "minitorch"
+    files: tuple[str, ...] = ("__init__.py", "autodiff.py", "scalar.py", "scalar_functions.py")
+    scalar: str = "Scalar"
+    """The scalar class, imported from the package."""
+    leaf: str = "Scalar({data})"
+    """A leaf, every argument the grader relies on spelled out."""
+    derivative: str = "derivative"
+    """Where a leaf keeps its derivative (None until it gets one: read as 0.0)."""
+    function: str = "ScalarFunction"
+    """The base class of every function, in the package."""
+    forward: str = "forward"
+    """A function's ``forward(ctx, *floats)``: its value from plain floats."""
+    apply: str = "apply"
+    """The class method that runs a function on scalars and records it in the result."""
+    backward: str = "backward"
+    """The function's own derivative: ``Fn.backward(ctx, d_output)``, a float for one input,
+    a tuple otherwise."""
+    context: str = "history.ctx"
+    """The attribute path from a function's result to the context its forward filled in."""
+    topological_sort: str = "autodiff.topological_sort"
+    """The walk's order, the output first: a module function of the package, looked up by
+    that name when ``backpropagate`` runs (the grader swaps it out to grade the rest)."""
+    backpropagate: str = "autodiff.backpropagate"
+    """``backpropagate(variable, deriv)``: every leaf's derivative."""
+    central_difference: str = "autodiff.central_difference"
+    """``central_difference(f, *vals, arg=0, epsilon=...)``."""
+    variable: Mapping[str, str] = field(default_factory=lambda: dict(MINITORCH_VARIABLE))
+    """The Variable protocol the walk speaks, in the course's names (the grader's stand-in
+    variables implement it): ``unique_id`` and ``parents`` properties, ``is_leaf()``,
+    ``is_constant()``, ``chain_rule(d)`` and ``accumulate_derivative(x)``."""
+    classes: Mapping[str, str] = field(default_factory=lambda: dict(MINITORCH_CLASSES))
+    """Op -> its function class in the package."""
+    operators: Mapping[str, str] = field(default_factory=dict)
+    """Op -> the expression that applies it (``{0}.log()``), where it differs from the op
+    table's micrograd spelling."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": "function", **asdict(self)}
+
+    @classmethod
+    def from_json(cls, message: Mapping[str, Any]) -> FunctionApi:
+        fields = {k: v for k, v in message.items() if k != "model"}
+        if "files" in fields:
+            fields["files"] = tuple(fields["files"])
+        return cls(**fields)
+
+    @property
+    def imports(self) -> str:
+        """What a runnable snippet starts with."""
+        return f"import {self.package}\nfrom {self.package} import {self.scalar}"
+
+    def leaf_source(self, data: str, requires_grad: bool = True) -> str:
+        return self.leaf.format(data=data)
+
+    def template(self, op: str) -> str:
+        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""
+        template = self.operators.get(op, OPS[op].micrograd)
+        if template is None:
+            raise ValueError(f"op {op!r} has no scalar spelling")
+        return template
+
+    def class_source(self, op: str) -> str:
+        """The function class of ``op``, as a snippet names it (``minitorch.Mul``)."""
+        return f"{self.package}.{self.classes[op]}"
+
+
+def resolve(root: Any, dotted: str) -> Any:
+    """``root.a.b`` for ``"a.b"``."""
+    for name in dotted.split("."):
+        root = getattr(root, name)
+    return root

@@ -1,0 +1,68 @@
+"""The probes of ``grader.checks.variables``: a scalar course's walk whose ops are classes
+(MiniTorch's ``topological_sort`` and ``backpropagate``), over the grader's own variables or
+over the course's scalars with the grader's functions
+(``grader.worker.probes.stand_ins``), so only the walk is the student's."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from grader.language.function_api import resolve
+from grader.worker.encoding import encode
+from grader.worker.probes.build import functions_of
+from grader.worker.probes.stand_ins import given_scalars, given_variables
+
+
+def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``topological_sort`` over the grader's variables, reported as node
+    indices (-1: not one of ours), with how often each node's parents were read."""
+    api = functions_of(engine)
+    nodes, _, _, reads = given_variables(api, case["dag"], case.get("constants", []))
+    index = {id(n): i for i, n in enumerate(nodes)}
+    order = resolve(engine.package, api.topological_sort)(nodes[-1])
+    return {
+        "order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]],
+        "reads": reads,
+    }
+
+
+def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
+    """The student's ``backpropagate(root, case["seed"])`` with ``topological_sort`` swapped
+    for one that returns ``case["order"]`` (node numbers, the output first: the parent drew
+    the graph, so it knows one). Over the grader's variables (``given_variables``: the walk
+    and its ledger are the student's), or with ``case["scalars"]`` over the course's own
+    scalars and the grader's functions (``given_scalars``: the scalar's ``chain_rule`` is the
+    student's too). Reported: what each node's chain rule was given and what each leaf
+    accumulated."""
+    api = functions_of(engine)
+    if case.get("scalars"):
+        nodes, received = given_scalars(engine, api, case["dag"])
+        accumulated = None
+    else:
+        nodes, received, accumulated, _ = given_variables(
+            api, case["dag"], case.get("constants", [])
+        )
+    module_path, _, name = api.topological_sort.rpartition(".")
+    module = resolve(engine.package, module_path) if module_path else engine.package
+    original = getattr(module, name)
+    given = [nodes[i] for i in case["order"]]
+    setattr(module, name, lambda variable: list(given))
+    try:
+        resolve(engine.package, api.backpropagate)(nodes[-1], float(case["seed"]))
+    finally:
+        setattr(module, name, original)
+    if accumulated is None:
+        leaves = case["dag"]["leaves"]
+        accumulated = [
+            [] if (derivative := getattr(n, api.derivative)) is None else [derivative]
+            for n in nodes[:leaves]
+        ] + [[] for _ in nodes[leaves:]]
+    return {
+        "received": [
+            [encode(d, f"node {i}'s d_output") for d in ds] for i, ds in enumerate(received)
+        ],
+        "accumulated": [
+            [encode(x, f"node {i}'s derivative") for x in xs] for i, xs in enumerate(accumulated)
+        ],
+    }
