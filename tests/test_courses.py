@@ -37,6 +37,10 @@ COURSE_ENGINES = {
         "reference": COURSES / "needle-hw1" / "reference",
         "other": ENGINES / "needle-hw1" / "layout2022",
     },
+    "minitorch-module1": {
+        "reference": COURSES / "minitorch-module1" / "reference",
+        "other": ENGINES / "minitorch-module1" / "other",
+    },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
 SLOT = 240
