@@ -272,8 +272,7 @@ class Op:
     """Expression template with babygrad's operators and methods."""
     function: Function | None = None
     ties: bool = False
-    """Draw the operands of the op alone equal half the time (``eq`` is 1 only there, ``lt``
-    changes there)."""
+    """Draw the operands of the op alone equal half the time (``eq`` is 1 only there)."""
 
 
 def _op(
@@ -494,8 +493,9 @@ OPS: dict[str, Op] = {
             tensor="{p} / {0}",
         ),
         # Ops of scalar APIs whose ops are classes (MiniTorch's Inv, LT, EQ): graded one at a
-        # time; lt and eq have no derivative to draw in a graph (zero wherever they are smooth),
-        # and their operands are drawn equal half the time, where both must say so exactly.
+        # time; lt and eq have no derivative to draw in a graph (zero wherever they are smooth).
+        # lt is drawn away from its step, where finite differences can judge it; eq's operands
+        # are equal half the time (only there is it 1), where its neighbours are all 0.
         _op(
             "inv",
             1,
@@ -508,7 +508,7 @@ OPS: dict[str, Op] = {
             2,
             lambda a, b, p: (a < b).astype(np.float64),
             lambda a, b, p: (a < b).to(a.dtype) + 0.0 * (a + b),
-            ties=True,
+            domain=lambda a, b, p: _nonzero_divisor(a - b),
         ),
         _op(
             "eq",

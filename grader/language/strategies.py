@@ -180,7 +180,10 @@ def _repairs(x: np.ndarray) -> list[np.ndarray]:
 
 
 def _admissible_leaves(op: str, leaves: list[np.ndarray], param: Any) -> list[np.ndarray]:
-    for repaired in zip(*(_repairs(x) for x in leaves), strict=True):
+    """The drawn operands moved into ``op``'s domain, all alike; last, each apart from the
+    others (lt needs its two operands unequal)."""
+    spread = [x + 0.5 * i for i, x in enumerate(leaves)]
+    for repaired in [*zip(*(_repairs(x) for x in leaves), strict=True), spread]:
         if admissible(OPS[op], list(repaired), param):
             return list(repaired)
     raise AssertionError(f"no repair puts {op} operands in its domain")
