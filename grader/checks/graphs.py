@@ -41,9 +41,11 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     snippet = graph_snippet(graph, session.assignment(graph.kind))
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
+    functions = session.assignment(graph.kind).functions
+    grad = functions.derivative if functions else "grad"
     values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
     if probe == Probe.GRAPH:
-        grads = answers.decoded(answer, "grads", [f"{v}.grad" for v in var], snippet)
+        grads = answers.decoded(answer, "grads", [f"{v}.{grad}" for v in var], snippet)
     else:
         try:
             grads = records.named_gradients(session, graph.kind, answer, len(var))
@@ -58,7 +60,7 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     wrong_grads = [
         m
         for v, got, exp in zip(var, grads, expected.grads, strict=False)
-        if (m := mismatch(f"{v}.grad", got, exp, tol))
+        if (m := mismatch(f"{v}.{grad}", got, exp, tol))
     ]
     if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
         return
@@ -72,7 +74,11 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
             "failed", "wrong forward value", [*wrong_values[:4], *note], snippet, draw=draw
         )
     if wrong_grads:
-        found = [] if note else bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol)
+        # The graph diagnoses name micrograd's and babygrad's mistakes in their own words
+        # (closures, a grads ledger): a course whose ops are classes gets none rather than
+        # a wrong one.
+        named = not note and not functions
+        found = bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol) if named else []
         raise WrongAnswer(
             "failed", "wrong gradient", [*wrong_grads[:4], *note], snippet, found, draw
         )

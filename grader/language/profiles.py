@@ -8,8 +8,11 @@ lives: ``build_topo`` at the engine module's top level (``module``), graded alon
 inside ``backward()`` (``nested``, as in Karpathy's micrograd), graded with the whole walk; a
 module-level ``zero_grad`` (``module``) or none (``absent``); whether ``Tensor.backward``
 leaves a leaf made with ``requires_grad=False`` without a gradient (``frozen_leaves: no_grad``)
-or gives it one like any input (``grad``, as needle does). The walk's functions keep the names
-of this course's scalar API; a course that names them otherwise grows the language.
+or gives it one like any input (``grad``, as needle does). An assignment's ``api:`` block
+spells its API in the course's own words: a tensor course's (``TensorApi``), or a scalar
+course's whose ops are classes with a context (``FunctionApi``, MiniTorch's), graded by a suite
+of that model; a scalar assignment without one is micrograd's closures, whose walk keeps the
+names of this course's scalar API.
 A grading test names what it needs (an op, ``walk.topo``, ``walk.nested``, ``walk.zero_grad``,
 ``walk.frozen_leaves``, ``broadcasting``): the tests of what a profile's API does not have are
 not run, and the profile's rubric has no item for them.
@@ -200,7 +203,7 @@ class AssignmentProfile:
         if need == FROZEN_LEAVES:
             return self.walk.frozen_leaves == "no_grad"
         if need == BROADCASTING:
-            return (self.api or BABYGRAD_API).broadcasts
+            return self.kind == "tensor" and (self.api or BABYGRAD_API).broadcasts
         return need in self.ops
 
 

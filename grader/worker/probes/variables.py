@@ -13,6 +13,8 @@ from grader.worker.encoding import encode
 from grader.worker.probes.build import functions_of
 from grader.worker.probes.stand_ins import given_scalars, given_variables
 
+MISSING = object()
+
 
 def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``topological_sort`` over the grader's variables, reported as node
@@ -45,13 +47,16 @@ def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
         )
     module_path, _, name = api.topological_sort.rpartition(".")
     module = resolve(engine.package, module_path) if module_path else engine.package
-    original = getattr(module, name)
+    original = getattr(module, name, MISSING)
     given = [nodes[i] for i in case["order"]]
     setattr(module, name, lambda variable: list(given))
     try:
         resolve(engine.package, api.backpropagate)(nodes[-1], float(case["seed"]))
     finally:
-        setattr(module, name, original)
+        if original is MISSING:
+            delattr(module, name)  # an engine without one is told so by its own item
+        else:
+            setattr(module, name, original)
     if accumulated is None:
         leaves = case["dag"]["leaves"]
         accumulated = [
