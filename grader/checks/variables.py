@@ -35,6 +35,8 @@ def variables_helper(api: FunctionApi) -> str:
         self.pairs, self.constant, self.derivative = pairs, constant, 0.0
     @property
     def {v["parents"]}(self):
+        if self.constant:
+            raise ValueError("a constant was asked for its parents")
         return [p for p, _ in self.pairs]
     def {v["is_leaf"]}(self):
         return not self.pairs and not self.constant
@@ -134,6 +136,31 @@ def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -
                 f"node {reads.index(most)}'s parents were read {most} times: keep the "
                 f"{api.variable['unique_id']} of every variable visited and skip it after"
             ],
+            snippet,
+        )
+
+
+@remembers_verdict
+def check_constant_root(session: GradingSession, dag: Dag) -> None:
+    """``topological_sort`` of a constant: nothing to order, and no parents asked for."""
+    assignment = session.assignment("scalar")
+    api = assignment.functions
+    extra = op_nodes_with_constants(dag)
+    snippet = "\n".join(
+        [
+            *dag_lines(api, dag, extra, scalars=False),
+            f"constant = n{extra[0]}.pairs[-1][0]",
+            f"print(list({_as_call(api, api.topological_sort)}(constant)))",
+        ]
+    )
+    case = {"dag": dag.to_json(), "constants": extra, "constant_root": True}
+    answer = session.ask(assignment.name, Probe.VARIABLE_TOPO, case, snippet)
+    order = protocol.field(answer, "order", list)
+    if order:
+        raise WrongAnswer(
+            "failed",
+            "a constant's order is not empty",
+            [f"order: {order}: a constant is not walked, so nothing depends on it"],
             snippet,
         )
 

@@ -55,6 +55,12 @@ def test_topological_sort_visits_each_shared_variable_once(grading):
     variables.check_topological_sort(grading, diamonds(DIAMONDS), constants=False)
 
 
+@graded("micrograd.topo", needs=(TOPO,))
+@given(dags(max_nodes=3))
+def test_topological_sort_of_a_constant_is_empty(grading, dag):
+    variables.check_constant_root(grading, dag)
+
+
 @graded("micrograd.backward")
 @given(dags(shared=False), st.sampled_from(UPSTREAM), st.booleans())
 def test_backpropagate_hands_each_variable_its_derivative(grading, dag, seed, constants):

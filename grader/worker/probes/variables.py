@@ -18,11 +18,15 @@ MISSING = object()
 
 def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``topological_sort`` over the grader's variables, reported as node
-    indices (-1: not one of ours), with how often each node's parents were read."""
+    indices (-1: not one of ours), with how often each node's parents were read. With
+    ``case["constant_root"]``, called on the constant parent of the first node in
+    ``case["constants"]`` instead (nothing to order)."""
     api = functions_of(engine)
-    nodes, _, _, reads = given_variables(api, case["dag"], case.get("constants", []))
+    constants = case.get("constants", [])
+    nodes, _, _, reads = given_variables(api, case["dag"], constants)
     index = {id(n): i for i, n in enumerate(nodes)}
-    order = resolve(engine.package, api.topological_sort)(nodes[-1])
+    root = nodes[constants[0]]._pairs[-1][0] if case.get("constant_root") else nodes[-1]
+    order = resolve(engine.package, api.topological_sort)(root)
     return {
         "order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]],
         "reads": reads,
