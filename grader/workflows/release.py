@@ -34,6 +34,7 @@ import yaml
 
 from grader.grading import rubric as rubric_module
 from grader.grading.options import suite_arguments
+from grader.language.assignments import Assignment
 from grader.layout import PACKAGE, REPO, SUITES, TEMPLATES, THIS_COURSE, course_root
 from grader.workflows.arguments import courses
 
@@ -139,15 +140,17 @@ def solution_leaks(release: Path, snippets: Sequence[str] = ()) -> list[str]:
     return [*report["found"], *(f"not checked: {p}" for p in report["problems"])]
 
 
-def _collects(dest: Path) -> None:
-    """The released grading tests must collect against the public rubric, as students run
-    them (the plugin rejects a test naming an item the rubric lacks)."""
+def _collects(dest: Path, graded: Sequence[Assignment]) -> None:
+    """The released grading tests of the course's assignments must collect against the public
+    rubric, as students run them (the plugin rejects a test naming an item the rubric lacks);
+    the suites of APIs the course does not have are never run on it."""
     suites = dest / SUITES.relative_to(REPO)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
-    for suite in sorted(suites.glob("test_*.py")):
+    for assignment in graded:
+        suite = suites / assignment.suite
         command = [
             sys.executable,
             "-I",
@@ -164,7 +167,7 @@ def _collects(dest: Path) -> None:
             "--grader-rubric",
             str(dest / "rubric.yaml"),
             "--grader-assignment",
-            suite.stem.removeprefix("test_"),
+            assignment.name,
         ]
         with tempfile.TemporaryDirectory(prefix="grader-release-") as elsewhere:
             proc = subprocess.run(
@@ -204,7 +207,7 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     found = hidden_leaks(dest, hidden) + solution_leaks(dest)
     if found:
         raise ReleaseError("the release would leak:\n  " + "\n  ".join(found[:20]))
-    _collects(dest)
+    _collects(dest, rubric.profile.graded)
     return dest
 
 
