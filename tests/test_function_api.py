@@ -22,7 +22,7 @@ from grader.checks.ops import op_snippet
 from grader.grading.suites.test_scalar_functions import FUNCTION_OPS
 from grader.language import profiles
 from grader.language.dags import Dag
-from grader.language.differences import CURVES, central
+from grader.language.differences import CURVES, arity, central
 from grader.language.graphs import Graph, Node
 from grader.language.profiles import ProfileError
 from grader.language.snippets import graph_snippet
@@ -173,9 +173,8 @@ def test_a_scalar_api_spelled_in_a_tensor_apis_words_is_told_where(tmp_path):
 
 def test_the_curves_bend_everywhere_so_a_one_sided_difference_shows():
     for name, curve in CURVES.items():
-        arity = curve.__code__.co_argcount
-        for arg in range(arity):
-            values = [0.0] * arity
+        for arg in range(arity(name)):
+            values = [0.0] * arity(name)
             one_sided = (
                 curve(*[v + (0.01 if i == arg else 0) for i, v in enumerate(values)])
                 - curve(*values)

@@ -37,11 +37,12 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     primitives, on the grader's primitives. Those two are recorded as built, and the
     gradients of what was built computed here (``grader.checks.records``)."""
     expected = session.oracles.expected(graph)
-    assignment = session.assignment(graph.kind).name
-    snippet = graph_snippet(graph, session.assignment(graph.kind))
+    own = session.assignment(graph.kind)
+    assignment = own.name
+    snippet = graph_snippet(graph, own)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
-    functions = session.assignment(graph.kind).functions
+    functions = own.functions
     grad = functions.derivative if functions else "grad"
     values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
     if probe == Probe.GRAPH:

@@ -24,6 +24,11 @@ CURVES: dict[str, Callable[..., float]] = {
 """What the worker calls the course's function on, and the parent differences here."""
 
 
+def arity(curve: str) -> int:
+    """How many arguments ``CURVES[curve]`` takes."""
+    return CURVES[curve].__code__.co_argcount
+
+
 def central(curve: str, values: Sequence[float], arg: int, epsilon: float) -> float:
     """The central difference of ``CURVES[curve]`` in argument ``arg`` at ``values``."""
     f = CURVES[curve]

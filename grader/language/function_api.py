@@ -97,6 +97,11 @@ class FunctionApi(PackagedApi):
     def leaf_source(self, data: str, requires_grad: bool = True) -> str:
         return self.leaf.format(data=data)
 
+    def make_leaf(self, scalar_class: Any, value: float) -> Any:
+        """A leaf made exactly as ``leaf_source`` spells it."""
+        source = self.leaf_source(repr(float(value)))
+        return eval(source, {self.scalar: scalar_class})  # noqa: S307 - the profile's template
+
     def template(self, op: str) -> str:
         """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""
         template = self.operators.get(op, OPS[op].micrograd)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -31,8 +31,26 @@ def import_engine(
     return SimpleNamespace(Tensor=module.Tensor, ops=importlib.import_module(f"{package}.ops"))
 
 
-def _owned_by(package: str) -> Callable[[str], bool]:
-    return lambda key: key == package or key.startswith(package + ".")
+@contextmanager
+def _swapped(package: str, modules: dict[str, ModuleType]) -> Iterator[dict[str, ModuleType]]:
+    """While inside, the modules of ``package`` in ``sys.modules`` are ``modules`` (none: it is
+    imported afresh); afterwards what is there of it is taken out into the dict this yields,
+    and what was hidden is back."""
+
+    def owned(key: str) -> bool:
+        return key == package or key.startswith(package + ".")
+
+    hidden = {key: module for key, module in sys.modules.items() if owned(key)}
+    for key in hidden:
+        del sys.modules[key]
+    sys.modules.update(modules)
+    left: dict[str, ModuleType] = {}
+    try:
+        yield left
+    finally:
+        for key in [key for key in sys.modules if owned(key)]:
+            left[key] = sys.modules.pop(key)
+        sys.modules.update(hidden)
 
 
 @contextmanager
@@ -41,27 +59,19 @@ def isolated(root: Path, package: str) -> Iterator[dict[str, ModuleType]]:
     imported; afterwards what was imported meanwhile is forgotten and what was hidden is back.
 
     The reference, the stubs and test engines all name their packages ``micrograd`` and
-    ``babygrad``: each must import its own files, and none may displace another already loaded. A
-    module imported inside keeps working afterwards (its functions hold their own globals); what was
-    imported is left in the dict it yields (``reinstated``). The import caches are invalidated
-    because an engine may have been written a moment ago (a test fixture) into a directory the
-    finders have already listed.
+    ``babygrad``: each must import its own files, and none may displace another already
+    loaded. A module imported inside keeps working afterwards (its functions hold their own
+    globals); what was imported is left in the dict it yields (``reinstated``). The import
+    caches are invalidated because an engine may have been written a moment ago (a test
+    fixture) into a directory the finders have already listed.
     """
-
-    owned = _owned_by(package)
-    hidden = {key: module for key, module in sys.modules.items() if owned(key)}
-    for key in hidden:
-        del sys.modules[key]
-    sys.path.insert(0, str(root))
-    imported: dict[str, ModuleType] = {}
-    try:
-        importlib.invalidate_caches()
-        yield imported
-    finally:
-        sys.path.remove(str(root))
-        for key in [key for key in sys.modules if owned(key)]:
-            imported[key] = sys.modules.pop(key)
-        sys.modules.update(hidden)
+    with _swapped(package, {}) as imported:
+        sys.path.insert(0, str(root))
+        try:
+            importlib.invalidate_caches()
+            yield imported
+        finally:
+            sys.path.remove(str(root))
 
 
 @contextmanager
@@ -74,17 +84,8 @@ def reinstated(engine: object) -> Iterator[None]:
     if not modules:
         yield
         return
-    owned = _owned_by(engine.package.__name__)  # type: ignore[attr-defined]
-    hidden = {key: module for key, module in sys.modules.items() if owned(key)}
-    for key in hidden:
-        del sys.modules[key]
-    sys.modules.update(modules)
-    try:
+    with _swapped(engine.package.__name__, modules):  # type: ignore[attr-defined]
         yield
-    finally:
-        for key in [key for key in sys.modules if owned(key)]:
-            del sys.modules[key]
-        sys.modules.update(hidden)
 
 
 def load_engine(

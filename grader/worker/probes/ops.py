@@ -67,8 +67,8 @@ def _function_op(
 ) -> dict[str, Any]:
     """An op that is a class: ``Fn.apply(*leaves)``, then ``Fn.backward(ctx, out_grad)`` with
     the context its forward filled in (a float for one input, a tuple otherwise)."""
-    namespace = api_namespace(engine, "scalar")
-    leaves = [eval(api.leaf_source(repr(float(v))), namespace) for v in graph.leaves]  # noqa: S307
+    scalar = resolve(engine.package, api.scalar)
+    leaves = [api.make_leaf(scalar, v) for v in graph.leaves]
     function = resolve(engine.package, api.classes[graph.nodes[0].op])
     out = getattr(function, api.apply)(*leaves)
     value = encode(out.data, "the result")

@@ -6,6 +6,7 @@ none of the student's work: a closure adds a given weight, an op sums with given
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -136,6 +137,7 @@ def given_tensor(
 
 
 CONSTANT_TOUCHED = "a constant was asked for {}: the walk must skip constants (is_constant())"
+LEAF_CHAINED = "a leaf was asked for a chain rule: it has no inputs, it gets its derivative with {}"
 
 
 def given_variables(
@@ -153,7 +155,7 @@ def given_variables(
     received: list[list[Any]] = [[] for _ in range(size)]
     accumulated: list[list[Any]] = [[] for _ in range(size)]
     reads = [0] * size
-    counter = iter(range(1, 10**9))
+    counter = itertools.count(1)
 
     def unique_id(self: Any) -> int:
         return self._id
@@ -171,8 +173,10 @@ def given_variables(
         return self._index is None
 
     def chain_rule(self: Any, d_output: Any) -> list[tuple[Any, Any]]:
-        if self._index is None or not self._pairs:
+        if self._index is None:
             raise ValueError(CONSTANT_TOUCHED.format("a chain rule"))
+        if not self._pairs:
+            raise ValueError(LEAF_CHAINED.format(names["accumulate_derivative"]))
         received[self._index].append(d_output)
         return [(p, w * d_output) for p, w in self._pairs]
 
@@ -232,8 +236,7 @@ def given_scalars(
         methods = {api.forward: staticmethod(forward), api.backward: staticmethod(backward)}
         return type("GivenFunction", (base,), methods)
 
-    namespace = {api.scalar: scalar}
-    nodes = [eval(api.leaf_source(repr(1.0 + i)), namespace) for i in range(dag["leaves"])]  # noqa: S307
+    nodes = [api.make_leaf(scalar, 1.0 + i) for i in range(dag["leaves"])]
     for pairs in dag["nodes"]:
         function = weighted([float(w) for _, w in pairs], len(nodes))
         nodes.append(getattr(function, api.apply)(*(nodes[i] for i, _ in pairs)))
