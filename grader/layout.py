@@ -13,19 +13,48 @@ SUITES = PACKAGE / "grading" / "suites"
 """The grading tests: pytest runs them in the trusted parent."""
 TEMPLATES = PACKAGE / "workflows" / "templates"
 """The files a release writes for students, Gradescope and GitHub Classroom."""
-DEFAULT_RUBRIC = REPO / "rubric.yaml"
-DEFAULT_REFERENCE = REPO / "reference"
-COURSES = REPO / "courses"
-"""Other courses' APIs, one folder each: profile.yaml, rubric.yaml, reference/."""
 THIS_COURSE = "course"
-"""This course's name among them: its profile is in ``courses/course/``, its rubric and
-reference stay at the top (``DEFAULT_RUBRIC``, ``DEFAULT_REFERENCE``)."""
-DEFAULT_PROFILE = COURSES / THIS_COURSE / "profile.yaml"
+"""This course's name among the courses: in a checkout its profile is in ``courses/course/``
+and its rubric and reference stay at the top; an installed package lays it out as any other."""
+IN_CHECKOUT = (REPO / "courses").is_dir()
+"""Run from a checkout (or a student release, or an editable install), not an installed wheel."""
+SHIPPED = PACKAGE / "courses"
+"""Where an installed package carries every course it was built with, each laid out as
+``<name>/{profile.yaml, rubric.yaml, reference/}`` (written by the build step in setup.py)."""
+COURSES = REPO / "courses" if IN_CHECKOUT else SHIPPED
+"""Every course's folder: profile.yaml, rubric.yaml, reference/, audit-judgements.yaml."""
 
 
 def course_root(name: str) -> Path:
-    """The folder that holds course ``name``'s ``rubric.yaml`` and ``reference/``."""
-    return REPO if name == THIS_COURSE else COURSES / name
+    """The folder that holds course ``name``'s ``rubric.yaml`` and ``reference/``: a shipped
+    course's name, or else the path of a course folder of one's own, laid out as they are."""
+    if name == THIS_COURSE and IN_CHECKOUT:
+        return REPO
+    if name == THIS_COURSE or (COURSES / name / "rubric.yaml").is_file():
+        return COURSES / name
+    return Path(name).resolve()
+
+
+def shipped_courses() -> list[str]:
+    """The courses that ``--course`` takes by name: this one first, then each with a rubric."""
+    others = sorted(f.parent.name for f in COURSES.glob("*/rubric.yaml"))
+    return [THIS_COURSE, *(name for name in others if name != THIS_COURSE)]
+
+
+DEFAULT_RUBRIC = course_root(THIS_COURSE) / "rubric.yaml"
+DEFAULT_REFERENCE = course_root(THIS_COURSE) / "reference"
+DEFAULT_PROFILE = COURSES / THIS_COURSE / "profile.yaml"
+
+
+def needs_checkout(what: str) -> str | None:
+    """One line for a command asked outside a checkout for ``what`` only a checkout has (the
+    stubs, the student release, the project's tests), or None inside one."""
+    if IN_CHECKOUT:
+        return None
+    return (
+        f"{what} needs a checkout of the autograd-grader repository; the installed package "
+        "grades and audits courses, nothing more"
+    )
 
 
 EXERCISES = REPO / "exercises"

@@ -135,21 +135,31 @@ def load(path: Path) -> Rubric:
 
 
 def _profile(path: Path, text: str, data: dict[str, Any]) -> Profile:
-    """The profile the rubric names (the course's when it names none), which must describe
-    every assignment the rubric grades: a course's name (``courses/<name>/profile.yaml``, so
-    a copy of the rubric anywhere names the same profile), or a path from the rubric's
-    folder."""
+    """The profile of the course the rubric grades, which must describe every assignment the
+    rubric grades. A ``profile.yaml`` beside the rubric is its course's (a course folder,
+    shipped or of one's own); else the rubric names it: a course's name, looked for in the
+    rubric's own ``courses/`` (a release, a Gradescope source) and then among the shipped
+    courses, or a path from the rubric's folder. A rubric that names none grades this course."""
     named = data.get("profile")
-    if named is None:
+    beside = path.parent / "profile.yaml"
+    if beside.is_file():
+        where = beside
+    elif named is None:
         where = DEFAULT_PROFILE
     elif "/" in named or named.endswith((".yaml", ".yml")):
         where = path.parent / named
     else:
-        where = COURSES / named / "profile.yaml"
+        own = path.parent / "courses" / named / "profile.yaml"
+        where = own if own.is_file() else COURSES / named / "profile.yaml"
     try:
         profile = profiles.load(where)
     except profiles.ProfileError as exc:
         raise RubricError(str(exc)) from None
+    if where == beside and named is not None and named != profile.name:
+        raise RubricError(
+            f"{path}:{line_of(text, ['profile'])}: the rubric names profile {named!r}, but the "
+            f"profile beside it ({beside}) is {profile.name!r}"
+        )
     missing = [name for name in data["assignments"] if name not in profile.assignments]
     if missing:
         raise RubricError(

@@ -15,12 +15,12 @@ from grader.grading import rubric as rubric_module
 from grader.grading.options import SPELLING, GradeOptions, as_field, command_line_default
 from grader.grading.replay import IN_MEMORY
 from grader.layout import (
-    COURSES,
     DEFAULT_REFERENCE,
     DEFAULT_RUBRIC,
     REPLAY_CACHE,
     THIS_COURSE,
     course_root,
+    shipped_courses,
 )
 from grader.workflows.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
 from grader.workflows.submissions import Upload, upload_at
@@ -43,10 +43,12 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
         )
     parser.add_argument(
         "--course",
-        choices=courses(),
+        type=course,
         default=THIS_COURSE,
-        help="grade an engine written for another course's API: that course's rubric and "
-        "reference (courses/NAME/); the default is this course's",
+        metavar="NAME|FOLDER",
+        help="grade an engine written for another course's API: a shipped course "
+        f"({', '.join(shipped_courses())}) or the folder of a course of your own "
+        "(profile.yaml, rubric.yaml, reference/); the default is this course's",
     )
     parser.add_argument(
         "--no-replay",
@@ -57,9 +59,14 @@ def add_grading_options(parser: argparse.ArgumentParser, slot: int = 0) -> None:
     parser.set_defaults(slot=slot)
 
 
-def courses() -> list[str]:
-    """The courses ``--course`` takes: this one and each folder of ``courses/`` with a rubric."""
-    return [THIS_COURSE, *sorted(folder.parent.name for folder in COURSES.glob("*/rubric.yaml"))]
+def course(name: str) -> str:
+    """``--course``: a shipped course's name, or a folder that holds a course's rubric."""
+    if name in shipped_courses() or (course_root(name) / "rubric.yaml").is_file():
+        return name
+    raise argparse.ArgumentTypeError(
+        f"no course {name!r}: name one of {', '.join(shipped_courses())}, or give the folder "
+        "of a course of your own (profile.yaml, rubric.yaml, reference/)"
+    )
 
 
 def grade_options(args: argparse.Namespace, submission: Path) -> GradeOptions:

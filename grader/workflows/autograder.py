@@ -1,10 +1,12 @@
 """Inside Gradescope's container: grade ``submission/`` and write ``results/results.json``.
 
-``run_autograder`` starts this with ``AUTOGRADER_ROOT`` (default ``/autograder``). The rubric,
-the reference and ``gradescope.json`` (the secret seed) are read from ``source/`` by this
-trusted process only; the student's code runs in the sandboxed worker, which does not see
-``source/``. Results are written last, atomically, replacing anything a submission may have
-put there.
+``run_autograder`` starts this with ``AUTOGRADER_ROOT`` (default ``/autograder``). The course
+(its rubric, reference and profile) is the one ``setup.sh`` installed with the package, named in
+``source/gradescope.json`` with the secret seed; this trusted process alone reads them, and the
+student's code runs in the sandboxed worker, which sees neither. Results are written last,
+atomically, replacing anything a submission may have put there. An autograder that cannot
+find its course is the instructor's to fix: the student reads one line, the instructor the
+details in the autograder's output.
 
 Gradescope's own timeout (10 minutes by default) would give 0 with no results at all, so
 grading has a deadline of its own (``deadline_s`` in ``gradescope.json``, default 480 s):
@@ -25,8 +27,9 @@ from typing import Any
 
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
+from grader.layout import THIS_COURSE, course_root
 from grader.report.document import GradeReport
-from grader.report.formats.gradescope import results
+from grader.report.formats.gradescope import misconfigured, results
 from grader.workflows.api import GradeOptions, GraderFailure, UsageFailure, grade
 from grader.workflows.submissions import Upload, prepare
 
@@ -68,7 +71,16 @@ def main() -> int:
     source = root / "source"
     config_path = source / "gradescope.json"
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
-    rubric = rubric_module.load(source / "rubric.yaml")
+    course = course_root(config.get("course", THIS_COURSE))
+    try:
+        rubric = rubric_module.load(course / "rubric.yaml")
+        if not (course / "reference").is_dir():
+            raise rubric_module.RubricError(f"{course / 'reference'}: no reference solution")
+    except rubric_module.RubricError as exc:
+        print(f"autograder misconfigured (rebuild the zip with `make gradescope`): {exc}")
+        document = misconfigured(time.monotonic() - started)
+        write_atomically(root / "results" / "results.json", json.dumps(document, indent=1))
+        return 1
     with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as tmp:
         prepared = prepare(
             Upload("submission", root / "submission", "folder"),
@@ -80,8 +92,8 @@ def main() -> int:
                 submission=prepared.folder,
                 seed=config.get("seed"),
                 memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
-                rubric=source / "rubric.yaml",
-                reference=source / "reference",
+                rubric=course / "rubric.yaml",
+                reference=course / "reference",
             ),
             float(config.get("deadline_s", DEFAULT_DEADLINE_S)),
         )
@@ -89,6 +101,8 @@ def main() -> int:
             rubric.items, report, time.monotonic() - started, prepared.notes, failure
         )
         write_atomically(root / "results" / "results.json", json.dumps(document, indent=1))
+        if report is not None:  # for the instructor: Gradescope hides stdout from students
+            print("protections: " + "; ".join(report.protections))
         if not finished:
             _abandon()
     return 0

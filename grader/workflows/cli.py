@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -33,8 +34,15 @@ from grader.workflows.arguments import (
 from grader.workflows.submissions import Upload, prepared
 
 
+def program_name() -> str:
+    """The command as it was called: ``autograd-grader`` (the console script an install
+    puts on PATH) or ``python -m grader``."""
+    called = Path(sys.argv[0]).name
+    return "python -m grader" if called == "__main__.py" else called
+
+
 def parser() -> argparse.ArgumentParser:
-    main = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n")[0])
+    main = argparse.ArgumentParser(prog=program_name(), description=__doc__.split("\n")[0])
     commands = main.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission")
     g.add_argument("--submission", required=True, help=SUBMISSION_HELP)

@@ -7,10 +7,12 @@
     item's id is found anywhere in the release, if anything the release ships does a part of
     the assignment (``solution_leaks``), or if the released grading tests do not collect
     against the public rubric.
-``python -m grader.workflows.release gradescope --out dist/gradescope [--seed N]``
+``python -m grader.workflows.release gradescope --out dist/gradescope [--seed N] [--course C]``
 (``make gradescope``)
-    ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at the root, the grader, its
-    grading tests, the full rubric, the reference and ``gradescope.json`` (the seed).
+    ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at the root, the grader's source
+    with its grading tests, one course as ``courses/<name>/`` (profile, full rubric,
+    reference), which ``pip install`` puts into the package, and ``gradescope.json`` (the
+    course's name and the seed).
 
 A hidden item's grading test must name the item's id literally in a top-level statement
 (``@graded("micrograd.x")`` on a function, or an assignment): such statements are removed.
@@ -35,8 +37,18 @@ import yaml
 from grader.grading import rubric as rubric_module
 from grader.grading.options import suite_arguments
 from grader.language.assignments import Assignment
-from grader.layout import PACKAGE, REPO, SUITES, TEMPLATES, THIS_COURSE, course_root
-from grader.workflows.arguments import courses
+from grader.layout import (
+    PACKAGE,
+    REPO,
+    SHIPPED,
+    SUITES,
+    TEMPLATES,
+    THIS_COURSE,
+    course_root,
+    needs_checkout,
+    shipped_courses,
+)
+from grader.workflows.arguments import course
 
 HIDDEN = ("hidden", "after_due_date")
 BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
@@ -211,30 +223,45 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     return dest
 
 
+GRADESCOPE_BUILD = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+"""What ``pip install source`` needs to build the package with the course in it."""
+
+
 def build_gradescope(dest: Path, seed: int | None = None, course: str = THIS_COURSE) -> Path:
-    """Write ``dest/autograder.zip`` for Gradescope's "zip file upload" autograder: this
-    course's, or another course's rubric and reference (``courses/<course>/``) in their place,
-    with the profile the rubric names."""
+    """Write ``dest/autograder.zip`` for Gradescope's "zip file upload" autograder: the grader's
+    source and one course laid out as ``courses/<name>/`` (profile, rubric, reference), which
+    ``setup.sh``'s ``pip install`` puts into the installed package; ``gradescope.json`` names
+    the course and holds the seed. This course's, a shipped one, or a course folder's."""
     source = course_root(course)
     rubric = rubric_module.load(source / "rubric.yaml")  # broken: fails here, not on Gradescope
+    name = course if course in shipped_courses() else source.name
+    folder = f"courses/{name}"
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / "autograder.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in ("setup.sh", "run_autograder"):
-            info = zipfile.ZipInfo(name)
+        for script in ("setup.sh", "run_autograder"):
+            info = zipfile.ZipInfo(script)
             info.external_attr = 0o100755 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, (TEMPLATES / name).read_text())
-        archive.writestr("gradescope.json", json.dumps({"seed": seed}))
-        for name in ("pyproject.toml", "README.md"):
-            archive.write(REPO / name, name)
-        archive.write(source / "rubric.yaml", "rubric.yaml")
-        archive.write(rubric.profile.path, f"courses/{rubric.profile.name}/profile.yaml")
-        for folder, root in ((PACKAGE, REPO), (source / "reference", source)):
-            for path in sorted(folder.rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    archive.write(path, path.relative_to(root).as_posix())
+            archive.writestr(info, (TEMPLATES / script).read_text())
+        archive.writestr("gradescope.json", json.dumps({"seed": seed, "course": name}))
+        for build in GRADESCOPE_BUILD:
+            archive.write(REPO / build, build)
+        archive.write(source / "rubric.yaml", f"{folder}/rubric.yaml")
+        archive.write(rubric.profile.path, f"{folder}/profile.yaml")
+        for tree, inside in ((PACKAGE, "grader"), (source / "reference", f"{folder}/reference")):
+            for path in _files(tree):
+                archive.write(path, f"{inside}/{path.relative_to(tree).as_posix()}")
     return target
+
+
+def _files(tree: Path) -> list[Path]:
+    """The files under ``tree`` a build ships: no caches, no courses an install carries."""
+    return [
+        path
+        for path in sorted(tree.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and not path.is_relative_to(SHIPPED)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,9 +274,17 @@ def main(argv: list[str] | None = None) -> int:
     gradescope.add_argument("--out", default="dist/gradescope")
     gradescope.add_argument("--seed", type=int, help="secret grading seed")
     gradescope.add_argument(
-        "--course", choices=courses(), default=THIS_COURSE, help="whose rubric and reference"
+        "--course",
+        type=course,
+        default=THIS_COURSE,
+        metavar="NAME|FOLDER",
+        help="whose rubric and reference: a shipped course or a course folder",
     )
     args = parser.parse_args(argv)
+    outside = needs_checkout(f"make {'release' if args.command == 'student' else 'gradescope'}")
+    if outside:
+        print(outside, file=sys.stderr)
+        return 2
     out = Path(args.out).absolute()  # the caller's, before the checks run elsewhere
     try:
         if args.command == "student":

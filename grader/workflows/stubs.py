@@ -40,7 +40,7 @@ import sys
 from collections.abc import Collection
 from pathlib import Path
 
-from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, EXERCISES
+from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC, EXERCISES, needs_checkout
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
@@ -367,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="report out-of-date files and exit 1 if any"
     )
     args = parser.parse_args(argv)
+    outside = needs_checkout("make stubs")
+    if outside and args.exercises == EXERCISES:
+        print(outside, file=sys.stderr)
+        return 2
     try:
         if args.check:
             problems = out_of_date(args.reference, args.exercises, args.rubric)

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image. Installs the grader without
-# PyTorch: the reference solutions in /autograder/source/reference are the oracle.
+# Gradescope runs this once, when it builds the autograder image. Installs the grader, and with
+# it the course in source/courses/ (setup.py's build step puts it in the package), without
+# PyTorch: the course's reference solution is the oracle. A test runs this very script against
+# a fake tree: AUTOGRADER_ROOT moves the tree, GRADER_APT=0 skips apt (no root, no network).
 set -euxo pipefail
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PYTHON=python3
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-    apt-get install -y --no-install-recommends python3.11 python3.11-venv
     PYTHON=python3.11
 fi
-"$PYTHON" -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install --upgrade pip
-/autograder/venv/bin/python -m pip install /autograder/source
-# Only root (the trusted grader) may read the rubric, the reference and the seed: without
-# bubblewrap the student's code still runs as an unprivileged worker uid.
-chmod -R go-rwx /autograder/source
+if [ "${GRADER_APT:-1}" != 0 ]; then
+    apt-get update
+    apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap
+    if [ "$PYTHON" = python3.11 ]; then
+        apt-get install -y --no-install-recommends python3.11 python3.11-venv
+    fi
+fi
+"$PYTHON" -m venv "$ROOT/venv"
+"$ROOT/venv/bin/python" -m pip install --upgrade pip
+"$ROOT/venv/bin/python" -m pip install "$ROOT/source"
+# Only root (the trusted grader) may read the rubric, the reference and the seed, in source/
+# and in the installed package: without bubblewrap the student's code still runs as an
+# unprivileged worker uid.
+COURSES="$("$ROOT/venv/bin/python" -I -c 'from grader.layout import COURSES; print(COURSES)')"
+chmod -R go-rwx "$ROOT/source" "$COURSES"
