@@ -690,24 +690,28 @@ def test_hidden_paths(make, mode):
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_writes_outside_scratch(make, mode):
+    """The shelf is world-writable, so only a read-only mount can refuse the worker's write
+    (as root, its uid of its own would refuse a root-owned shelf whatever the mount)."""
     shelf = make.tmp / "shelf"
     shelf.mkdir()
-    for path in (make.tmp, shelf):
-        path.chmod(0o755)
+    make.tmp.chmod(0o755)
+    shelf.chmod(0o777)
     worker = make(mode, readable=[shelf])
     inside = worker.request({"op": "write", "path": "notes.txt"}, 5.0)
     assert inside["error"] is None
-    targets = [shelf / "planted.py", Path("/tmp") / f"{make.token}.txt"]
+    planted, host_tmp = shelf / "planted.py", Path("/tmp") / f"{make.token}.txt"
     try:
-        for target in targets:
+        for target in (planted, host_tmp):
             got = worker.request({"op": "write", "path": str(target)}, 5.0)
             if mode == "bwrap":
                 assert got["error"] in ("OSError", "PermissionError"), got
+                if target == planted:  # refused by the mount, not by the worker's uid
+                    assert got["errno"] == "EROFS", got
                 assert not target.exists()
             else:  # fallback: nothing stops it, as the protections say
                 assert got["error"] is None and target.exists()
     finally:
-        for target in targets:
+        for target in (planted, host_tmp):
             target.unlink(missing_ok=True)
 
 
