@@ -122,6 +122,21 @@ def test_a_crash_costs_only_the_item_it_was_on(tmp_path):
     assert all(v["status"] == "passed" for k, v in items.items() if k != "micrograd.ops.exp")
 
 
+def test_a_wrong_gradient_for_the_second_operand_fails_its_op(tmp_path):
+    """Every operand's gradient is compared, not only the first's: mul passing the second
+    operand its own value (the first's gradient right) loses mul."""
+    submission = planted(
+        tmp_path,
+        {MICRO: [("other.grad += self.data * out.grad", "other.grad += other.data * out.grad")]},
+    )
+    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops.mul"])
+    mul = items["micrograd.ops.mul"]
+    assert (mul["status"], mul["score"]) == ("failed", 0)
+    assert mul["reason"] == "wrong gradient in backward"
+    assert "backward: gradient for b" in mul["feedback"]
+    assert "backward: gradient for a" not in mul["feedback"]
+
+
 @pytest.mark.slow
 def test_same_submission_same_result(tmp_path):
     """Two grades that each record what they drew to a folder of their own: neither replays the
