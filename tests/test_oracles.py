@@ -48,11 +48,11 @@ from grader.oracles.reference import ReferenceOracle
 from grader.worker import probes
 from grader.worker.engines import load_engine
 from tests.grading import REFERENCE, runs_in_this_course
+from tests.programs import needs_torch
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
 REF = ReferenceOracle(REFERENCE)
 TORCH = torch_oracle.available()
-needs_torch = pytest.mark.skipif(not TORCH, reason="torch is not installed")
 EXACT = Tolerance(atol=1e-9, rtol=1e-9)
 """Two float64 engines computing the same expression."""
 
