@@ -69,8 +69,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter):
     """One line at the end of the run, after pytest's short summary and just before its
-    counts: how many tests did not run for want of which program, so a green run never hides
-    that the sandbox, the pictures or the browser went unchecked."""
+    counts: how many tests did not run for want of which program or package, so a green run
+    never hides that the sandbox, the pictures, the browser or PyTorch went unchecked."""
     yield
     wanting: Counter[tuple[str, str]] = Counter()
     for report in terminalreporter.stats.get("skipped", []):
@@ -81,10 +81,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter):
             wanting[(found[1], found[2])] += 1
     if wanting:
         terminalreporter.write_line(
-            "skipped for want of a program: "
+            "skipped for want of an optional dependency: "
             + ", ".join(
-                f"{n} {'test needs' if n == 1 else 'tests need'} {program} "
-                f"(apt-get install {package})"
-                for (program, package), n in sorted(wanting.items())
+                f"{n} {'test needs' if n == 1 else 'tests need'} {needed} ({install})"
+                for (needed, install), n in sorted(wanting.items())
             )
         )

@@ -1,30 +1,39 @@
-"""The optional programs some tests need, found the way the grader finds them.
+"""The optional programs (and PyTorch) some tests need, found the way the grader finds them.
 
-A student's laptop, a fresh CI image or an instructor's machine often lacks Graphviz, Chromium
-or bubblewrap, and ``make test`` must still pass there. A test that needs one skips with a
-reason in one format, naming the program and its Debian package, so ``tests/conftest.py`` can
-say in one line at the end of the run what did not run for want of which program. What can be
-checked without the program (the text drawing, the fallback sandbox) is checked by other tests.
+A student's laptop, a fresh CI image or an instructor's machine often lacks Graphviz, Chromium,
+bubblewrap or PyTorch, and ``make test`` must still pass there. A test that needs one skips
+with a reason in one format, naming it and how to install it, so ``tests/conftest.py`` can say
+in one line at the end of the run what did not run for want of what. What can be checked
+without it (the text drawing, the fallback sandbox, finite differences alone) is checked by
+other tests.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from types import ModuleType
 
 import pytest
 
+from grader.oracles import torch_oracle
 from grader.report import drawing as pictures
 from grader.worker.sandbox import bwrap_status
 
-PACKAGES = {"bwrap": "bubblewrap", "dot": "graphviz", "chromium": "chromium"}
-"""Each optional program and the Debian package that installs it."""
-REASON = re.compile(r"needs (\S+) \(Debian package (\S+)\)")
+INSTALL = {
+    "bwrap": "apt-get install bubblewrap",
+    "dot": "apt-get install graphviz",
+    "chromium": "apt-get install chromium",
+    # the Makefile's pin; from PyPI on Linux that is a CUDA build of several GB
+    "torch": "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+}
+"""Each optional dependency and how to install it."""
+REASON = re.compile(r"needs (\S+) \(([^()]+)\): ")
 
 
-def reason(program: str, why: str) -> str:
-    """The skip reason for a test that needs ``program``: REASON matches it."""
-    return f"needs {program} (Debian package {PACKAGES[program]}): {why}"
+def reason(needed: str, why: str) -> str:
+    """The skip reason for a test that needs ``needed``: REASON matches it."""
+    return f"needs {needed} ({INSTALL[needed]}): {why}"
 
 
 BWRAP_OK, BWRAP_WHY = bwrap_status()  # not on PATH: the grader looks in fixed system folders
@@ -38,3 +47,10 @@ needs_chromium = pytest.mark.skipif(
 )
 SANDBOX_MODES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
 """A test of confinement runs with bubblewrap where it works, and always with the fallback."""
+TORCH_WHY = reason("torch", "PyTorch is not installed")
+needs_torch = pytest.mark.skipif(not torch_oracle.available(), reason=TORCH_WHY)
+
+
+def torch() -> ModuleType:
+    """PyTorch, imported for a test that compares with it, or a skip the closing line counts."""
+    return pytest.importorskip("torch", reason=TORCH_WHY)

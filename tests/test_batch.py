@@ -6,12 +6,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import os
 import shutil
 import signal
-import subprocess
-import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -24,6 +20,7 @@ from grader.workflows.api import GradeOptions
 from grader.workflows.batch import BatchOptions
 from grader.workflows.ledger import Key
 from tests.grading import EXERCISES, REFERENCE
+from tests.killed_batch import run_killed
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]  # one class, graded once
 
@@ -304,32 +301,11 @@ def test_a_killed_batch_resumes_to_the_same_result(graded_class, tmp_path):
         source = options.submissions / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, uploads / name)
     out = tmp_path / "out"
-    command = [
-        sys.executable,
-        "-m",
-        "grader",
-        "batch",
-        str(uploads),
-        "--out",
-        str(out),
-        "-j",
-        "1",
-        "--seed",
-        str(SECRET_SEED),
-        "--slot",
-        str(SLOT),
-        *(f"--only={i}" for i in ONLY),
-    ]
-    proc = subprocess.Popen(
-        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 120
-    while len(list((out / "ledger").glob("*.json"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    arguments = [str(uploads), "--out", str(out), "-j", "1", "--seed", str(SECRET_SEED)]
+    arguments += ["--slot", str(SLOT), *(f"--only={i}" for i in ONLY)]
+    assert run_killed(2, arguments) == -signal.SIGKILL
     done = len(list((out / "ledger").glob("*.json")))
-    assert 2 <= done < len(subset) and not (out / "grades.csv").exists()
+    assert done == 2 and not (out / "grades.csv").exists()
     resumed = batch.run(BatchOptions(uploads, out, GRADING, jobs=2), Console(quiet=True))
     assert (resumed.graded, resumed.reused) == (len(subset) - done, done)
     full = rows(options.out)

@@ -27,6 +27,7 @@ from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.oracles import torch_oracle
 from tests.grading import CORRECT_ENGINES, MAY_LOSE, grade_items, grade_report
 from tests.planted import PAIRS, pair_label, plant
+from tests.programs import TORCH_WHY
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +53,7 @@ def cell_seed(config: str, engine: str) -> int:
 def test_a_correct_engine_gets_full_marks(config, engine):
     reference, torch, oracles = CONFIGURATIONS[config]
     if "pytorch" in oracles and not torch_oracle.available():
-        pytest.skip("torch is not installed")
+        pytest.skip(TORCH_WHY)
     report = grade_report(
         CORRECT_ENGINES[engine], seed=cell_seed(config, engine), reference=reference, torch=torch
     )
@@ -110,7 +111,7 @@ def test_a_planted_bug_loses_the_same_items_on_finite_differences_alone(tmp_path
     its items and their neighbours."""
     pair, baseline = case
     if "pytorch" in CONFIGURATIONS[baseline][2] and not torch_oracle.available():
-        pytest.skip("torch is not installed")
+        pytest.skip(TORCH_WHY)
     bugs = [bug for bug in pair if bug is not None]
     submission = plant(tmp_path, *bugs)
     only = sorted({bug.item for bug in bugs}.union(*(neighbours(bug.item) for bug in bugs)))

@@ -33,6 +33,7 @@ from grader.oracles.reference import ReferenceOracle
 from grader.worker import probes
 from grader.worker.engines import load_engine, reinstated
 from grader.worker.protocol import decode_array
+from tests.programs import needs_torch
 
 PROFILE = profiles.load(COURSES / "minitorch-module1" / "profile.yaml")
 ASSIGNMENT = PROFILE.assignment("scalar")
@@ -66,7 +67,7 @@ def run(source: str, root: Path) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.skipif(not torch_oracle.available(), reason="PyTorch is not installed")
+@needs_torch
 @pytest.mark.parametrize("op", FUNCTION_OPS)
 def test_the_three_oracles_agree_on_every_function(op):
     reference = ReferenceOracle(ENGINES["reference"], PROFILE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -121,14 +122,43 @@ def test_a_crash_costs_only_the_item_it_was_on(tmp_path):
     assert all(v["status"] == "passed" for k, v in items.items() if k != "micrograd.ops.exp")
 
 
+def test_a_wrong_gradient_for_the_second_operand_fails_its_op(tmp_path):
+    """Every operand's gradient is compared, not only the first's: mul passing the second
+    operand its own value (the first's gradient right) loses mul."""
+    submission = planted(
+        tmp_path,
+        {MICRO: [("other.grad += self.data * out.grad", "other.grad += other.data * out.grad")]},
+    )
+    items = grade_items(submission, assignment="micrograd", only=["micrograd.ops.mul"])
+    mul = items["micrograd.ops.mul"]
+    assert (mul["status"], mul["score"]) == ("failed", 0)
+    assert mul["reason"] == "wrong gradient in backward"
+    assert "backward: gradient for b" in mul["feedback"]
+    assert "backward: gradient for a" not in mul["feedback"]
+
+
 @pytest.mark.slow
 def test_same_submission_same_result(tmp_path):
+    """Two grades that each record what they drew to a folder of their own: neither replays the
+    other (a replay repeats the examples it recorded, whatever the seed would draw), and both
+    drew the same examples, not only reached the same shrunk verdict."""
     submission = planted(tmp_path, {MICRO: [("1.0 - t * t", "1.0 - t")]})
-    first = grade_items(submission, assignment="micrograd", only=["micrograd.ops.tanh"])
-    second = grade_items(submission, assignment="micrograd", only=["micrograd.ops.tanh"])
+    first, second = (_graded_and_drawn(submission, tmp_path / name) for name in ("a", "b"))
     assert first == second
-    assert first["micrograd.ops.tanh"]["status"] == "failed"
-    assert "tanh-derivative" in first["micrograd.ops.tanh"]["bugs"]
+    items, drawn = first
+    assert items["micrograd.ops.tanh"]["status"] == "failed"
+    assert "tanh-derivative" in items["micrograd.ops.tanh"]["bugs"]
+    assert drawn
+
+
+def _graded_and_drawn(submission: Path, recordings: Path) -> tuple[dict, dict[str, str]]:
+    """The items of a grade of tanh recording to ``recordings`` (a new folder), and the runs
+    it recorded there (each named by its content)."""
+    recordings.mkdir()
+    items = grade_items(
+        submission, assignment="micrograd", only=["micrograd.ops.tanh"], replay=recordings
+    )
+    return items, {path.name: path.read_text() for path in recordings.iterdir()}
 
 
 def test_cli_json_document_and_exit_codes(tmp_path):

@@ -578,10 +578,14 @@ TARGETS = [
 ]
 NEW_FILES = ["grader/planted.py", "grader/worker/planted.py", "tests/conftest_planted.py"]
 OVERWRITE = """
-import grader, pathlib
+import grader, os, pathlib
 ROOT = pathlib.Path(grader.__file__).resolve().parent.parent
-TAMPERED = []
-for name in {targets!r}:
+TAMPERED, WRITABLE = [], []
+for name in {targets!r} + {new_files!r}:
+    # what a write would change: the file, or the folder a new one goes in (if not hidden)
+    seen = ROOT / name if name in {targets!r} else (ROOT / name).parent
+    if seen.exists() and not os.statvfs(seen).f_flag & os.ST_RDONLY:
+        WRITABLE.append(name)
     try:
         with open(ROOT / name, 'a') as handle:
             handle.write('# tampered\\n')
@@ -597,14 +601,15 @@ def _digests() -> dict[str, str]:
 
 @needs_bwrap
 def test_overwriting_the_grader_rubric_tests_and_reference_fails(tmp_path):
-    """Only with bubblewrap: without it a worker running as root could write them (README)."""
+    """Only with bubblewrap: without it a worker running as root could write them (README).
+    Each target is on a read-only mount: the worker's uid alone (root owns them) would also
+    refuse the writes, and must not be what stops them."""
     before = _digests()
-    tamper = OVERWRITE.format(targets=TARGETS + NEW_FILES)
-    submission = planted(
-        tmp_path, {MICRO: [at_import(tamper), in_op("raise ValueError(f'tampered: {TAMPERED}')")]}
-    )
+    tamper = OVERWRITE.format(targets=TARGETS, new_files=NEW_FILES)
+    verdict = "raise ValueError(f'tampered: {TAMPERED}, on a writable mount: {WRITABLE}')"
+    submission = planted(tmp_path, {MICRO: [at_import(tamper), in_op(verdict)]})
     report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"], sandbox="bwrap")
-    assert_graded(report, {"micrograd.ops.exp": ("error", "tampered: []")})
+    assert_graded(report, {"micrograd.ops.exp": ("error", "tampered: [], on a writable mount: []")})
     assert _digests() == before
     assert not [name for name in NEW_FILES if (REPO / name).exists()]
 

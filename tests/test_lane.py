@@ -10,11 +10,11 @@ import pytest
 
 from grader.grading.replay import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
-from grader.oracles import torch_oracle
 from grader.workflows.api import GradeOptions, UsageFailure, grade
 from grader.workflows.lane import Lanes
 from tests.grading import REFERENCE, comparable, planted
 from tests.planted import TANH_DERIVATIVE
+from tests.programs import needs_torch
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lane")]
 
@@ -65,11 +65,10 @@ def _holds_torch(pid: int) -> bool:
         return any("libtorch" in line for line in maps)
 
 
+@needs_torch
 def test_a_lane_keeps_torch_once_a_run_needed_it_and_grades_as_before():
     """Without a reference, PyTorch is the first oracle: the lane imports it after the first
     such run, and the runs forked with it loaded grade as a fresh process does."""
-    if not torch_oracle.available():
-        pytest.skip("torch is not installed")
     options = GradeOptions(
         REFERENCE, assignment="micrograd", only=("micrograd.ops.tanh",), reference=None
     )

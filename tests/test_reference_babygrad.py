@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests import programs
+
 REFERENCE = Path(__file__).resolve().parent.parent / "reference"
 
 
@@ -22,7 +24,7 @@ def Tensor(ops):
 
 @pytest.fixture(scope="module")
 def torch():
-    return pytest.importorskip("torch")
+    return programs.torch()
 
 
 def _inputs(shapes, seed, domain):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import programs
+
 REFERENCE = Path(__file__).resolve().parent.parent / "reference"
 
 
@@ -275,14 +277,14 @@ def _compare(Value, torch, fn, torch_fn, inputs):
 
 @pytest.mark.parametrize(("name", "fn", "torch_fn", "cases"), OPS, ids=[op[0] for op in OPS])
 def test_op_matches_torch(Value, name, fn, torch_fn, cases):
-    torch = pytest.importorskip("torch")
+    torch = programs.torch()
     for inputs in cases:
         _compare(Value, torch, fn, torch_fn, inputs)
 
 
 @pytest.mark.parametrize(("name", "fn", "torch_fn", "cases"), OPS, ids=[op[0] for op in OPS])
 def test_op_matches_torch_over_a_range(Value, name, fn, torch_fn, cases):
-    torch = pytest.importorskip("torch")
+    torch = programs.torch()
     arity = len(cases[0])
     values = [-2.75, -1.0, -0.3, 0.4, 1.0, 2.2]
     if name.startswith("pow") and "." in name:
@@ -293,7 +295,7 @@ def test_op_matches_torch_over_a_range(Value, name, fn, torch_fn, cases):
 
 
 def test_worked_examples_match_torch(Value):
-    torch = pytest.importorskip("torch")
+    torch = programs.torch()
 
     def expression(a, b, c):
         return (a * b + c) * (a + b) + (a - c) / b - 2 * a.tanh() + (b * c).exp() / 100

@@ -10,12 +10,8 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import os
 import shutil
 import signal
-import subprocess
-import sys
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +29,7 @@ from grader.workflows.batch import BatchOptions
 from grader.workflows.ledger import Key
 from grader.workflows.submissions import Upload
 from tests.grading import REFERENCE
+from tests.killed_batch import run_killed
 from tests.planted import MICRO
 
 pytestmark = pytest.mark.xdist_group("regrade")  # one class, graded once
@@ -225,41 +222,14 @@ def test_a_killed_rerun_resumes_with_nothing_lost(first_run, tmp_path):
     options, _ = first_run
     again = copy_of_output(options, tmp_path, rubric=rubric_with_tanh_worth(12, tmp_path))
     old = {p.name for p in (again.out / "ledger").glob("*.json")}
-    command = [
-        sys.executable,
-        "-m",
-        "grader",
-        "batch",
-        str(options.submissions),
-        "--out",
-        str(again.out),
-        "-j",
-        "1",
-        "--seed",
-        str(SECRET_SEED),
-        "--slot",
-        str(SLOT),
-        "--rubric",
-        str(again.grading.rubric),
-        *(f"--only={i}" for i in ONLY),
-    ]
+    arguments = [str(options.submissions), "--out", str(again.out), "-j", "1"]
+    arguments += ["--seed", str(SECRET_SEED), "--slot", str(SLOT)]
+    arguments += ["--rubric", str(again.grading.rubric), *(f"--only={i}" for i in ONLY)]
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr:
-        proc = subprocess.Popen(
-            command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=stderr
-        )
-
-    def stored() -> int:
-        return len({p.name for p in (again.out / "ledger").glob("*.json")} - old)
-
-    deadline = time.monotonic() + 120
-    while stored() < 1 and time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = stored()
-    assert 1 <= done < 5
+        assert run_killed(1, arguments, stderr) == -signal.SIGKILL, log.read_text()
+    done = len({p.name for p in (again.out / "ledger").glob("*.json")} - old)
+    assert done == 1
     assert (again.out / "grades.csv").read_text() == (options.out / "grades.csv").read_text()
     resumed = batch.run(again, Console(quiet=True))
     assert (resumed.graded, resumed.reused) == (5 - done, done)

@@ -450,12 +450,13 @@ def test_a_slot_serves_one_worker_at_a_time(make):
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_busy_loop_hits_the_cpu_deadline(make, mode):
-    worker = make(mode)
+    """The detail says the CPU deadline ended it, not the wall-clock backstop, which is set
+    far off: however loaded the machine, 0.5 s of CPU time comes first."""
+    worker = make(mode, limits=Limits(memory_mb=1024, wall_factor=100.0))
     worker.start()
-    failure, elapsed = _fails(worker, {"op": "spin"}, 0.5)
+    failure, _ = _fails(worker, {"op": "spin"}, 0.5)
     assert failure.kind == "timeout"
     assert failure.detail == "timed out after 0.5 s of CPU time"
-    assert elapsed < 0.5 * SMALL.wall_factor + policy.WALL_GRACE_S
     make.assert_none_left()
     _still_serves(worker)
 
@@ -626,9 +627,10 @@ def test_unsolicited_reply(make, mode):
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_closed_reply_channel(make, mode):
     worker = make(mode)
-    failure, elapsed = _fails(worker, {"op": "close_reply"})
+    failure, elapsed = _fails(worker, {"op": "close_reply"}, 60.0)
     assert (failure.kind, failure.detail) == ("invalid", "closed its reply channel")
-    assert elapsed < 10.0  # seen at once, not at the 20 s backstop (the worker sleeps on)
+    # seen at once, not at the backstop (185 s; the worker sleeps on): a bound no load reaches
+    assert elapsed < 60.0
     make.assert_none_left()
     _still_serves(worker)
 
@@ -690,24 +692,28 @@ def test_hidden_paths(make, mode):
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)
 def test_writes_outside_scratch(make, mode):
+    """The shelf is world-writable, so only a read-only mount can refuse the worker's write
+    (as root, its uid of its own would refuse a root-owned shelf whatever the mount)."""
     shelf = make.tmp / "shelf"
     shelf.mkdir()
-    for path in (make.tmp, shelf):
-        path.chmod(0o755)
+    make.tmp.chmod(0o755)
+    shelf.chmod(0o777)
     worker = make(mode, readable=[shelf])
     inside = worker.request({"op": "write", "path": "notes.txt"}, 5.0)
     assert inside["error"] is None
-    targets = [shelf / "planted.py", Path("/tmp") / f"{make.token}.txt"]
+    planted, host_tmp = shelf / "planted.py", Path("/tmp") / f"{make.token}.txt"
     try:
-        for target in targets:
+        for target in (planted, host_tmp):
             got = worker.request({"op": "write", "path": str(target)}, 5.0)
             if mode == "bwrap":
                 assert got["error"] in ("OSError", "PermissionError"), got
+                if target == planted:  # refused by the mount, not by the worker's uid
+                    assert got["errno"] == "EROFS", got
                 assert not target.exists()
             else:  # fallback: nothing stops it, as the protections say
                 assert got["error"] is None and target.exists()
     finally:
-        for target in targets:
+        for target in (planted, host_tmp):
             target.unlink(missing_ok=True)
 
 

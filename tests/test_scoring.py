@@ -7,10 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
+from grader.grading import rubric as rubric_module
 from grader.grading import scoring
 from grader.grading.rubric import Item, Rubric
 from grader.grading.scoring import FAILING, feedback_text, score_items
+from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 
 OPS = Item("micrograd.ops.tanh", "tanh", 6, "d tanh = 1 - t**2")
@@ -91,8 +94,13 @@ def test_every_test_failing_is_no_points_and_failed():
     assert (result.score, result.status) == (0.0, "failed")
 
 
+def light_failure() -> list[scoring.TestOutcome]:
+    """WALK's tests: two heavy ones pass, a light one fails (partial credit keeps 99%)."""
+    return [passed(WALK.id, "a", 5), passed(WALK.id, "b", 5), failed(WALK.id, "c", 0.1)]
+
+
 def test_an_all_or_nothing_item_gets_nothing_for_one_failing_test():
-    outcomes = [passed(WALK.id, "a", 5), passed(WALK.id, "b", 5), failed(WALK.id, "c", 0.1)]
+    outcomes = light_failure()
     result = score(outcomes + all_pass(WALK.id))[WALK.id]
     assert result.score == 0.0
     assert result.max_score == WALK.points
@@ -104,10 +112,24 @@ def test_an_all_or_nothing_item_gets_everything_when_every_test_passes():
     assert score(outcomes + all_pass(WALK.id))[WALK.id].score == WALK.points
 
 
+def test_a_rubrics_all_or_nothing_item_pays_nothing_for_one_failing_test(tmp_path):
+    """``partial_credit: false`` in a rubric file reaches the score (the course's rubric has
+    no such item, so no grading run checks it)."""
+    data = yaml.safe_load(DEFAULT_RUBRIC.read_text())
+    (raw,) = [raw for raw in data["items"] if raw["id"] == WALK.id]
+    raw["partial_credit"] = False
+    path = tmp_path / "rubric.yaml"
+    path.write_text(yaml.safe_dump(data))
+    rubric = rubric_module.load(path)
+    outcomes = light_failure()
+    (result,) = score_items(rubric, [rubric.by_id[WALK.id]], outcomes)
+    assert (result.status, result.score, result.max_score) == ("failed", 0.0, raw["points"])
+
+
 def test_a_partial_credit_item_with_the_same_outcomes_keeps_its_share():
     """The same outcomes as the all-or-nothing case, on an item with partial credit."""
     shared = Item(WALK.id, WALK.title, WALK.points, WALK.hint)
-    outcomes = [passed(WALK.id, "a", 5), passed(WALK.id, "b", 5), failed(WALK.id, "c", 0.1)]
+    outcomes = light_failure()
     result = score(outcomes, [shared])[WALK.id]
     assert result.score == round(12 * 10 / 10.1, 4)
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,8 +28,10 @@ from grader.language.strategies import tensor_graphs
 from grader.layout import COURSES
 from grader.oracles import numeric
 from grader.worker import probes
+from grader.worker.encoding import ProbeError
 from grader.worker.engines import load_engine
 from grader.worker.protocol import decode_array
+from grader.worker.runner import student_frames
 from tests.planted import course_bugs, plant
 
 NEEDLE = profiles.load(COURSES / "needle-hw1" / "profile.yaml")
@@ -51,7 +55,23 @@ the profile says them."""
 def engine(root: Path):
     loaded = load_engine(root, ASSIGNMENT.name, API.package, API.folder)
     loaded.api = API  # as the worker's import request gives it
+    loaded.root = root.resolve()  # where its files are: what raises through them is its own
     return loaded
+
+
+def probed(loaded, probe: Callable[[Any, dict], dict], case: dict) -> dict | None:
+    """``probe``'s answer, or None where the engine failed it: it raised (a frame of its own
+    files in the traceback, as the worker reports it) or answered what cannot be reported
+    (``ProbeError``). Any other exception is the grader's own probe crashing: no verdict on
+    the engine, it propagates."""
+    try:
+        return probe(loaded, case)
+    except ProbeError:
+        return None
+    except Exception as failure:
+        if student_frames(failure.__traceback__, loaded.root):
+            return None
+        raise
 
 
 def op_graphs(op: str) -> list[Graph]:
@@ -74,9 +94,8 @@ MATMUL_SHAPES = [[(2, 3), (3, 2)], [(2, 2, 3), (3, 2)], [(2, 3), (2, 3, 2)]]
 def op_agrees(loaded, graph: Graph) -> bool:
     """The op's forward and its own ``gradient`` against finite differences."""
     out_grad = np.linspace(-1.0, 1.5, evaluate(graph)[-1].size).reshape(evaluate(graph)[-1].shape)
-    try:
-        got = probes.probe_op(loaded, {"graph": graph.to_json(), "out_grad": out_grad.tolist()})
-    except Exception:  # noqa: BLE001 - a planted bug may raise: that is a disagreement
+    got = probed(loaded, probes.probe_op, {"graph": graph.to_json(), "out_grad": out_grad.tolist()})
+    if got is None:
         return False
     want = numeric.evaluate_graph(graph, out_grad)
     value = decode_array(got["values"][0], "value")
@@ -96,9 +115,8 @@ def walk_agrees(loaded, dag: Dag, seed: tuple[float, float] = (1.0, 1.0)) -> boo
     """``Tensor.backward(seed)`` over the grader's own ops: exact gradients, each op's
     gradient called once."""
     case = {"dag": dag.to_json(), "shape": [2], "grad": list(seed)}
-    try:
-        got = probes.probe_tensor_backward(loaded, case)
-    except Exception:  # noqa: BLE001
+    got = probed(loaded, probes.probe_tensor_backward, case)
+    if got is None:
         return False
     (want,) = dag.backward(1)
     grads = [decode_array(g, "grad") for g in got["grads"]]

@@ -6,6 +6,7 @@ process started here carries it on its command line, so the test can look for su
 Every bomb is bounded: a few hundred processes, a few GiB, children that exit by themselves.
 """
 
+import errno
 import importlib.util
 import os
 import socket
@@ -192,9 +193,9 @@ def write(msg):
     try:
         with open(msg["path"], "w") as fh:
             fh.write("written by the worker")
-        return {"error": None}
+        return {"error": None, "errno": None}
     except OSError as exc:
-        return {"error": type(exc).__name__}
+        return {"error": type(exc).__name__, "errno": errno.errorcode.get(exc.errno)}
 
 
 def exit_after_reply(_msg):
