@@ -5,11 +5,13 @@ Each upload in SUBMISSIONS (see ``grader.workflows.submissions``) is prepared an
 ``-j`` lanes at once or on a Dask cluster (``--scheduler``). Results go into a ledger
 (``DIR/ledger``, see ``grader.workflows.ledger``) the moment each is known, so an interrupted
 batch loses nothing finished and a rerun grades only what is new or changed (``--force``:
-everything). A ledger entry's key (``keys``) covers the grader's own source, the reference, the
-oracles and the library versions as well as the upload, rubric, seed and selection, so a
-changed grader regrades. Then it writes ``grades.csv``, ``feedback/<student>.md`` and
-``.html``, and ``summary.html``, and compares the new ``grades.csv`` with the last run's (kept
-as ``previous/grades.csv``): ``changes.csv`` lists every student whose grade moved.
+everything). A grading without a result for every selected item is a failure, never a score:
+it is not stored, its row is an error, and the next run grades it again. A ledger entry's key
+(``keys``) covers the grader's own source, the reference, the oracles and the library
+versions as well as the upload, rubric, seed and selection, so a changed grader regrades. Then
+it writes ``grades.csv``, ``feedback/<student>.md`` and ``.html``, and ``summary.html``, and
+compares the new ``grades.csv`` with the last run's (kept as ``previous/grades.csv``):
+``changes.csv`` lists every student whose grade moved.
 
 Every worker takes the first free uid slot from ``--slot`` (see
 ``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
