@@ -1,5 +1,6 @@
-"""Batch grading end to end: a class of 31 mixed uploads, the CSV checked cell by cell, a
-killed-and-resumed batch equal to an uninterrupted one, and Dask equal to the local run."""
+"""Batch grading end to end: a class of 31 mixed uploads, the CSV checked cell by cell, the
+same CSV graded on a saturated machine, a killed-and-resumed batch equal to an uninterrupted
+one, and Dask equal to the local run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import shutil
 import signal
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -227,6 +230,31 @@ def test_the_csv_cell_by_cell(graded_class):
         for item in item_ids:
             assert row[item] == (str(scores[item]) if item in scores else ""), (student, item)
         assert note in row["notes"], (student, row["notes"])
+
+
+@contextmanager
+def saturated(burners: int = 2) -> Iterator[None]:
+    """The machine's cores kept busy by CPU-burning processes of the test's own."""
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(burners):
+            processes.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+        yield
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+def test_a_saturated_machine_gives_the_same_csv(graded_class, tmp_path):
+    """Grades never depend on load (issue 37: under load, an upload once got a total of 0
+    with no item results, counted as graded)."""
+    options, _ = graded_class
+    loaded = dataclasses.replace(options, out=tmp_path / "out")
+    with saturated():
+        outcome = batch.run(loaded, Console(quiet=True))
+    assert (outcome.graded, outcome.failed) == (30, 0)
+    assert (loaded.out / "grades.csv").read_text() == (options.out / "grades.csv").read_text()
 
 
 def test_statuses_and_feedback_files(graded_class):

@@ -1,9 +1,10 @@
 """Batch lanes: a grade forked from a warm lane is the grade of a fresh process (PyTorch loaded
-in the lane or not); a lane keeps its recordings in memory, never on disk; a lane that dies
-costs no submission its grade."""
+in the lane or not); a lane keeps its recordings in memory, never on disk; a lane that dies,
+or answers another run's request, costs no submission its grade."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -80,3 +81,17 @@ def test_a_lane_keeps_torch_once_a_run_needed_it_and_grades_as_before():
         assert comparable(grade(options, lanes)) == fresh
         assert _holds_torch(lane._process.pid)
         assert comparable(grade(options, lanes)) == fresh
+
+
+def test_a_reply_meant_for_another_run_is_never_taken_for_this_one(tmp_path):
+    """A lane asked once more than it was heard (a request whose reply nobody read): the next
+    run reads that reply first, while its own results file is not written yet. It must see the
+    reply is not its own, and grade anyway."""
+    with Lanes(1) as lanes:
+        (lane,) = lanes._all
+        stale = {"id": -1, "args": ["--version"], "cwd": str(tmp_path), "recordings": {}}
+        lane._process.stdin.write(json.dumps(stale) + "\n")
+        lane._process.stdin.flush()
+        report = grade(GradeOptions(REFERENCE, assignment="micrograd", only=ONLY[:1]), lanes)
+        assert report.score == report.max_score > 0
+        assert lane._process.poll() is None  # a new lane took its place

@@ -366,18 +366,15 @@ def import_failure_line(status: str, reason: str) -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """At the end: stop the worker, score every selected item (one never reached scores 0)
-    and write the results file, atomically, for the parent process."""
+    """At the end: stop the worker, score every selected item (one no test reached says so:
+    ``scoring.NEVER_RAN``, which the parent takes for no grade) and write the results file,
+    atomically, for the parent process."""
     run = _run(session.config)
     if run is None:
         return
     grading = run.session
     grading.close()
-    items = [
-        i
-        for i in run.rubric.for_assignments(run.assignments)
-        if rubric_module.selected(i.id, run.only)
-    ]
+    items = run.rubric.selected_items(run.assignments, run.only)
     results = score_items(run.rubric, items, run.outcomes)
     not_importable = {
         assignment: import_failure_line(*grading.import_failures[assignment])

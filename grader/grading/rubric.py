@@ -106,6 +106,11 @@ class Rubric:
     def for_assignments(self, assignments: set[str]) -> list[Item]:
         return [item for item in self.items if item.assignment in assignments]
 
+    def selected_items(self, assignments: set[str], only: tuple[str, ...]) -> list[Item]:
+        """The items of ``assignments`` that ``--only`` selects: the ones a grade must score,
+        each exactly once."""
+        return [item for item in self.for_assignments(assignments) if selected(item.id, only)]
+
 
 def load(path: Path) -> Rubric:
     data, text = load_validated(path, SCHEMA, "the rubric", "Writing a rubric", RubricError)

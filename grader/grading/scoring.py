@@ -14,6 +14,9 @@ NOT_GRADABLE = "not_gradable"
 """A test that could not grade its item because another item fails (``NotGradable``): it
 does not count, and its share of the item goes to the tests that ran. An item none of whose
 tests could be graded has this status and scores 0: code that does nothing earns nothing."""
+NEVER_RAN = "no grading test ran"
+"""The reason of an item no grading test reached: not a result, so its grade is an error
+(``grading.completeness``), never a 0."""
 
 
 @dataclass
@@ -207,9 +210,9 @@ def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]) 
                         failed_deps, failures, hint, not_gradable_note(waiting, bool(graded))
                     )
                     if mine
-                    else "no grading test ran"
+                    else NEVER_RAN
                 ),
-                reason=first.reason if first else ("" if mine else "no grading test ran"),
+                reason=first.reason if first else ("" if mine else NEVER_RAN),
                 figure=first.figure if first else None,
                 failures=failures,
                 fix_first=failed_deps,

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.grading import rubric as rubric_module
+from grader.grading.completeness import unfinished
 from grader.grading.options import GradeOptions, pytest_arguments, suite_arguments
+from grader.grading.rubric import Item
 from grader.grading.scoring import ItemResult
 from grader.language.assignments import Assignment
 from grader.layout import SUITES
@@ -114,6 +116,13 @@ def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
+RESULTS = frozenset(
+    {"items", "not_importable", "oracles", "protections", "internal_errors", "checks"}
+)
+"""What a grading run's results file holds (``plugin.pytest_sessionfinish``) and ``grade``
+reads."""
+
+
 def run_assignment(
     assignment: Assignment,
     options: GradeOptions,
@@ -129,7 +138,14 @@ def run_assignment(
         raise GraderFailure(
             f"grading {assignment.name} failed (pytest exit {returncode}): {_last_error(output)}"
         )
-    payload = json.loads(results.read_text())
+    try:
+        payload = json.loads(results.read_text())
+    except ValueError as exc:
+        raise GraderFailure(
+            f"grading {assignment.name} left a broken results file: {exc}"
+        ) from None
+    if not isinstance(payload, dict) or not RESULTS.issubset(payload):
+        raise GraderFailure(f"grading {assignment.name} left a results file without its results")
     if payload["internal_errors"]:
         raise GraderFailure(
             f"grading {assignment.name} hit an internal error: {payload['internal_errors'][0]}"
@@ -163,8 +179,15 @@ def selected_assignments(options: GradeOptions, rubric: rubric_module.Rubric) ->
     ]
 
 
+def selected_items(options: GradeOptions, rubric: rubric_module.Rubric) -> list[Item]:
+    """The items a grade of ``options`` scores, each exactly once (``completeness``)."""
+    assignments = {a.name for a in selected_assignments(options, rubric)}
+    return rubric.selected_items(assignments, options.only)
+
+
 def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
-    """Grade the selected assignments in parallel; the results files are ours alone."""
+    """Grade the selected assignments in parallel; the results files are ours alone. A report
+    without a result for every selected item is a ``GraderFailure``, never a score."""
     rubric = rubric_module.load(options.rubric)
     selected = selected_assignments(options, rubric)
     absent = {a.name: not_submitted(a) for a in selected if not submitted(options.submission, a)}
@@ -178,7 +201,7 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
         payloads = {a: f.result() for a, f in futures.items()}
     first = next(iter(payloads.values()), {"oracles": [], "protections": []})
     notice = oracle_notice(first["oracles"], options.torch) if payloads else None
-    return GradeReport(
+    report = GradeReport(
         assignment=options.assignment,
         seed="secret" if options.seed is not None else rubric.seed,
         items=[
@@ -202,6 +225,10 @@ def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
             for a, line in payload["not_importable"].items()
         },
     )
+    why = unfinished(report.items, rubric.selected_items({a.name for a in selected}, options.only))
+    if why:
+        raise GraderFailure(f"the grading runs left the grade unfinished ({why})"[:500])
+    return report
 
 
 def _absent_items(
@@ -224,8 +251,7 @@ def _absent_items(
             feedback=why,
             reason=why,
         ).to_json()
-        for i in rubric.for_assignments({assignment.name})
-        if rubric_module.selected(i.id, only)
+        for i in rubric.selected_items({assignment.name}, only)
     ]
 
 

@@ -5,11 +5,13 @@ Each upload in SUBMISSIONS (see ``grader.workflows.submissions``) is prepared an
 ``-j`` lanes at once or on a Dask cluster (``--scheduler``). Results go into a ledger
 (``DIR/ledger``, see ``grader.workflows.ledger``) the moment each is known, so an interrupted
 batch loses nothing finished and a rerun grades only what is new or changed (``--force``:
-everything). A ledger entry's key (``keys``) covers the grader's own source, the reference, the
-oracles and the library versions as well as the upload, rubric, seed and selection, so a
-changed grader regrades. Then it writes ``grades.csv``, ``feedback/<student>.md`` and
-``.html``, and ``summary.html``, and compares the new ``grades.csv`` with the last run's (kept
-as ``previous/grades.csv``): ``changes.csv`` lists every student whose grade moved.
+everything). A grading without a result for every selected item is a failure, never a score:
+it is not stored, its row is an error, and the next run grades it again. A ledger entry's key
+(``keys``) covers the grader's own source, the reference, the oracles and the library
+versions as well as the upload, rubric, seed and selection, so a changed grader regrades. Then
+it writes ``grades.csv``, ``feedback/<student>.md`` and ``.html``, and ``summary.html``, and
+compares the new ``grades.csv`` with the last run's (kept as ``previous/grades.csv``):
+``changes.csv`` lists every student whose grade moved.
 
 Every worker takes the first free uid slot from ``--slot`` (see
 ``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
@@ -29,7 +31,7 @@ import os
 import platform
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -43,6 +45,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
+from grader.grading.completeness import unfinished
 from grader.grading.replay import grader_digest
 from grader.oracles import torch_oracle
 from grader.report.document import GradeReport
@@ -60,7 +63,7 @@ from grader.workflows.api import (
     UsageFailure,
     grade,
     in_subprocess,
-    selected_assignments,
+    selected_items,
 )
 from grader.workflows.arguments import add_grading_options, batch_grade_options
 from grader.workflows.lane import Lanes
@@ -236,7 +239,7 @@ def keys(
 def run(options: BatchOptions, console: Console) -> BatchResult:
     """Grade what the ledger lacks, then write the class's files from the ledger."""
     rubric = rubric_module.load(options.grading.rubric)
-    selected_assignments(options.grading, rubric)
+    selected = selected_items(options.grading, rubric)
     if not options.submissions.is_dir():
         raise UsageFailure(f"no submissions folder {options.submissions}")
     uploads, ignored = discover(options.submissions)
@@ -247,7 +250,7 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
     todo: dict[str, Job] = {}
     for upload in uploads:
         key = student_keys[upload.student]
-        if options.force or _from_ledger(ledger, key, upload.student) is None:
+        if options.force or _from_ledger(ledger, key, upload.student, selected) is None:
             todo.setdefault(key.digest, Job(upload, key, options))
     outcome = BatchResult(reused=len(uploads) - len(todo))
     errors: dict[str, str] = {}
@@ -267,8 +270,9 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
             "grading", total=len(uploads), completed=outcome.reused, rate="-", failures=0
         )
         for job, entry in runner:
-            if "error" in entry:
-                errors[job.key.digest] = entry["error"]
+            error = entry.get("error") or _unfinished(entry, selected)
+            if error:
+                errors[job.key.digest] = error
                 outcome.failed += 1
             else:
                 ledger.put(job.key, entry)
@@ -283,19 +287,33 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
     for upload in uploads:
         key = student_keys[upload.student]
         outcome.results.append(
-            _from_ledger(ledger, key, upload.student)
+            _from_ledger(ledger, key, upload.student, selected)
             or StudentResult(upload.student, None, error=errors.get(key.digest, "not graded"))
         )
     outcome.changes = compare_with_last_run(options.out, outcome.results, rubric)
-    write_outputs(options.out, outcome.results, rubric, outcome.changes)
+    write_outputs(options.out, outcome.results, rubric, selected, outcome.changes)
     return outcome
 
 
-def _from_ledger(ledger: Ledger, key: Key, student: str) -> StudentResult | None:
+def _unfinished(entry: dict[str, Any], selected: Sequence[rubric_module.Item]) -> str:
+    """Why a grading's entry is not a grade of every selected item ("" when it is one): such
+    an entry is a failure, never stored, so a rerun grades the upload again."""
+    report = entry.get("report")
+    items = report.get("items") if isinstance(report, dict) else None
+    if not isinstance(items, list):
+        return "unfinished grade: no item results"
+    why = unfinished(items, selected)
+    return f"unfinished grade: {why}" if why else ""
+
+
+def _from_ledger(
+    ledger: Ledger, key: Key, student: str, selected: Sequence[rubric_module.Item]
+) -> StudentResult | None:
     """The student's result from the ledger, or None (also for an entry this version of the
-    grader cannot read: it is graded again)."""
+    grader cannot read, or one without a result for every selected item: it is graded
+    again)."""
     entry = ledger.get(key)
-    if entry is None:
+    if entry is None or _unfinished(entry, selected):
         return None
     try:
         return StudentResult(
@@ -329,11 +347,14 @@ def write_outputs(
     out: Path,
     results: list[StudentResult],
     rubric: rubric_module.Rubric,
+    selected: Sequence[rubric_module.Item],
     changes: list[Change] | None = None,
 ) -> None:
     """``grades.csv``, ``feedback/<student>.md`` and ``.html`` per graded student (the same
     content as the terminal report), ``summary.html`` linking to them (and listing
-    ``changes``, the grades that moved since the last run)."""
+    ``changes``, the grades that moved since the last run). A report lacking a result for a
+    ``selected`` item is written as a grader error (``StudentResult.checked``)."""
+    results = [result.checked(selected) for result in results]
     write_atomically(out / "grades.csv", gradebook_csv(results, rubric.items))
     for result in results:
         if result.report is not None:

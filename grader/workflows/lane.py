@@ -10,16 +10,18 @@ pipe and stay in its memory; the batch passes them on to its other lanes, so eve
 submission replays them, secret seed or not: they are never written to disk.
 
 Protocol (the batch's ``Lanes`` and ``python -I -m grader.workflows.lane``): one JSON request
-per line on stdin, ``{"args": [pytest arguments], "cwd": folder, "recordings": {key: text}}``
-(recordings other lanes made); one JSON reply per line on stdout, ``{"returncode": n,
-"recordings": {key: text}}`` (the ones this run made). The run's output is in
-``cwd/pytest.out``.
+per line on stdin, ``{"id": n, "args": [pytest arguments], "cwd": folder, "recordings": {key:
+text}}`` (recordings other lanes made); one JSON reply per line on stdout, ``{"id": n,
+"returncode": n, "recordings": {key: text}}`` (the ones this run made). The run's output is in
+``cwd/pytest.out``. A reply whose ``id`` is not the request's is some other run's, whose
+results file may not exist yet or may be half of another grade: the lane is replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import os
 import queue
@@ -96,7 +98,8 @@ def serve() -> None:
             with contextlib.suppress(OracleUnavailable):
                 torch_oracle.load()
             gc.freeze()
-        print(json.dumps({"returncode": returncode, "recordings": recorded}), flush=True)
+        reply = {"id": request["id"], "returncode": returncode, "recordings": recorded}
+        print(json.dumps(reply), flush=True)
 
 
 class Lane:
@@ -108,6 +111,7 @@ class Lane:
         self._process = self._start()
         self.known: set[str] = set()
         """The recordings (keys) the lane process holds in memory."""
+        self._requests = itertools.count()
 
     @staticmethod
     def _start() -> subprocess.Popen[str]:
@@ -125,13 +129,19 @@ class Lane:
         """Run ``command`` in a fork of the lane, handing it the recordings it lacks: exit
         code, output, and what the run recorded."""
         args = command[command.index("pytest") + 1 :]
+        request = next(self._requests)
         requests, replies = self._process.stdin, self._process.stdout
         try:
             requests.write(
-                json.dumps({"args": args, "cwd": str(workdir), "recordings": missing}) + "\n"
+                json.dumps(
+                    {"id": request, "args": args, "cwd": str(workdir), "recordings": missing}
+                )
+                + "\n"
             )
             requests.flush()
             reply = json.loads(replies.readline())
+            if not isinstance(reply, dict) or reply.get("id") != request:
+                raise ValueError(f"a reply to another request than {request}")
         except (OSError, ValueError):
             self.close()
             self._process, self.known = self._start(), set()

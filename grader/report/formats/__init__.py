@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from grader.grading.completeness import unfinished
+from grader.grading.rubric import Item
 from grader.grading.scoring import ItemResult
 from grader.report.document import GradeReport
 
-GRADER_SIDE = ("no grading test ran", "internal grader error (not your fault)")
-"""Item reasons that are the grader's doing, not the student's (``grading.scoring``)."""
 IMPORT_REASON = re.compile(r"while importing: |[A-Za-z_]\w*: ")
 """How a failed import's reason starts (``grading.session._import``): a crash or hang while
 importing, or the exception the import raised (``SyntaxError: ...``)."""
@@ -68,12 +68,13 @@ class StudentResult:
         if broken:
             word = "timed out" if set(broken.values()) == {"timeout"} else "import failed"
             return word if len(broken) == len(submitted) else f"{word}: {', '.join(broken)}"
-        never = [r.id for r in report.results if r.reason in GRADER_SIDE]
-        if never:
-            return (
-                f"partly graded: {len(never)} item(s) not graded by the grader ({', '.join(never)})"
-            )
         return "graded"
+
+    def checked(self, selected: Sequence[Item]) -> StudentResult:
+        """This result, or a grader error when its report lacks a result for one of the
+        ``selected`` items: a grade the grader did not finish is never written as a score."""
+        why = unfinished(self.report.items, selected) if self.report is not None else ""
+        return replace(self, report=None, error=f"unfinished grade: {why}") if why else self
 
 
 @dataclass(frozen=True)
