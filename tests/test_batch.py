@@ -9,6 +9,8 @@ import dataclasses
 import json
 import shutil
 import signal
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
