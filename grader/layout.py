@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -62,6 +64,22 @@ SECRET = (SUITES, PACKAGE / "oracles", DEFAULT_REFERENCE, COURSES)
 """Masked in every worker (bwrap) or blocked from import (fallback): the grading tests, the
 oracles and the reference solutions (other courses' too). A grade adds the reference it was
 given and PyTorch."""
+
+
+def worker_readable() -> list[Path]:
+    """What a sandboxed worker may read, less ``SECRET``: the environment's prefix, the grader
+    package, and the folder numpy comes from where that lies outside the prefix (a venv that
+    borrows another's packages through a ``.pth`` file or ``--system-site-packages``). Without
+    it, bubblewrap's own check fails to import numpy and the grade runs unconfined."""
+    readable = [Path(sys.prefix), PACKAGE]
+    numpy = importlib.util.find_spec("numpy")
+    if numpy is not None and numpy.origin is not None:
+        site = Path(numpy.origin).resolve().parent.parent
+        if not any(site.is_relative_to(Path(root).resolve()) for root in readable):
+            readable.append(site)
+    return readable
+
+
 REPLAY_CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-grader" / "replay"
 )

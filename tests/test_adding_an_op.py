@@ -15,7 +15,7 @@ import pytest
 
 from tests.grading import REPO
 from tests.planted import Edit, apply
-from tests.venvs import overlay_venv
+from tests.venvs import assert_confined, overlay_venv
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +118,9 @@ def grade(python: Path, project: Path, submission: Path) -> dict:
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return {item["id"]: item for item in json.loads(out.read_text())["items"]}
+    report = json.loads(out.read_text())
+    assert_confined(report["protections"])
+    return {item["id"]: item for item in report["items"]}
 
 
 def test_an_op_added_as_one_row_is_graded(tmp_path):

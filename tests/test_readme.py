@@ -25,12 +25,13 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.grading import REFERENCE, REPO
 from tests.test_watch import Output
-from tests.venvs import overlay_venv
+from tests.venvs import assert_not_unconfined, overlay_venv
 
 pytestmark = pytest.mark.slow
 
@@ -136,7 +137,18 @@ def test_the_readme_documents_the_commands_this_test_fills_in():
     assert set(ENVIRONMENT) | set(PRODUCES) <= set(COMMANDS)
 
 
-@pytest.mark.parametrize("command", [c for c in COMMANDS if not c.startswith("make watch")])
+INSTALL_CHAIN = ("python -m build", "python -m venv ../grader-env", "../grader-env/")
+"""The install's commands build on each other: one worker runs them, in the README's order."""
+
+
+def _case(command: str) -> Any:
+    chained = command.startswith(INSTALL_CHAIN)
+    return pytest.param(
+        command, marks=[pytest.mark.xdist_group("readme-install")] if chained else []
+    )
+
+
+@pytest.mark.parametrize("command", [_case(c) for c in COMMANDS if not c.startswith("make watch")])
 def test_command(root, command):
     done = subprocess.run(
         ["bash", "-c", command],
@@ -148,6 +160,7 @@ def test_command(root, command):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert_not_unconfined(done.stdout)
     if command in PRODUCES:
         assert (root / PRODUCES[command]).is_file(), done.stdout + done.stderr
 

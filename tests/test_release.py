@@ -20,6 +20,7 @@ from grader.grading.rubric import load
 from grader.workflows.release import build_student
 from tests.grading import REFERENCE, REPO
 from tests.test_leaks import assert_valid_workflow
+from tests.venvs import assert_confined
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("release")]
 
@@ -43,6 +44,7 @@ def python(student, tmp_path_factory) -> Path:
     differences were wrong; here only what the release declares is installed, so a missing
     dependency or an oracle that is not there shows as it would for a student."""
     venv = tmp_path_factory.mktemp("venv")
+    venv.chmod(0o755)  # as `python -m venv` makes it: pytest's 0700 would keep the worker out
     install = subprocess.run(
         ["make", "-s", f"{venv}/.installed", f"VENV={venv}", f"PYTHON={BASE_PYTHON}"],
         cwd=student,
@@ -167,6 +169,7 @@ def test_make_grade_gives_the_reference_full_marks(student, python, tmp_path, se
     )
     assert run.returncode == 0, run.stdout + run.stderr
     document = json.loads(out["json"].read_text())
+    assert_confined(document["protections"])
     assert document["oracles"] == ["finite differences"]
     assert "graded on a single oracle, finite differences" in " ".join(run.stdout.split())
     lost = {

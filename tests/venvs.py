@@ -9,6 +9,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from grader.worker.sandbox import bwrap_status
+
+BWRAP_OK = bwrap_status()[0]
+
 
 def overlay_venv(where: Path, first: Path) -> Path:
     """Create the venv at ``where`` with ``first`` ahead of everything; its python."""
@@ -25,3 +29,17 @@ def overlay_venv(where: Path, first: Path) -> Path:
     (Path(purelib) / "overlay.pth").write_text(f"{first}\nimport site; site.addsitedir({ours!r})\n")
     (where / ".installed").touch()
     return python
+
+
+def assert_confined(protections: list[str]) -> None:
+    """A grade made in another environment (an overlay venv, a release's, a Gradescope image)
+    ran its workers under bubblewrap wherever bubblewrap works here: a test that grades there
+    must not pass while the sandbox silently fell back."""
+    if BWRAP_OK:
+        assert protections and protections[0].startswith("bubblewrap"), protections
+
+
+def assert_not_unconfined(output: str) -> None:
+    """The same for a command's terminal output: the report names a missing sandbox."""
+    if BWRAP_OK:
+        assert "NO sandbox" not in output, output[-3000:]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from grader.layout import PACKAGE, SECRET
+from grader.layout import SECRET, worker_readable
 from grader.oracles import torch_oracle
 from grader.worker.launch import Limits, Worker, worker_in_free_slot
 
@@ -36,7 +36,7 @@ def sandboxed_worker(session: LaunchSettings) -> Worker:
         [sys.executable, "-I", "-m", "grader.worker.runner"],
         first_slot=session.slot,
         submission=session.submission,
-        readable=[Path(sys.prefix), PACKAGE],
+        readable=worker_readable(),
         hidden=hidden,
         limits=session.limits,
         sandbox=session.sandbox,

@@ -137,6 +137,9 @@ def render(
         console.print(f"[yellow]note:[/yellow] {escape(notice)}")
     if report.oracles:
         console.print(f"Checked against: {', '.join(report.oracles)}")
+    unconfined = [line for line in report.protections if line.startswith("NO sandbox")]
+    if unconfined:  # said where it is read: a grade that silently lost its sandbox is a hole
+        console.print(f"[yellow]note:[/yellow] {escape(unconfined[0])}")
     for view in report.views:
         absent = report.absent(view.assignment)
         if absent:

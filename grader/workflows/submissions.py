@@ -44,7 +44,7 @@ from pathlib import Path, PurePosixPath
 
 from grader.language.assignments import ASSIGNMENTS, Assignment
 from grader.language.package import PackagedApi
-from grader.layout import REPO, SECRET
+from grader.layout import SECRET, worker_readable
 from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
 from grader.workflows import notebook
 from grader.workflows.unpack import Refused, unsafe_path
@@ -205,7 +205,7 @@ def archive_sources(
         [sys.executable, "-I", "-m", "grader.workflows.unpack"],
         first_slot=slot,
         submission=archive,
-        readable=[Path(sys.prefix), REPO],
+        readable=worker_readable(),
         hidden=SECRET,
         limits=UNPACK_LIMITS,
         sandbox=sandbox,
