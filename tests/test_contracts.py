@@ -72,6 +72,9 @@ def test_an_edition_is_told_apart_by_its_layout(tmp_path):
     edition = NEEDLE.edition_in(tmp_path)
     assert edition is not None and edition.name == "2022"
     assert set(NEEDLE.ops) - set(NEEDLE.in_edition(edition).ops) == {"pow"}
+    needle = profiles.load(COURSES / "needle-hw1" / "profile.yaml")
+    assert needle.as_uploaded(tmp_path).editions == " needle=2022"  # its recordings' own
+    assert profiles.course().as_uploaded(tmp_path).editions == ""
 
 
 @seed(5)

@@ -112,7 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=run_seed,
         assignments={options.assignment},
         only=options.only,
-        recordings=Recordings.open(str(options.replay), rubric.digest, run_seed)
+        recordings=Recordings.open(str(options.replay), rubric.digest + profile.editions, run_seed)
         if options.replay
         else None,
     )

@@ -334,6 +334,16 @@ class Profile:
         own = self.of_kind(kind)
         return EXACT if own is None else own.definitions
 
+    @property
+    def editions(self) -> str:
+        """The editions graded, as text (empty: none detected): what is drawn depends on them,
+        so a recording of one edition's run is never replayed for another's."""
+        return "".join(
+            f" {name}={own.edition.name}"
+            for name, own in self.assignments.items()
+            if own.edition is not None
+        )
+
     def as_uploaded(self, submission: Path) -> Profile:
         """This profile with each assignment in the edition ``submission`` holds."""
         assignments = {
