@@ -86,15 +86,25 @@ def plant(tmp_path: Path, *changes: Bug | Edit, reference: Path = REFERENCE) -> 
     return target
 
 
+def _edits(raw: dict) -> tuple[Edit, ...]:
+    return tuple(Edit(raw["file"], e["old"], e["new"]) for e in raw["edits"])
+
+
 def course_bugs(catalogue: Path) -> tuple[Bug, ...]:
     """Another course's planted bugs, from its ``planted.yaml`` (``tests/engines/<course>/``):
     a list of ``{item, name, file, edits: [{old, new}]}``, edits to that course's reference."""
     return tuple(
-        Bug(
-            raw["item"],
-            raw["name"],
-            tuple(Edit(raw["file"], e["old"], e["new"]) for e in raw["edits"]),
-        )
+        Bug(raw["item"], raw["name"], _edits(raw)) for raw in yaml.safe_load(catalogue.read_text())
+    )
+
+
+def course_deviations(catalogue: Path) -> tuple[Bug, ...]:
+    """Another course's correct engines that deviate from its reference within its contract,
+    from its ``conforming.yaml``: a list of ``{name, outside, file, edits: [{old, new}]}``,
+    ``outside`` the item each would lose were the course's contract not stated ("": not on
+    every grade)."""
+    return tuple(
+        Bug(raw.get("outside", ""), raw["name"], _edits(raw))
         for raw in yaml.safe_load(catalogue.read_text())
     )
 

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
+from grader.language.editions import NOT_IN_EDITION
 from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
 from grader.language.profiles import KIND_OPS, ProfileError
 from grader.layout import COURSES, DEFAULT_RUBRIC
@@ -25,7 +26,7 @@ from grader.workflows.api import GradeOptions
 from grader.workflows.batch import BatchOptions
 from grader.workflows.stubs import write_stubs
 from tests.grading import ENGINES, grade_report
-from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, plant
+from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, course_deviations, plant
 
 COURSE_ENGINES = {
     "karpathy-micrograd": {
@@ -58,6 +59,16 @@ def course_grade(course: str, submission: Path, **options):
 
 def bugs_of(course: str) -> tuple[Bug, ...]:
     return course_bugs(ENGINES / course / "planted.yaml")
+
+
+def deviations_of(course: str) -> tuple[Bug, ...]:
+    """The course's correct engines that deviate within its contract (``conforming.yaml``),
+    each with the item it would lose outside the contract."""
+    catalogue = ENGINES / course / "conforming.yaml"
+    return course_deviations(catalogue) if catalogue.exists() else ()
+
+
+DEVIATIONS = [(course, d) for course in COURSE_ENGINES for d in deviations_of(course)]
 
 
 def test_this_course_names_its_own_profile_and_has_every_op_of_its_columns():
@@ -101,7 +112,70 @@ def test_a_correct_engine_gets_full_marks(course, engine):
     report = course_grade(course, COURSE_ENGINES[course][engine])
     lost = {i["id"]: i["reason"] for i in report.items if i["score"] < i["max_score"]}
     assert lost == {}
-    assert report.score == report.max_score == 100
+    rubric = rubric_module.load(COURSES / course / "rubric.yaml")
+    not_in_edition = [i["id"] for i in report.items if i["status"] == NOT_IN_EDITION]
+    assert (
+        report.score
+        == report.max_score
+        == 100 - sum(rubric.by_id[i].points for i in not_in_edition)
+    )
+
+
+def test_an_op_the_uploads_edition_lacks_is_neither_graded_nor_counted():
+    """needle's 2022 homework has no EWisePow: its layout (needle/ops.py) tells it apart, and
+    ops.power is reported as not in that edition, 0 of 0 points; the 2023 layout grades it."""
+    items = {
+        engine: {i["id"]: i for i in course_grade("needle-hw1", path).items}
+        for engine, path in COURSE_ENGINES["needle-hw1"].items()
+    }
+    power = items["other"]["needle.ops.power"]
+    assert (power["status"], power["score"], power["max_score"]) == (NOT_IN_EDITION, 0, 0)
+    assert "not part of the 2022 homework" in power["feedback"]
+    assert [i for i, item in items["other"].items() if item["status"] == NOT_IN_EDITION] == [
+        "needle.ops.power"
+    ]
+    assert items["reference"]["needle.ops.power"]["status"] == "passed"
+
+
+@pytest.mark.parametrize(("course", "engine"), DEVIATIONS, ids=lambda v: getattr(v, "name", v))
+def test_a_correct_engine_within_its_courses_contract_gets_full_marks(tmp_path, course, engine):
+    submission = plant(tmp_path, *engine.edits, reference=COURSES / course / "reference")
+    report = course_grade(course, submission)
+    lost = {i["id"]: i["reason"] for i in report.items if i["score"] < i["max_score"]}
+    assert lost == {}
+
+
+CONTRACT_KEYS = ("domain", "definitions")
+"""The profile keys that state a course's contract (its editions are proven apart)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("course", "engine"),
+    [(c, d) for c, d in DEVIATIONS if d.item],
+    ids=lambda v: getattr(v, "name", v),
+)
+def test_without_its_contract_the_same_engine_would_lose_its_item(tmp_path, course, engine):
+    """What the contract saves (and proof the test above can fail): the course's profile with
+    no contract stated draws outside it, or compares with the exact op, and the engine loses."""
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(
+        "".join(
+            line
+            for line in (COURSES / course / "profile.yaml").read_text().splitlines(keepends=True)
+            if not line.lstrip().startswith(tuple(f"{key}:" for key in CONTRACT_KEYS))
+        )
+    )
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(
+        (COURSES / course / "rubric.yaml")
+        .read_text()
+        .replace(f"profile: {course}", "profile: profile.yaml", 1)
+    )
+    submission = plant(tmp_path, *engine.edits, reference=COURSES / course / "reference")
+    report = grade_report(submission, rubric=rubric, reference=COURSES / course / "reference")
+    lost = {i["id"] for i in report.items if i["score"] < i["max_score"]}
+    assert engine.item in lost
 
 
 @pytest.mark.parametrize("course", COURSE_ENGINES)
@@ -206,8 +280,9 @@ def test_a_class_of_another_course_is_batch_graded_as_uploaded(tmp_path):
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert {student: row["total"] for student, row in rows.items()} == {
         "alice": "100",
-        "bob": "100",
+        "bob": "96",  # 2022: no EWisePow, ops.power out of the total
         "carol": "85",
     }
     assert rows["carol"]["needle.ops.add"] == "0" and rows["carol"]["needle.graphs"] == "0"
+    assert (rows["bob"]["max"], rows["bob"]["needle.ops.power"]) == ("96", "")
     assert "needle: hw1/python/needle/" in rows["alice"]["notes"]

@@ -93,7 +93,7 @@ def _right(
             grads = answers.arrays(answer, "grads", var[: len(split.leaves)])
     except protocol.InvalidAnswer:
         return False
-    tol = session.oracles.tolerance(session.tolerances["micrograd"])
+    tol = session.oracles.tolerance(session.tolerances["micrograd"], split)
     wrong = any(
         mismatch(v, got, want, tol)
         for v, got, want in zip(

@@ -101,7 +101,7 @@ def _beforehand(
         explicit = None
     if explicit is None:
         return False
-    tol = session.oracles.tolerance(session.tolerances[session.assignment("tensor").name])
+    tol = session.oracles.tolerance(session.tolerances[session.assignment("tensor").name], wide)
     if not any(
         mismatch("", got, want, tol)
         for got, want in zip(explicit, [expected.values[-1], *expected.grads], strict=True)

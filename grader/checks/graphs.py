@@ -52,7 +52,7 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
             grads = records.named_gradients(session, graph.kind, answer, len(var))
         except protocol.InvalidAnswer as exc:
             raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
-    tol = session.oracles.tolerance(session.tolerances[assignment])
+    tol = session.oracles.tolerance(session.tolerances[assignment], graph)
     wrong_values = [
         m
         for v, got, exp in zip(var, values, expected.values, strict=True)

@@ -81,7 +81,7 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     var = names(graph)[: len(graph.leaves)]
     (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
     grads = answers.decoded(answer, "grads", [f"gradient for {v}" for v in var], snippet)
-    tol = session.oracles.tolerance(session.tolerances[assignment])
+    tol = session.oracles.tolerance(session.tolerances[assignment], graph)
     wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
     wrong_grads = [
         m

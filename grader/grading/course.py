@@ -3,9 +3,10 @@
 Hypothesis takes a test's strategy when the suite is imported, before the run knows its
 rubric: a batch lane imports the suites once, then grades every submission in a fork of
 itself. ``on_course`` therefore picks its ops when it draws, from the profile the plugin
-names for the run (``use``), one run per process. Its draws are the strategy's own, with no
-draw of its own in between: on this course's profile, which has every op and concept, the
-examples are the same as the plain strategy's.
+names for the run (``use``), one run per process, and the domain of input forms its contract
+specifies (``grader.language.domains``). Its draws are the strategy's own, with no draw of its
+own in between: on this course's profile, which has every op, concept and form, the examples
+are the same as the plain strategy's.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from hypothesis.strategies import SearchStrategy
 
 from grader.language import profiles
+from grader.language.domains import EVERY_FORM, Domain
 from grader.language.profiles import Profile
 
 _profile: Profile | None = None
@@ -33,23 +35,23 @@ def current() -> Profile:
     return _profile or profiles.course()
 
 
-class OnCourse(SearchStrategy[Any]):
-    """``build(had)``, ``had`` being those of ``needs`` (ops, or other needs of
-    ``AssignmentProfile.has``) that the run's profile gives its assignment of ``kind``."""
+Build = Callable[[tuple[str, ...], Domain], SearchStrategy[Any]]
 
-    def __init__(
-        self,
-        kind: str,
-        needs: Sequence[str],
-        build: Callable[[tuple[str, ...]], SearchStrategy[Any]],
-    ) -> None:
+
+class OnCourse(SearchStrategy[Any]):
+    """``build(had, domain)``, ``had`` being those of ``needs`` (ops, or other needs of
+    ``AssignmentProfile.has``) that the run's profile gives its assignment of ``kind``, and
+    ``domain`` the input forms that assignment's contract specifies."""
+
+    def __init__(self, kind: str, needs: Sequence[str], build: Build) -> None:
         super().__init__()
         self.kind, self.needs = kind, tuple(needs)
         self._build = functools.cache(build)
 
     def resolved(self) -> SearchStrategy[Any]:
         api = current().of_kind(self.kind)
-        return self._build(tuple(n for n in self.needs if api is None or api.has(n)))
+        had = tuple(n for n in self.needs if api is None or api.has(n))
+        return self._build(had, EVERY_FORM if api is None else api.domain)
 
     def calc_label(self) -> int:
         return self.resolved().label
@@ -61,12 +63,8 @@ class OnCourse(SearchStrategy[Any]):
         return f"on_course({self.kind!r}, {self.needs!r})"
 
 
-def on_course(
-    kind: str,
-    needs: Sequence[str],
-    build: Callable[[tuple[str, ...]], SearchStrategy[Any]],
-) -> SearchStrategy[Any]:
-    """A strategy drawing ``build(had)``, ``had`` being those of ``needs`` the graded course's
-    API has for its assignment of ``kind``: the ops a graph may use, or whether a draw may
-    use a concept (``walk.frozen_leaves``)."""
+def on_course(kind: str, needs: Sequence[str], build: Build) -> SearchStrategy[Any]:
+    """A strategy drawing ``build(had, domain)``, ``had`` being those of ``needs`` the graded
+    course's API has for its assignment of ``kind`` (the ops a graph may use, or whether a draw
+    may use a concept: ``walk.frozen_leaves``), ``domain`` the forms its contract specifies."""
     return OnCourse(kind, needs, build)

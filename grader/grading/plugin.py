@@ -27,6 +27,7 @@ from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
+from grader.language.editions import Edition
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
 from grader.worker.launch import Limits
@@ -49,6 +50,8 @@ class GradingRun:
     only: tuple[str, ...]
     outcomes: list[TestOutcome] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    editions: dict[str, Edition] = field(default_factory=dict)
+    """The items the submission's edition does not have (``Profile.as_uploaded``), with it."""
     recordings: Recordings | None = None
     """Where tests' runs are recorded for replay (``--grader-replay``), or None."""
     examples: dict[str, int] = field(default_factory=dict)
@@ -87,7 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
         rubric = rubric_module.load(options.rubric)
     except rubric_module.RubricError as exc:
         raise pytest.UsageError(str(exc)) from None
-    course.use(rubric.profile)
+    profile = rubric.profile.as_uploaded(options.submission)
+    course.use(profile)
     session = GradingSession(
         submission=options.submission,
         tolerances=rubric.tolerances,
@@ -96,7 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
         sandbox=options.sandbox,
         slot=options.slot,
         limits=Limits(memory_mb=options.memory_mb),
-        profile=rubric.profile,
+        profile=profile,
         budgets={item.id: item.timeout for item in rubric.items},
         import_budget=options.import_budget,
         import_budgets=rubric.import_budgets,
@@ -108,7 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=run_seed,
         assignments={options.assignment},
         only=options.only,
-        recordings=Recordings.open(str(options.replay), rubric.digest, run_seed)
+        recordings=Recordings.open(str(options.replay), rubric.digest + profile.editions, run_seed)
         if options.replay
         else None,
     )
@@ -192,9 +196,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "decorate it with @graded('<item id>')"
             )
         item_id = _item_id(test, run)
-        if item_id is None or not _in_profile(
-            rubric.profile, item_id, marker.kwargs.get("needs", ())
-        ):
+        needs = marker.kwargs.get("needs", ())
+        if item_id is None or not _in_profile(run.session.profile, item_id, needs):
+            edition = _lacking_edition(run, item_id, needs)
+            if edition is not None:
+                run.editions[item_id] = edition  # type: ignore[index]
             drop.append(test)
             continue
         if item_id not in rubric.by_id:
@@ -212,7 +218,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             run,  # type: ignore[arg-type]
             max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)),
         )
-    untested = [i.id for i in rubric.for_assignments(run.assignments) if i.id not in tested]
+    for item_id in tested:
+        run.editions.pop(item_id, None)  # some of its tests are in the edition
+    untested = [
+        i.id
+        for i in rubric.for_assignments(run.assignments)
+        if i.id not in tested and i.id not in run.editions
+    ]
     if untested:
         raise pytest.UsageError(
             f"{rubric.path}: item(s) {', '.join(untested)} have no grading test "
@@ -228,6 +240,16 @@ def _item_id(test: pytest.Item, run: GradingRun) -> str | None:
     suites mark them in this course's words: ``Profile.item_id``); None: the course has no
     such item, and the test does not run."""
     return run.rubric.profile.item_id(test.get_closest_marker("rubric").args[0])
+
+
+def _lacking_edition(
+    run: GradingRun, item_id: str | None, needs: tuple[str, ...]
+) -> Edition | None:
+    """The submission's edition, where a test the course's profile runs does not run only
+    because that edition lacks what it needs."""
+    if item_id is None or not _in_profile(run.rubric.profile, item_id, needs):
+        return None
+    return run.session.profile.of(item_id.split(".", 1)[0]).edition
 
 
 def _in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
@@ -375,7 +397,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     grading = run.session
     grading.close()
     items = run.rubric.selected_items(run.assignments, run.only)
-    results = score_items(run.rubric, items, run.outcomes)
+    results = score_items(run.rubric, items, run.outcomes, run.editions)
     not_importable = {
         assignment: import_failure_line(*grading.import_failures[assignment])
         for assignment in run.assignments

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 from grader.grading.rubric import Item, Rubric
+from grader.language.editions import NOT_IN_EDITION, Edition
 
 FAILING = ("missing", "timeout", "error", "failed")
 NOT_GRADABLE = "not_gradable"
@@ -168,13 +169,42 @@ def feedback_text(
     return "\n".join(lines)
 
 
-def score_items(rubric: Rubric, items: list[Item], outcomes: list[TestOutcome]) -> list[ItemResult]:
+def not_in_edition(item: Item, edition: Edition) -> ItemResult:
+    """An item the submission's edition does not have: 0 of 0 points, and saying why."""
+    why = edition.feedback(item.title)
+    return ItemResult(
+        id=item.id,
+        assignment=item.assignment,
+        title=item.title,
+        score=0.0,
+        max_score=0.0,
+        extra_credit=item.extra_credit,
+        visibility=item.visibility,
+        status=NOT_IN_EDITION,
+        bugs=[],
+        feedback=why,
+        reason=why,
+    )
+
+
+def score_items(
+    rubric: Rubric,
+    items: list[Item],
+    outcomes: list[TestOutcome],
+    editions: Mapping[str, Edition] | None = None,
+) -> list[ItemResult]:
+    """Each item's result from its tests' outcomes; ``editions``: the items the submission's
+    edition does not have (``not_in_edition``), by id, with that edition."""
+    editions = editions or {}
     by_item: dict[str, list[TestOutcome]] = {}
     for outcome in outcomes:
         by_item.setdefault(outcome.item, []).append(outcome)
     statuses = {item.id: _status(item, by_item.get(item.id, [])) for item in items}
     results = []
     for item in items:
+        if item.id in editions:
+            results.append(not_in_edition(item, editions[item.id]))
+            continue
         mine = by_item.get(item.id, [])
         graded = [o for o in mine if o.status != NOT_GRADABLE]
         total = sum(o.weight for o in graded)

@@ -120,12 +120,19 @@ class Dag:
 
 @st.composite
 def dags(
-    draw: st.DrawFn, max_leaves: int = 3, max_nodes: int = 6, arity: int = 2, shared: bool = True
+    draw: st.DrawFn,
+    max_leaves: int = 3,
+    max_nodes: int = 6,
+    arity: int = 2,
+    shared: bool = True,
+    max_operands: int | None = None,
 ) -> Dag:
     """Random DAGs whose root reaches every node: reuse, diamonds and fan-out come free.
 
     ``shared=False`` draws trees instead: every node is an operand exactly once (a node whose
-    inputs are all taken has fewer operands), so no node ever collects two contributions."""
+    inputs are all taken has fewer operands), so no node ever collects two contributions.
+    Nodes nothing uses are gathered into a root of their own, with ``max_operands`` (a
+    course's most inputs of an op, ``Domain.max_operands``) at most: a chain of such roots."""
     leaves = draw(st.integers(1, max_leaves))
     count = draw(st.integers(1, max_nodes))
     nodes = []
@@ -146,8 +153,22 @@ def dags(
     dag = Dag(leaves, tuple(nodes))
     unused = sorted(set(range(dag.size - 1)) - {i for n in nodes for i, _ in n})
     if unused:
-        nodes.append(tuple((i, 1.0) for i in [dag.size - 1, *unused]))
+        nodes += _gathered([dag.size - 1, *unused], max_operands or len(unused) + 1)
     return Dag(leaves, tuple(nodes))
+
+
+def _gathered(sinks: list[int], max_operands: int) -> list[tuple[tuple[int, float], ...]]:
+    """Nodes that add up ``sinks`` (weight 1; the first is the last node drawn), each of at
+    most ``max_operands`` inputs: one node, or a chain whose every link takes the previous one
+    and the next sinks. Nothing is drawn: the draws of a course whose ops take any number of
+    inputs stay as they were."""
+    after = sinks[0] + 1
+    nodes = [tuple((i, 1.0) for i in sinks[:max_operands])]
+    rest = sinks[max_operands:]
+    while rest:
+        taken, rest = rest[: max_operands - 1], rest[max_operands - 1 :]
+        nodes.append(tuple((i, 1.0) for i in [after + len(nodes) - 1, *taken]))
+    return nodes
 
 
 def diamonds(depth: int) -> Dag:

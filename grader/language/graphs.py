@@ -15,11 +15,13 @@ the snippet shown to the student are the same text.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
+
+from grader.language.domains import Domain
 
 MAGNITUDE_CAP = 1e3
 """No node may hold a value larger than this: keeps float32 engines and exp() well behaved."""
@@ -96,7 +98,7 @@ class Operands(Protocol):
     """How a tensor op's operand shapes relate: drawn for the op alone, and which nodes of a
     graph may join the first operand as the second."""
 
-    def draw(self, choose: Chooser, arity: int) -> list[Shape]: ...
+    def draw(self, choose: Chooser, arity: int, domain: Domain) -> list[Shape]: ...
 
     def partners(self, values: Sequence[np.ndarray], first: int) -> list[int]: ...
 
@@ -108,7 +110,7 @@ class SameShape:
     min_dims: int = 1
     max_side: int = 3
 
-    def draw(self, choose: Chooser, arity: int) -> list[Shape]:
+    def draw(self, choose: Chooser, arity: int, domain: Domain) -> list[Shape]:
         return [choose.shape(self.min_dims, self.max_side)] * arity
 
     def partners(self, values: Sequence[np.ndarray], first: int) -> list[int]:
@@ -125,15 +127,16 @@ MATMUL_BATCHES = (
     ((2, 1), (1, 3)),
 )
 """Batch axes of ``a`` and ``b``: none, on one side, the same, prepended, and stretched from
-size 1 on either side at once (a gradient summed over the wrong batch axes shows there)."""
+size 1 on either side at once (a gradient summed over the wrong batch axes shows there); a
+course whose matmul does not stretch them draws the first four (``Domain.batches``)."""
 
 
 @dataclass(frozen=True)
 class MatMulShapes:
     """``a @ b``: a's last axis is b's second to last, the batch axes broadcast."""
 
-    def draw(self, choose: Chooser, arity: int) -> list[Shape]:
-        batch_a, batch_b = choose.one_of(MATMUL_BATCHES)
+    def draw(self, choose: Chooser, arity: int, domain: Domain) -> list[Shape]:
+        batch_a, batch_b = choose.one_of([pair for pair in MATMUL_BATCHES if domain.batches(*pair)])
         m, k, n = (choose.integer(1, 3) for _ in range(3))
         return [batch_a + (m, k), batch_b + (k, n)]
 
@@ -689,11 +692,14 @@ def param_from_json(param: Any) -> Any:
     return param
 
 
-def evaluate(graph: Graph, leaves: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
-    """The grader's own float64 forward pass: the value of every node, in order."""
+def evaluate(
+    graph: Graph, leaves: Sequence[np.ndarray] | None = None, ops: Mapping[str, Op] = OPS
+) -> list[np.ndarray]:
+    """The grader's own float64 forward pass: the value of every node, in order (``ops``: the
+    op table with a course's own definitions, ``grader.language.definitions``)."""
     values = [np.asarray(v, dtype=np.float64) for v in (leaves or graph.leaves)]
     for node in graph.nodes:
-        op = OPS[node.op]
+        op = ops[node.op]
         values.append(
             np.asarray(op.forward(*(values[i] for i in node.args), node.param), dtype=np.float64)
         )

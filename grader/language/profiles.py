@@ -17,6 +17,13 @@ A grading test names what it needs (an op, ``walk.topo``, ``walk.nested``, ``wal
 ``walk.frozen_leaves``, ``broadcasting``): the tests of what a profile's API does not have are
 not run, and the profile's rubric has no item for them.
 
+An assignment's contract states the domain its course specifies (``domain:``, the forms of
+input the grader may draw: ``grader.language.domains``), its own definitions of ops
+(``definitions:``, ``grader.language.definitions``) and its editions (``editions:``, each told
+apart from the upload by a file only its layout has, with the ops it lacks:
+``grader.language.editions``). Without them an assignment is this course's: every form, the
+op table's definitions, one edition.
+
 The grading suites name their items in this course's words (``babygrad.ops.mul``); a course's
 rubric names them in its own: the assignment's name for the prefix, and ``items:`` for an
 item its course calls otherwise (``ops.mul: ops.multiply``). ``Profile.item_id`` translates.
@@ -38,6 +45,9 @@ from grader.language.assignments import (
     of_name,
     tensor_assignment,
 )
+from grader.language.definitions import EXACT, Definitions
+from grader.language.domains import AXES_FORMS, EVERY_FORM, MATMUL_BATCHES, Domain
+from grader.language.editions import Edition, detected
 from grader.language.function_api import FunctionApi
 from grader.language.graphs import (
     BABYGRAD_OPERATOR_FORMS,
@@ -146,6 +156,59 @@ SCHEMA: dict[str, Any] = {
                         "uniqueItems": True,
                         "items": {"type": "string"},
                     },
+                    "domain": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "axes": {
+                                "type": "array",
+                                "minItems": 1,
+                                "uniqueItems": True,
+                                "items": {"enum": list(AXES_FORMS)},
+                                "contains": {"const": "none"},
+                            },
+                            "matmul_batch": {"enum": list(MATMUL_BATCHES)},
+                            "max_operands": {"type": "integer", "minimum": 2},
+                        },
+                    },
+                    "definitions": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "log": {
+                                "type": "object",
+                                "required": ["eps"],
+                                "additionalProperties": False,
+                                "properties": {
+                                    "eps": {
+                                        "type": "number",
+                                        "exclusiveMinimum": 0,
+                                        "maximum": 1e-4,
+                                    }
+                                },
+                            }
+                        },
+                    },
+                    "editions": {
+                        "type": "object",
+                        "minProperties": 1,
+                        "additionalProperties": {
+                            "type": "object",
+                            "required": ["marker"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "marker": {
+                                    "type": "string",
+                                    "pattern": r"^([A-Za-z0-9_]+/)*[A-Za-z0-9_]+\.py$",
+                                },
+                                "lacks": {
+                                    "type": "array",
+                                    "uniqueItems": True,
+                                    "items": {"type": "string"},
+                                },
+                            },
+                        },
+                    },
                 },
             },
         },
@@ -188,6 +251,27 @@ class AssignmentProfile:
     """A suite's item (without the prefix) -> what this course's rubric calls it; None: the
     course has no such item (needle composes ``a - b`` from ops of its own, so it has no
     subtraction op to grade alone)."""
+    domain: Domain = EVERY_FORM
+    definitions: Definitions = EXACT
+    editions: tuple[Edition, ...] = ()
+    edition: Edition | None = None
+    """The edition the graded upload was detected to be (``Profile.as_uploaded``), whose
+    ``ops`` it keeps; None: every op of the list."""
+
+    def in_edition(self, edition: Edition | None) -> AssignmentProfile:
+        """This assignment as ``edition`` asks it: without the ops that edition lacks."""
+        if edition is None:
+            return self
+        ops = tuple(op for op in self.ops if op not in edition.lacks)
+        return dataclasses.replace(self, ops=ops, edition=edition)
+
+    def edition_in(self, submission: Path) -> Edition | None:
+        """The edition a prepared submission holds (None: the assignment has none, or none
+        matched: every op is graded)."""
+        if not self.editions or not isinstance(self.api, TensorApi | FunctionApi):
+            return None
+        folder = submission.joinpath(*(p for p in (self.api.folder, self.api.package) if p))
+        return detected(self.editions, folder)
 
     def has(self, need: str) -> bool:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
@@ -245,6 +329,29 @@ class Profile:
         """The course's assignment called ``name``."""
         return self.assignment(self.of(name).kind)
 
+    def definitions(self, kind: str) -> Definitions:
+        """The definitions of the course's assignment of ``kind`` (the op table's without)."""
+        own = self.of_kind(kind)
+        return EXACT if own is None else own.definitions
+
+    @property
+    def editions(self) -> str:
+        """The editions graded, as text (empty: none detected): what is drawn depends on them,
+        so a recording of one edition's run is never replayed for another's."""
+        return "".join(
+            f" {name}={own.edition.name}"
+            for name, own in self.assignments.items()
+            if own.edition is not None
+        )
+
+    def as_uploaded(self, submission: Path) -> Profile:
+        """This profile with each assignment in the edition ``submission`` holds."""
+        assignments = {
+            name: own.in_edition(own.edition_in(submission))
+            for name, own in self.assignments.items()
+        }
+        return dataclasses.replace(self, assignments=assignments)
+
     def item_id(self, suite_item: str) -> str | None:
         """A grading suite's item (``babygrad.ops.mul``) as this course's rubric names it
         (``needle.ops.multiply``): the course's assignment of that kind, and its own word for
@@ -273,6 +380,7 @@ def load(path: Path) -> Profile:
                 "See 'Grading another course's engine' in README.md."
             )
         api = _api(path, text, name, raw)
+        _check_contract(path, text, name, raw, api)
         assignments[name] = AssignmentProfile(
             name=name,
             kind=raw["kind"],
@@ -280,10 +388,57 @@ def load(path: Path) -> Profile:
             ops=tuple(raw["ops"]),
             api=api,
             items=dict(raw.get("items", {})),
+            domain=_domain(raw.get("domain", {})),
+            definitions=Definitions(
+                log_eps=raw.get("definitions", {}).get("log", {}).get("eps", 0.0)
+            ),
+            editions=tuple(
+                Edition(edition, spec["marker"], tuple(spec.get("lacks", ())))
+                for edition, spec in raw.get("editions", {}).items()
+            ),
         )
     return Profile(
         name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text
     )
+
+
+def _domain(raw: dict[str, Any]) -> Domain:
+    """A ``domain:`` block as a ``Domain`` (what it leaves out: every form)."""
+    return Domain(
+        axes=tuple(raw.get("axes", EVERY_FORM.axes)),
+        matmul_batch=raw.get("matmul_batch", EVERY_FORM.matmul_batch),
+        max_operands=raw.get("max_operands", EVERY_FORM.max_operands),
+    )
+
+
+def _check_contract(
+    path: Path, text: str, name: str, raw: dict[str, Any], api: TensorApi | FunctionApi | None
+) -> None:
+    """Definitions and editions name ops of the assignment's list; editions need a package
+    (their marker files are looked for in it)."""
+    where = ["assignments", name]
+    for op in raw.get("definitions", {}):
+        if op not in raw["ops"]:
+            line = line_of(text, [*where, "definitions", op])
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/definitions: {op} is not in the "
+                "assignment's ops. See 'Grading another course's engine' in README.md."
+            )
+    for edition, spec in raw.get("editions", {}).items():
+        line = line_of(text, [*where, "editions", edition])
+        if api is None:
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/editions: an edition is told apart by a "
+                "file of the assignment's package: give the assignment an api: with its "
+                "package. See 'Grading another course's engine' in README.md."
+            )
+        unknown = [op for op in spec.get("lacks", ()) if op not in raw["ops"]]
+        if unknown:
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/editions/{edition}/lacks: "
+                f"{', '.join(unknown)} is not in the assignment's ops. "
+                "See 'Grading another course's engine' in README.md."
+            )
 
 
 API_OF_KIND: dict[str, type[TensorApi] | type[FunctionApi]] = {

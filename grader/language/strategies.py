@@ -19,6 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from grader.language.dags import Dag
+from grader.language.domains import EVERY_FORM, Domain
 from grader.language.graphs import (
     MAX_ELEMENTS,
     OPS,
@@ -64,20 +65,29 @@ _PICK = st.integers(0, 255)
 
 
 def _second_operand(
-    kind: str, values: list[np.ndarray], first: int, pick: int, op: Op
+    kind: str, values: list[np.ndarray], first: int, pick: int, op: Op, domain: Domain
 ) -> int | None:
-    """Choose the second operand: any node for scalars, one the op's shapes allow for tensors."""
+    """Choose the second operand: any node for scalars, one the op's shapes allow for tensors
+    (and the course's ``domain``)."""
     if kind == "scalar":
         return pick % len(values)
-    candidates = op.operands.partners(values, first)
+    candidates = [
+        i
+        for i in op.operands.partners(values, first)
+        if domain.operands(op.name, (values[first].shape, values[i].shape))
+    ]
     return candidates[pick % len(candidates)] if candidates else None
 
 
 def _resolve(
-    kind: str, values: list[np.ndarray], ops: Sequence[str], draw: tuple[int, int, int, int]
+    kind: str,
+    values: list[np.ndarray],
+    ops: Sequence[str],
+    draw: tuple[int, int, int, int],
+    domain: Domain,
 ) -> tuple[Node, np.ndarray]:
     """Turn four drawn integers into an admissible node and its value, falling back in a fixed
-    order."""
+    order; only parameters and operands in the course's ``domain``."""
     op_pick, first_pick, second_pick, param_pick = draw
     first = first_pick % len(values)
     ordered = list(ops[op_pick % len(ops) :]) + list(ops[: op_pick % len(ops)])
@@ -86,11 +96,11 @@ def _resolve(
             op = OPS[name]
             args = [operand]
             if op.arity == 2:
-                second = _second_operand(kind, values, operand, second_pick, op)
+                second = _second_operand(kind, values, operand, second_pick, op, domain)
                 if second is None:
                     continue
                 args.append(second)
-            candidates = op.params(values[operand].shape)
+            candidates = domain.params(name, op.params(values[operand].shape))
             if not candidates:
                 continue
             param = candidates[param_pick % len(candidates)]
@@ -109,6 +119,7 @@ def _graphs(
     max_leaves: int,
     max_nodes: int,
     combine: Sequence[str],
+    domain: Domain,
 ) -> Graph:
     shape = draw(shapes)
     n_leaves = draw(st.integers(1, max_leaves))
@@ -118,7 +129,7 @@ def _graphs(
     n_nodes = draw(st.integers(1, max_nodes))
     for _ in range(n_nodes):
         picks = tuple(draw(_PICK) for _ in range(4))
-        node, value = _resolve(kind, values, ops, picks)  # type: ignore[arg-type]
+        node, value = _resolve(kind, values, ops, picks, domain)  # type: ignore[arg-type]
         nodes.append(node)
         values.append(value)
     return _combine_sinks(Graph(kind, leaves, tuple(nodes)), combine)
@@ -150,7 +161,7 @@ def scalar_graphs(
     ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 6
 ) -> st.SearchStrategy[Graph]:
     """Random micrograd graphs built from ``ops`` (sinks summed with ``+``)."""
-    return _graphs("scalar", tuple(ops), st.just(()), max_leaves, max_nodes, ())
+    return _graphs("scalar", tuple(ops), st.just(()), max_leaves, max_nodes, (), EVERY_FORM)
 
 
 @functools.cache
@@ -167,10 +178,11 @@ def tensor_shapes(
 
 
 def tensor_graphs(
-    ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 5
+    ops: Sequence[str], max_leaves: int = 3, max_nodes: int = 5, domain: Domain = EVERY_FORM
 ) -> st.SearchStrategy[Graph]:
-    """Random babygrad graphs; every sink is summed to a scalar, then the sums are added."""
-    return _graphs("tensor", tuple(ops), tensor_shapes(), max_leaves, max_nodes, ("sum",))
+    """Random babygrad graphs in the course's ``domain``; every sink is summed to a scalar
+    (over every axis: None is in every course's domain), then the sums are added."""
+    return _graphs("tensor", tuple(ops), tensor_shapes(), max_leaves, max_nodes, ("sum",), domain)
 
 
 def _repairs(x: np.ndarray) -> list[np.ndarray]:
@@ -206,11 +218,16 @@ class _Draws:
 
 
 @st.composite
-def op_cases(draw: st.DrawFn, kind: str, op: str) -> tuple[Graph, np.ndarray]:
-    """One op on fresh leaves, in its domain, with a drawn output gradient."""
+def op_cases(
+    draw: st.DrawFn, kind: str, op: str, domain: Domain = EVERY_FORM
+) -> tuple[Graph, np.ndarray]:
+    """One op on fresh leaves, in its domain of values and the course's ``domain`` of forms,
+    with a drawn output gradient."""
     row = OPS[op]
-    shapes = [()] * row.arity if kind == "scalar" else row.operands.draw(_Draws(draw), row.arity)
-    params = row.params(shapes[0])
+    shapes = (
+        [()] * row.arity if kind == "scalar" else row.operands.draw(_Draws(draw), row.arity, domain)
+    )
+    params = domain.params(op, row.params(shapes[0]))
     param = params[draw(st.integers(0, len(params) - 1))]
     leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
     if row.ties and draw(st.booleans()):

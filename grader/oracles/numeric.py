@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from grader.language.graphs import OPS, Graph, evaluate
+from grader.language.graphs import OPS, Graph, Op, evaluate
 from grader.language.verdicts import Tolerance
 from grader.oracles import Evaluation
 
@@ -44,14 +44,17 @@ def central_differences(
     return grads
 
 
-def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
-    """Values by direct evaluation; leaf gradients of ``sum(out_grad * output)`` by central
-    differences with step ``EPS`` (median relative error ~1e-10 on domain-safe graphs)."""
-    values = evaluate(graph)
+def evaluate_graph(
+    graph: Graph, out_grad: np.ndarray | None = None, ops: Mapping[str, Op] = OPS
+) -> Evaluation:
+    """Values by direct evaluation over ``ops`` (a course's op table); leaf gradients of
+    ``sum(out_grad * output)`` by central differences with step ``EPS`` (median relative error
+    ~1e-10 on domain-safe graphs)."""
+    values = evaluate(graph, ops=ops)
     weight = np.ones_like(values[-1]) if out_grad is None else np.asarray(out_grad, np.float64)
 
     def weighted(leaves: list[np.ndarray]) -> float:
-        return float(np.sum(weight * evaluate(graph, leaves)[-1]))
+        return float(np.sum(weight * evaluate(graph, leaves, ops)[-1]))
 
     leaves = [np.array(v, dtype=np.float64) for v in graph.leaves]  # ndarrays, never scalars
     grads = central_differences(

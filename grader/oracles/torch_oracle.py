@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from grader.language.graphs import OPS, Graph
+from grader.language.graphs import OPS, Graph, Op
 from grader.oracles import Evaluation, OracleUnavailable
 
 name = "pytorch"
@@ -40,12 +41,15 @@ def load() -> Any:
     return _torch
 
 
-def evaluate_graph(graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
+def evaluate_graph(
+    graph: Graph, out_grad: np.ndarray | None = None, ops: Mapping[str, Op] = OPS
+) -> Evaluation:
+    """Values and leaf gradients by PyTorch's autograd over ``ops`` (a course's op table)."""
     torch = load()
     leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in graph.leaves]
     values = list(leaves)
     for node in graph.nodes:
-        values.append(OPS[node.op].torch(*(values[i] for i in node.args), node.param))
+        values.append(ops[node.op].torch(*(values[i] for i in node.args), node.param))
     output = values[-1]
     grad = (
         torch.ones_like(output)

@@ -21,6 +21,7 @@ STATUS_STYLE = {
     "timeout": "magenta",
     "missing": "dim",
     "not_gradable": "dim",
+    "not_in_edition": "dim",
 }
 
 

@@ -26,6 +26,7 @@ STATUS_COLOUR = {
     "timeout": "#8e24aa",
     "missing": "#757575",
     "not_gradable": "#757575",
+    "not_in_edition": "#757575",
 }
 """Badge colours; the test finds the rendered table by the ``passed`` one."""
 

@@ -1,14 +1,18 @@
 """Grading tests for babygrad. Each test checks one rubric item and nothing else: the parts of
 the engine an item does not name are the grader's own (its ops, its walk and ledger)."""
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from hypothesis import given
+from hypothesis.strategies import SearchStrategy
 
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
 from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
 from grader.language.dags import dags
+from grader.language.domains import Domain
 from grader.language.graphs import (
     BABYGRAD_BROADCASTING,
     BABYGRAD_OPERATOR_FORMS,
@@ -31,12 +35,18 @@ DIAMONDS = 30
 """Levels of shared tensors in the walk-cost test: 2**30 visits for a walk that revisits them."""
 
 
-# One op alone: Function.__call__, then the op's own backward(out_grad, node).
+def in_domain(build: Callable[[Domain], SearchStrategy[Any]]) -> SearchStrategy[Any]:
+    """``build(domain)``: drawn inside the input forms the graded course specifies."""
+    return on_course("tensor", (), lambda _, domain: build(domain))
+
+
+# One op alone: Function.__call__, then the op's own backward(out_grad, node), on the forms
+# of input the course specifies.
 for _item, _op in TENSOR_OP_ITEMS.items():
     globals()[f"test_{_item}"] = graded_property(
         f"babygrad.ops.{_item}",
         f"test_{_item}_forward_and_backward",
-        op_cases("tensor", _op),
+        in_domain(partial(op_cases, "tensor", _op)),
         lambda grading, case: ops.check_op(grading, *case),
         needs=(_op,),
     )
@@ -79,12 +89,16 @@ for _op in BABYGRAD_BROADCASTING:
 
 def backward_cases(edges: bool):
     """Graphs for ``Tensor.backward``, with leaves that do not require grad where the course's
-    API leaves those without a gradient (``walk.frozen_leaves``)."""
+    API leaves those without a gradient (``walk.frozen_leaves``), of ops of no more inputs
+    than the course's take."""
     return on_course(
         "tensor",
         (FROZEN_LEAVES,),
-        lambda had: tensor_backward_cases(
-            dags(shared=False), tensor_shapes(), edges=edges, frozen_leaves=bool(had)
+        lambda had, domain: tensor_backward_cases(
+            dags(shared=False, max_operands=domain.max_operands),
+            tensor_shapes(),
+            edges=edges,
+            frozen_leaves=bool(had),
         ),
     )
 
@@ -102,7 +116,7 @@ def test_backward_with_nothing_to_propagate(grading, case):
 
 
 @graded("babygrad.backward")
-@given(dags(max_nodes=6))
+@given(in_domain(lambda domain: dags(max_nodes=6, max_operands=domain.max_operands)))
 def test_backward_visits_each_tensor_after_its_consumers(grading, dag):
     walks.check_walk_order(grading, dag)
 
@@ -113,12 +127,15 @@ def test_backward_visits_each_shared_tensor_once(grading):
 
 
 @graded("babygrad.accumulate")
-@given(dags(max_nodes=5), tensor_shapes(max_dims=2))
+@given(
+    in_domain(lambda domain: dags(max_nodes=5, max_operands=domain.max_operands)),
+    tensor_shapes(max_dims=2),
+)
 def test_shared_tensors_accumulate(grading, dag, shape):
     accumulation.check_ledger(grading, dag, shape)
 
 
 @graded("babygrad.graphs")
-@given(on_course("tensor", TENSOR_GRAPH_OPS, partial(tensor_graphs, max_leaves=3, max_nodes=6)))
+@given(on_course("tensor", TENSOR_GRAPH_OPS, lambda had, domain: tensor_graphs(had, 3, 6, domain)))
 def test_random_graphs_match_the_oracles(grading, graph):
     graphs.check_graph(grading, graph)

@@ -15,6 +15,7 @@ import io
 from collections.abc import Sequence
 
 from grader.grading.rubric import Item
+from grader.language.editions import NOT_IN_EDITION
 from grader.report.formats import Change, StudentResult
 from grader.report.view import points
 
@@ -31,7 +32,7 @@ def escape_cell(value: str) -> str:
 def _row(result: StudentResult, items: Sequence[Item]) -> list[str]:
     """One student's cells, escaped."""
     report = result.report
-    scores = {r.id: r.score for r in report.results} if report else {}
+    scores = {r.id: r.score for r in report.results if r.status != NOT_IN_EDITION} if report else {}
     notes = "; ".join([*result.notes, *([f"grader error: {result.error}"] if result.error else [])])
     row = [
         result.student,
@@ -53,8 +54,9 @@ def _header(items: Sequence[Item]) -> list[str]:
 
 def gradebook_csv(results: Sequence[StudentResult], items: Sequence[Item]) -> str:
     """The CSV text: student, total, max, one column per rubric item (blank when that item
-    was not graded), status (how far the upload was graded: ``StudentResult.status``), and
-    notes. A student the grader failed on has blank scores."""
+    was not graded, or is not in the student's edition), status (how far the upload was
+    graded: ``StudentResult.status``), and notes. A student the grader failed on has blank
+    scores."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(_header(items))

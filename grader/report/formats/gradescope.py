@@ -15,6 +15,7 @@ import jsonschema
 
 from grader.grading.rubric import Item
 from grader.grading.scoring import ItemResult
+from grader.language.editions import NOT_IN_EDITION
 from grader.report.document import GradeReport
 from grader.report.formats.markdown import fenced
 
@@ -69,13 +70,16 @@ SCHEMA: dict[str, Any] = {
 
 
 def _test(number: int, item: Item, graded: ItemResult | None, fallback: str) -> dict[str, Any]:
+    """One item as a Gradescope test; one the submission's edition does not have is 0 of 0,
+    not failed, and says so."""
     if graded is None:
         score, status, output = 0.0, "failed", f"Not graded: {fallback}"
     else:
-        score, status = graded.score, "passed" if graded.status == "passed" else "failed"
+        score = graded.score
+        status = "passed" if graded.status in ("passed", NOT_IN_EDITION) else "failed"
         output = (
             ""
-            if status == "passed"
+            if graded.status == "passed"
             else "\n\n".join(
                 part
                 for part in (
@@ -89,7 +93,7 @@ def _test(number: int, item: Item, graded: ItemResult | None, fallback: str) -> 
         "name": f"{item.id}: {item.title}",
         "number": str(number),
         "score": score,
-        "max_score": item.points,
+        "max_score": item.points if graded is None else graded.max_score,
         "status": status,
         "output": output,
         "output_format": "md",

@@ -2,12 +2,16 @@
 
 Every function takes and returns Python floats. The ``*_back`` functions are the derivative of
 their namesake with respect to its input, multiplied by ``d``, the derivative arriving from the
-output: ``log_back(x, d) = d * d/dx log(x)``.
+output: ``log_back(x, d) = d * d/dx log(x)``. As MiniTorch's own, ``log`` is taken at
+``x + EPS``, so that it stays finite at 0, and so is its derivative.
 """
 
 from __future__ import annotations
 
 import math
+
+EPS = 1e-6
+"""How far from x log is taken (MiniTorch's own value)."""
 
 
 def mul(x: float, y: float) -> float:
@@ -68,8 +72,8 @@ def relu(x: float) -> float:
 
 
 def log(x: float) -> float:
-    """Natural logarithm of x (x must be positive)."""
-    return math.log(x)
+    """Natural logarithm of x + EPS (x must not be negative)."""
+    return math.log(x + EPS)
 
 
 def exp(x: float) -> float:
@@ -83,8 +87,8 @@ def inv(x: float) -> float:
 
 
 def log_back(x: float, d: float) -> float:
-    """d times the derivative of log at x, which is 1 / x."""
-    return d / x
+    """d times the derivative of log (taken at x + EPS), which is 1 / (x + EPS)."""
+    return d / (x + EPS)
 
 
 def inv_back(x: float, d: float) -> float:

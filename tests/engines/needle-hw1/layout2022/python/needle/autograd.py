@@ -192,7 +192,7 @@ class Tensor(Value):
 
     def __pow__(self, other):
         if isinstance(other, Tensor):
-            return needle.ops.EWisePow()(self, other)
+            raise NotImplementedError()  # 2022's homework has no EWisePow
         return needle.ops.PowerScalar(other)(self)
 
     def __sub__(self, other):
