@@ -13,12 +13,21 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
-from grader.language.profiles import KIND_OPS, ProfileError
+from grader.language.profiles import (
+    BROADCASTING,
+    FROZEN_LEAVES,
+    KIND_OPS,
+    KINKS,
+    OPERATOR,
+    ProfileError,
+)
+from grader.language.strategies import op_cases
 from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.workflows import batch
 from grader.workflows.api import GradeOptions
@@ -40,6 +49,10 @@ COURSE_ENGINES = {
     "minitorch-module1": {
         "reference": COURSES / "minitorch-module1" / "reference",
         "other": ENGINES / "minitorch-module1" / "other",
+    },
+    "babygrad-book": {
+        "reference": COURSES / "babygrad-book" / "reference",
+        "other": ENGINES / "babygrad-book" / "reader",
     },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
@@ -69,6 +82,23 @@ def test_this_course_names_its_own_profile_and_has_every_op_of_its_columns():
         assert set(api.ops) <= set(KIND_OPS[api.kind])
 
 
+def test_the_books_profile_leaves_open_what_the_book_does_not_specify():
+    book = profiles.load(COURSES / "babygrad-book" / "profile.yaml").of("babygrad")
+    own = profiles.course().of("babygrad")
+    for need in (FROZEN_LEAVES, KINKS, BROADCASTING, OPERATOR + "log", "sum", "matmul", "rsub"):
+        assert own.has(need) and not book.has(need), need
+    for need in (OPERATOR + "mul", OPERATOR + "sum_tuple", OPERATOR + "radd", "relu"):
+        assert book.has(need), need
+
+
+@settings(max_examples=60, database=None, deadline=None)
+@given(op_cases("tensor", "sum_tuple"), op_cases("tensor", "matmul_2d"))
+def test_the_books_summation_and_matmul_are_drawn_inside_its_contract(sums, products):
+    axes = sums[0].nodes[0].param
+    assert axes is None or (isinstance(axes, tuple) and min(axes) >= 0)
+    assert [leaf.ndim for leaf in products[0].leaves] == [2, 2]
+
+
 def test_a_profile_error_names_its_file_and_line(tmp_path):
     profile = tmp_path / "profile.yaml"
     profile.write_text(
@@ -79,6 +109,11 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
         profiles.load(profile)
     profile.write_text(profile.read_text().replace("nested", "inside"))
     with pytest.raises(ProfileError, match=r"profile.yaml:6: assignments/micrograd/walk/topo"):
+        profiles.load(profile)
+    book = (COURSES / "babygrad-book" / "profile.yaml").read_text()
+    profile.write_text(book.replace("kinks: false", "kinks: sometimes"))
+    line = book[: book.index("kinks:")].count("\n") + 1
+    with pytest.raises(ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/kinks"):
         profiles.load(profile)
 
 
