@@ -184,6 +184,25 @@ def test_the_babygrad_books_conventions_are_graded_on_their_real_bugs(tmp_path):
     assert lost <= {"babygrad.broadcasting", "babygrad.graphs"}
 
 
+def test_a_package_is_imported_by_its_apis_name_whatever_its_assignment_is_called(tmp_path):
+    """The book's author names his package ``baby``: a profile saying so grades it there."""
+    book = COURSES / "babygrad-book"
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(
+        (book / "profile.yaml").read_text().replace("package: babygrad", "package: baby")
+    )
+    rubric = tmp_path / "rubric.yaml"
+    named = (book / "rubric.yaml").read_text()
+    rubric.write_text(named.replace("profile: babygrad-book", "profile: profile.yaml"))
+    shutil.copytree(book / "reference" / "babygrad", tmp_path / "submission" / "baby")
+    report = grade_report(
+        tmp_path / "submission", rubric=rubric, reference=None, only=["babygrad.ops.mul"]
+    )
+    assert [(i["id"], i["score"]) for i in report.items if i["max_score"]] == [
+        ("babygrad.ops.mul", 3)
+    ]
+
+
 def test_an_engine_that_runs_a_demo_at_import_is_told_once_with_the_fix(tmp_path):
     submission = plant(
         tmp_path,
