@@ -13,13 +13,22 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.editions import NOT_IN_EDITION
 from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
-from grader.language.profiles import KIND_OPS, ProfileError
+from grader.language.profiles import (
+    BROADCASTING,
+    FROZEN_LEAVES,
+    KIND_OPS,
+    KINKS,
+    OPERATOR,
+    ProfileError,
+)
+from grader.language.strategies import op_cases
 from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.workflows import batch
 from grader.workflows.api import GradeOptions
@@ -41,6 +50,10 @@ COURSE_ENGINES = {
     "minitorch-module1": {
         "reference": COURSES / "minitorch-module1" / "reference",
         "other": ENGINES / "minitorch-module1" / "other",
+    },
+    "babygrad-book": {
+        "reference": COURSES / "babygrad-book" / "reference",
+        "other": ENGINES / "babygrad-book" / "reader",
     },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
@@ -80,6 +93,23 @@ def test_this_course_names_its_own_profile_and_has_every_op_of_its_columns():
         assert set(api.ops) <= set(KIND_OPS[api.kind])
 
 
+def test_the_books_profile_leaves_open_what_the_book_does_not_specify():
+    book = profiles.load(COURSES / "babygrad-book" / "profile.yaml").of("babygrad")
+    own = profiles.course().of("babygrad")
+    for need in (FROZEN_LEAVES, KINKS, BROADCASTING, OPERATOR + "log", "sum", "matmul", "rsub"):
+        assert own.has(need) and not book.has(need), need
+    for need in (OPERATOR + "mul", OPERATOR + "sum_tuple", OPERATOR + "radd", "relu"):
+        assert book.has(need), need
+
+
+@settings(max_examples=60, database=None, deadline=None)
+@given(op_cases("tensor", "sum_tuple"), op_cases("tensor", "matmul_2d"))
+def test_the_books_summation_and_matmul_are_drawn_inside_its_contract(sums, products):
+    axes = sums[0].nodes[0].param
+    assert axes is None or (isinstance(axes, tuple) and min(axes) >= 0)
+    assert [leaf.ndim for leaf in products[0].leaves] == [2, 2]
+
+
 def test_a_profile_error_names_its_file_and_line(tmp_path):
     profile = tmp_path / "profile.yaml"
     profile.write_text(
@@ -90,6 +120,11 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
         profiles.load(profile)
     profile.write_text(profile.read_text().replace("nested", "inside"))
     with pytest.raises(ProfileError, match=r"profile.yaml:6: assignments/micrograd/walk/topo"):
+        profiles.load(profile)
+    book = (COURSES / "babygrad-book" / "profile.yaml").read_text()
+    profile.write_text(book.replace("kinks: false", "kinks: sometimes"))
+    line = book[: book.index("kinks:")].count("\n") + 1
+    with pytest.raises(ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/kinks"):
         profiles.load(profile)
 
 
@@ -221,6 +256,25 @@ def test_the_babygrad_books_conventions_are_graded_on_their_real_bugs(tmp_path):
     lost = {i["id"] for i in report.items if i["score"] < i["max_score"]}
     assert "babygrad.broadcasting" in lost
     assert lost <= {"babygrad.broadcasting", "babygrad.graphs"}
+
+
+def test_a_package_is_imported_by_its_apis_name_whatever_its_assignment_is_called(tmp_path):
+    """The book's author names his package ``baby``: a profile saying so grades it there."""
+    book = COURSES / "babygrad-book"
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(
+        (book / "profile.yaml").read_text().replace("package: babygrad", "package: baby")
+    )
+    rubric = tmp_path / "rubric.yaml"
+    named = (book / "rubric.yaml").read_text()
+    rubric.write_text(named.replace("profile: babygrad-book", "profile: profile.yaml"))
+    shutil.copytree(book / "reference" / "babygrad", tmp_path / "submission" / "baby")
+    report = grade_report(
+        tmp_path / "submission", rubric=rubric, reference=None, only=["babygrad.ops.mul"]
+    )
+    assert [(i["id"], i["score"]) for i in report.items if i["max_score"]] == [
+        ("babygrad.ops.mul", 3)
+    ]
 
 
 def test_an_engine_that_runs_a_demo_at_import_is_told_once_with_the_fix(tmp_path):

@@ -14,6 +14,7 @@ the snippet shown to the student are the same text.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -135,8 +136,13 @@ course whose matmul does not stretch them draws the first four (``Domain.batches
 class MatMulShapes:
     """``a @ b``: a's last axis is b's second to last, the batch axes broadcast."""
 
+    batched: bool = True
+    """Operands may have batch axes; without, both are matrices (a course whose contract
+    gives the gradients of ``(M, N) @ (N, P)`` only)."""
+
     def draw(self, choose: Chooser, arity: int, domain: Domain) -> list[Shape]:
-        batch_a, batch_b = choose.one_of([pair for pair in MATMUL_BATCHES if domain.batches(*pair)])
+        batches = [pair for pair in MATMUL_BATCHES if domain.batches(*pair)]
+        batch_a, batch_b = choose.one_of(batches) if self.batched else ((), ())
         m, k, n = (choose.integer(1, 3) for _ in range(3))
         return [batch_a + (m, k), batch_b + (k, n)]
 
@@ -145,11 +151,14 @@ class MatMulShapes:
         return [
             i
             for i, v in enumerate(values)
-            if v.ndim >= 2
-            and a.ndim >= 2
+            if self._fits(v)
+            and self._fits(a)
             and v.shape[-2] == a.shape[-1]
             and _batch_ok(a.shape, v.shape)
         ]
+
+    def _fits(self, operand: np.ndarray) -> bool:
+        return operand.ndim >= 2 if self.batched else operand.ndim == 2
 
 
 def _batch_ok(a: Shape, b: Shape) -> bool:
@@ -210,6 +219,17 @@ def sum_params(shape: Shape) -> tuple[Any, ...]:
         params += [(0,), (-1,)]
     if ndim >= 2:
         params += [(0, ndim - 1), (0, -1)]
+    return tuple(params)
+
+
+def tuple_sum_params(shape: Shape) -> tuple[Any, ...]:
+    """Summation over everything or a tuple of axes counted from the front: each axis alone,
+    and the first with the last. What a course whose ``axes`` is ``Optional[tuple]`` takes
+    (the babygrad book's); ints and negative axes are numpy's, not its."""
+    ndim = len(shape)
+    params: list[Any] = [None, *((axis,) for axis in range(ndim))]
+    if ndim >= 2:
+        params.append((0, ndim - 1))
     return tuple(params)
 
 
@@ -594,6 +614,21 @@ OPS: dict[str, Op] = {
 }
 
 
+def _narrowed(name: str, wide: str, **changes: Any) -> Op:
+    """An op of the table drawn in a narrower domain: a course whose contract takes less than
+    numpy does lists it instead, and names its class (``classes:``)."""
+    return dataclasses.replace(OPS[wide], name=name, function=None, **changes)
+
+
+OPS.update(
+    (op.name, op)
+    for op in (
+        _narrowed("sum_tuple", "sum", params=tuple_sum_params),
+        _narrowed("matmul_2d", "matmul", operands=MatMulShapes(batched=False)),
+    )
+)
+
+
 @dataclass(frozen=True, eq=False)
 class Graph:
     """Leaves (concrete values) followed by op nodes; the last node is the output."""
@@ -837,7 +872,12 @@ BABYGRAD_BROADCASTING = ("add", "mul", "sub", "div", "pow")
 BABYGRAD_REFLECTED = ("radd", "rsub", "rmul", "rdiv")
 BABYGRAD_GRAPH_OPS = (*BABYGRAD_OP_ITEMS.values(), "sub_scalar")
 BABYGRAD_OPERATOR_FORMS = (*BABYGRAD_GRAPH_OPS, *BABYGRAD_REFLECTED)
-TENSOR_OP_ITEMS = {**BABYGRAD_OP_ITEMS, "swap_axes": "swap_axes"}
-"""Every tensor course's op items: babygrad's, and those of ops only other courses have
-(needle's transpose swaps two axes), which a course's profile lists to grade them."""
-TENSOR_GRAPH_OPS = (*BABYGRAD_GRAPH_OPS, "swap_axes")
+OTHER_TENSOR_OPS = ("swap_axes", "sum_tuple", "matmul_2d")
+"""Ops only other courses have: needle's transpose swaps two axes; the babygrad book sums over
+a tuple of axes and multiplies matrices."""
+TENSOR_OP_ITEMS = {**BABYGRAD_OP_ITEMS, **{op: op for op in OTHER_TENSOR_OPS}}
+"""Every tensor course's op items: babygrad's, and those of ops only other courses have,
+which a course's profile lists to grade them."""
+TENSOR_GRAPH_OPS = (*BABYGRAD_GRAPH_OPS, *OTHER_TENSOR_OPS)
+TENSOR_OPERATOR_FORMS = (*BABYGRAD_OPERATOR_FORMS, *OTHER_TENSOR_OPS)
+"""Every tensor course's operators and methods, each routed to the op it applies."""

@@ -7,15 +7,16 @@ graph, the ops of the op table the API has (``grader.language.graphs``) and wher
 lives: ``build_topo`` at the engine module's top level (``module``), graded alone, or built
 inside ``backward()`` (``nested``, as in Karpathy's micrograd), graded with the whole walk; a
 module-level ``zero_grad`` (``module``) or none (``absent``); whether ``Tensor.backward``
-leaves a leaf made with ``requires_grad=False`` without a gradient (``frozen_leaves: no_grad``)
-or gives it one like any input (``grad``, as needle does). An assignment's ``api:`` block
+leaves a leaf made with ``requires_grad=False`` without a gradient (``frozen_leaves: no_grad``),
+gives it one like any input (``grad``, as needle does), or the course does not say
+(``unspecified``, the babygrad book). An assignment's ``api:`` block
 spells its API in the course's own words: a tensor course's (``TensorApi``), or a scalar
 course's whose ops are classes with a context (``FunctionApi``, MiniTorch's), graded by a suite
 of that model; a scalar assignment without one is micrograd's closures, whose walk keeps the
 names of this course's scalar API.
 A grading test names what it needs (an op, ``walk.topo``, ``walk.nested``, ``walk.zero_grad``,
-``walk.frozen_leaves``, ``broadcasting``): the tests of what a profile's API does not have are
-not run, and the profile's rubric has no item for them.
+``walk.frozen_leaves``, ``broadcasting``, ``kinks``, ``operator.<op>``): the tests of what a
+profile's API does not have are not run, and the profile's rubric has no item for them.
 
 An assignment's contract states the domain its course specifies (``domain:``, the forms of
 input the grader may draw: ``grader.language.domains``), its own definitions of ops
@@ -69,6 +70,10 @@ NESTED = "walk.nested"
 ZERO_GRAD = "walk.zero_grad"
 FROZEN_LEAVES = "walk.frozen_leaves"
 BROADCASTING = "broadcasting"
+KINKS = "kinks"
+OPERATOR = "operator."
+"""``operator.<op>``: the API applies the op with one of Tensor's operators or methods, not
+by calling its op class: which op the operator reaches is then the student's to grade."""
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -121,6 +126,7 @@ SCHEMA: dict[str, Any] = {
                                 "items": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
                             },
                             "broadcasts": {"type": "boolean"},
+                            "kinks": {"type": "boolean"},
                             "classes": {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
@@ -138,7 +144,7 @@ SCHEMA: dict[str, Any] = {
                         "properties": {
                             "topo": {"enum": ["module", "nested"]},
                             "zero_grad": {"enum": ["module", "absent"]},
-                            "frozen_leaves": {"enum": ["no_grad", "grad"]},
+                            "frozen_leaves": {"enum": ["no_grad", "grad", "unspecified"]},
                         },
                     },
                     "items": {
@@ -233,7 +239,10 @@ class Walk:
     frozen_leaves: str = "no_grad"
     """``no_grad``: ``Tensor.backward`` leaves a leaf made with ``requires_grad=False`` (and
     what is computed from such leaves alone) without a gradient, as babygrad does; ``grad``:
-    it gives every input one (needle), so the grader makes no such leaves."""
+    it gives every input one (needle), so the grader makes no such leaves; ``unspecified``:
+    the course does not say what such a leaf gets, nor what ``backward()`` on a tensor that
+    requires no grad does (the babygrad book: PyTorch raises there), so the grader makes no
+    such leaves either."""
 
 
 @dataclass(frozen=True)
@@ -277,7 +286,9 @@ class AssignmentProfile:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
         ``build_topo``), ``walk.nested`` (an order built inside ``backward()``),
         ``walk.zero_grad``, ``walk.frozen_leaves`` (leaves that do not require grad get
-        none), ``broadcasting`` (implicit, in elementwise ops)?"""
+        none), ``broadcasting`` (implicit, in elementwise ops), ``kinks`` (relu's and abs's
+        gradient at exactly 0 documented), ``operator.<op>`` (the op reached through an
+        operator or method)?"""
         if need == TOPO:
             return self.walk.topo == "module"
         if need == NESTED:
@@ -288,6 +299,11 @@ class AssignmentProfile:
             return self.walk.frozen_leaves == "no_grad"
         if need == BROADCASTING:
             return self.kind == "tensor" and (self.api or BABYGRAD_API).broadcasts
+        if need == KINKS:
+            return self.kind == "tensor" and (self.api or BABYGRAD_API).kinks
+        if need.startswith(OPERATOR):
+            op = need.removeprefix(OPERATOR)
+            return op in self.ops and (self.api or BABYGRAD_API).operator(op)
         return need in self.ops
 
 

@@ -48,6 +48,9 @@ class TensorApi(PackagedApi):
     broadcasts: bool = True
     """Elementwise ops broadcast their operands implicitly, as numpy does (needle's do not:
     only an explicit ``broadcast_to`` does)."""
+    kinks: bool = True
+    """The course documents the gradient of relu and abs exactly at 0 (0, as PyTorch has it);
+    the babygrad book does not, so there any gradient is the student's choice."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,6 +99,11 @@ class TensorApi(PackagedApi):
         default of a parameter (None) is not written, so the default is what is run."""
         name = self.class_name(node.op)
         return f"ops.{name}()" if node.param is None else f"ops.{name}({node.param!r})"
+
+    def operator(self, op: str) -> bool:
+        """Is ``op`` applied with one of Tensor's operators or methods, rather than by calling
+        its op class or function in ``ops`` (``operators``: ``ops.Log()({0})``)?"""
+        return not self.template(op).startswith("ops.")
 
     def template(self, op: str) -> str:
         """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""

@@ -51,7 +51,9 @@ class ReferenceOracle:
                 api = assignment.api
                 loaded = load_engine(self.root, assignment.name, api.package, api.folder)
                 tensor = _float64(loaded.Tensor) if api == BABYGRAD_API else loaded.Tensor
-                engine = SimpleNamespace(Tensor=tensor, ops=loaded.ops, api=api)
+                engine = SimpleNamespace(
+                    Tensor=tensor, ops=loaded.ops, api=api, modules=loaded.modules
+                )
             self.engines[assignment.name] = engine
         return self.engines[assignment.name]
 

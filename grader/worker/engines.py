@@ -76,15 +76,16 @@ def isolated(root: Path, package: str) -> Iterator[dict[str, ModuleType]]:
 
 @contextmanager
 def reinstated(engine: object) -> Iterator[None]:
-    """While inside, the modules of a whole package loaded by ``load_engine`` are back in
+    """While inside, the modules of a package loaded by ``load_engine`` are back in
     ``sys.modules`` under their names, whatever else was loaded since: a package whose
     functions import a sibling module when called (MiniTorch's ``apply`` imports its
-    ``scalar`` module then) finds its own. Anything else is left alone."""
+    ``scalar`` module then, the babygrad book's operators their ``ops``) finds its own.
+    Anything else is left alone."""
     modules: dict[str, ModuleType] = getattr(engine, "modules", {})
     if not modules:
         yield
         return
-    with _swapped(engine.package.__name__, modules):  # type: ignore[attr-defined]
+    with _swapped(min(modules, key=len), modules):
         yield
 
 
@@ -92,10 +93,11 @@ def load_engine(
     root: Path, assignment: str, package: str = "", folder: str = "", whole: bool = False
 ) -> ModuleType | SimpleNamespace:
     """``import_engine`` from ``root`` (its ``folder``), leaving ``sys.modules`` as it was, so
-    that several engines (reference, test fixtures) can coexist in one process."""
+    that several engines (reference, test fixtures) can coexist in one process. A package's
+    engine keeps the modules it imported (``modules``), for ``reinstated``."""
     package = package or assignment
     with isolated(root / folder, "micrograd" if assignment == "micrograd" else package) as modules:
         engine = import_engine(assignment, package, whole)
-    if whole:
+    if isinstance(engine, SimpleNamespace):
         engine.modules = modules
     return engine

@@ -18,8 +18,9 @@ from grader.language.graphs import (
     BABYGRAD_OPERATOR_FORMS,
     TENSOR_GRAPH_OPS,
     TENSOR_OP_ITEMS,
+    TENSOR_OPERATOR_FORMS,
 )
-from grader.language.profiles import BROADCASTING, FROZEN_LEAVES
+from grader.language.profiles import BROADCASTING, FROZEN_LEAVES, KINKS, OPERATOR
 from grader.language.strategies import (
     broadcasting_cases,
     kink_cases,
@@ -52,25 +53,26 @@ for _item, _op in TENSOR_OP_ITEMS.items():
     )
 
 # relu and abs exactly at their kink, which the draws above keep away from (the oracles
-# cannot judge there): the gradient the docstrings document.
+# cannot judge there): the gradient the docstrings document, where the course documents one.
 for _item in ("relu", "abs"):
     globals()[f"test_{_item}_at_zero"] = graded_property(
         f"babygrad.ops.{_item}",
         f"test_{_item}_passes_no_gradient_at_zero",
         kink_cases(_item),
         lambda grading, case: ops.check_kink(grading, *case),
-        needs=(_item,),
+        needs=(_item, KINKS),
     )
 
-# One operator or method at a time (numbers on either side) reaches the right op.
-for _op in BABYGRAD_OPERATOR_FORMS:
+# One operator or method at a time (numbers on either side) reaches the right op; an op the
+# course's API applies by calling its class has no operator to route.
+for _op in TENSOR_OPERATOR_FORMS:
     globals()[f"test_routing_{_op}"] = graded_property(
         "babygrad.tensor_ops",
         f"test_{_op}_routes_to_the_right_op",
         single_op_graphs("tensor", (_op,)),
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
-        needs=(_op,),
+        needs=(_op, OPERATOR + _op),
     )
 
 

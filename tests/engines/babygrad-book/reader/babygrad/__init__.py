@@ -1,0 +1,3 @@
+from babygrad.tensor import Tensor
+
+__all__ = ["Tensor"]
