@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from grader.checks.ops import op_snippet
 from grader.language import profiles
 from grader.language.dags import Dag, dags, diamonds
+from grader.language.editions import detected
 from grader.language.graphs import OPS, TENSOR_OP_ITEMS, Graph, Node, evaluate
 from grader.language.snippets import graph_snippet, tensor_dag_snippet
 from grader.language.strategies import tensor_graphs
@@ -147,6 +148,9 @@ def test_the_profile_spells_needles_api():
 @pytest.mark.parametrize("root", ENGINES.values(), ids=ENGINES)
 @pytest.mark.parametrize("op", OP_OF_ITEM.values())
 def test_each_op_of_a_correct_engine_agrees_with_the_oracles(root, op):
+    edition = detected(NEEDLE.of("needle").editions, root / "python" / "needle")
+    if edition is not None and op in edition.lacks:
+        pytest.skip(f"needle's {edition.name} edition has no {op} op")
     loaded = engine(root)
     assert all(op_agrees(loaded, graph) for graph in op_graphs(op))
 

@@ -147,12 +147,13 @@ def _profile(path: Path, text: str, data: dict[str, Any]) -> Profile:
     courses, or a path from the rubric's folder. A rubric that names none grades this course."""
     named = data.get("profile")
     beside = path.parent / "profile.yaml"
-    if beside.is_file():
+    a_path = named is not None and ("/" in named or named.endswith((".yaml", ".yml")))
+    if a_path:
+        where = path.parent / named
+    elif beside.is_file():
         where = beside
     elif named is None:
         where = DEFAULT_PROFILE
-    elif "/" in named or named.endswith((".yaml", ".yml")):
-        where = path.parent / named
     else:
         own = path.parent / "courses" / named / "profile.yaml"
         where = own if own.is_file() else COURSES / named / "profile.yaml"
@@ -160,7 +161,7 @@ def _profile(path: Path, text: str, data: dict[str, Any]) -> Profile:
         profile = profiles.load(where)
     except profiles.ProfileError as exc:
         raise RubricError(str(exc)) from None
-    if where == beside and named is not None and named != profile.name:
+    if not a_path and where == beside and named not in (None, profile.name):
         raise RubricError(
             f"{path}:{line_of(text, ['profile'])}: the rubric names profile {named!r}, but the "
             f"profile beside it ({beside}) is {profile.name!r}"
