@@ -75,13 +75,13 @@ def pytest_command(
                 options,
                 assignment=assignment.name,
                 slot=slot,
-                reference=_given_reference(options.reference),
+                reference=given_reference(options.reference),
             )
         ),
     ]
 
 
-def _given_reference(reference: Path | None) -> Path | None:
+def given_reference(reference: Path | None) -> Path | None:
     """The reference a grade is given: none unless it is a folder (a student release has none),
     so it never starts an oracle that cannot load."""
     return reference if reference is not None and reference.is_dir() else None

@@ -61,6 +61,7 @@ from grader.workflows.arguments import add_grading_options, batch_grade_options
 from grader.workflows.differential import ASSIGNMENTS as SPOKEN
 from grader.workflows.differential import differ
 from grader.workflows.mutants import Mutant, do_nothing, mutants, regions, sample
+from grader.workflows.trust import verify_reference
 
 BASELINE = "reference"
 """The upload name of the unchanged reference, graded beside the mutants as the baseline."""
@@ -304,6 +305,7 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
     """Make, grade, judge and triage; write ``audit.json`` and ``audit.html`` into ``out``."""
     started = time.monotonic()
     rubric = rubric_module.load(options.grading.rubric)
+    verify_reference(options.grading)
     chosen = candidates(options)
     grades = grade_all(options, chosen, rubric, console)
     judgements = load_judgements(options.reference)

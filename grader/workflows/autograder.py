@@ -15,6 +15,7 @@ past it, every item is reported with 0 and the reason, and every grading process
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -32,6 +33,7 @@ from grader.report.document import GradeReport
 from grader.report.formats.gradescope import misconfigured, results
 from grader.workflows.api import GradeOptions, GraderFailure, UsageFailure, grade
 from grader.workflows.submissions import Upload, prepare
+from grader.workflows.trust import ReferenceFailure, verify_reference
 
 DEFAULT_DEADLINE_S = 480.0
 GRADESCOPE_MEMORY_MB = 512
@@ -72,11 +74,19 @@ def main() -> int:
     config_path = source / "gradescope.json"
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
     course = course_root(config.get("course", THIS_COURSE))
+    options = GradeOptions(
+        submission=Path(),
+        seed=config.get("seed"),
+        memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
+        rubric=course / "rubric.yaml",
+        reference=course / "reference",
+    )
     try:
-        rubric = rubric_module.load(course / "rubric.yaml")
+        rubric = rubric_module.load(options.rubric)
         if not (course / "reference").is_dir():
             raise rubric_module.RubricError(f"{course / 'reference'}: no reference solution")
-    except rubric_module.RubricError as exc:
+        verify_reference(options)  # setup.sh checked it: a cached answer
+    except (rubric_module.RubricError, ReferenceFailure) as exc:
         print(f"autograder misconfigured (rebuild the zip with `make gradescope`): {exc}")
         document = misconfigured(time.monotonic() - started)
         write_atomically(root / "results" / "results.json", json.dumps(document, indent=1))
@@ -88,13 +98,7 @@ def main() -> int:
             rubric.profile.graded,
         )
         report, failure, finished = _grade_within(
-            GradeOptions(
-                submission=prepared.folder,
-                seed=config.get("seed"),
-                memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
-                rubric=course / "rubric.yaml",
-                reference=course / "reference",
-            ),
+            dataclasses.replace(options, submission=prepared.folder),
             float(config.get("deadline_s", DEFAULT_DEADLINE_S)),
         )
         document = results(

@@ -76,6 +76,7 @@ from grader.workflows.submissions import (
     discover,
     prepare,
 )
+from grader.workflows.trust import verify_reference
 
 DEFAULT_SLOT = 100  # clear of the interactive ``grade`` (slots 0 and 1)
 EXIT_INTERRUPTED = 130
@@ -242,6 +243,7 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
     selected = selected_items(options.grading, rubric)
     if not options.submissions.is_dir():
         raise UsageFailure(f"no submissions folder {options.submissions}")
+    verify_reference(options.grading)
     uploads, ignored = discover(options.submissions)
     if ignored:
         console.print(f"ignored (not a folder, .zip, .py or .ipynb): {', '.join(ignored)}")

@@ -32,6 +32,7 @@ from grader.workflows.arguments import (
     submission_upload,
 )
 from grader.workflows.submissions import Upload, prepared
+from grader.workflows.trust import verify_reference
 
 
 def program_name() -> str:
@@ -52,6 +53,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--markdown", help="write the report as Markdown here")
     g.add_argument("--html", help="write a self-contained HTML report (with pictures) here")
     g.add_argument("--fail-under", type=float, help="exit 1 when the score is below PCT%%")
+    check = commands.add_parser(
+        "check-reference",
+        help="grade a course's reference on its own rubric, without itself as an oracle "
+        "(every grade does this first, once per change)",
+    )
+    add_grading_options(check)
     batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
     watch.add_arguments(commands.add_parser("watch", help="re-grade on every save"))
     audit.add_arguments(
@@ -71,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "audit":
         return audit.main(args)
     console = Console(highlight=False)
+    if args.command == "check-reference":
+        return exit_code(console, lambda: _check_reference(grade_options(args, Path())))
     upload = submission_upload(args.submission, console)
     if upload is None:
         return EXIT_USAGE
@@ -78,10 +87,17 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code(console, lambda: _grade_and_report(upload, options, args, console))
 
 
+def _check_reference(options: GradeOptions) -> int:
+    verify_reference(options)
+    print(f"the reference {options.reference} earns every point of {options.rubric}")
+    return EXIT_OK
+
+
 def _grade_and_report(
     upload: Upload, options: GradeOptions, args: argparse.Namespace, console: Console
 ) -> int:
     rubric = rubric_module.load(options.rubric)
+    verify_reference(options)
     course = rubric.profile.graded
     with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))

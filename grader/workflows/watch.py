@@ -37,6 +37,7 @@ from grader.workflows.arguments import (
     submission_upload,
 )
 from grader.workflows.submissions import Prepared, Upload, fingerprints, prepared
+from grader.workflows.trust import verify_reference
 
 TICK_MS = 500
 """The watcher wakes this often without a change: the first wake starts the first grade, so a
@@ -128,6 +129,7 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     prepared files changed, until Ctrl-C. A save that changes no engine (a notebook's outputs,
     a file that is not carried) re-grades nothing."""
     course = rubric_module.load(options.rubric).profile.graded
+    verify_reference(options)
     order = [a.name for a in course]
     items: Items | None = None
     notes: list[str] = []

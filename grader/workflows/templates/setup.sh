@@ -19,6 +19,10 @@ fi
 "$PYTHON" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --upgrade pip
 "$ROOT/venv/bin/python" -m pip install "$ROOT/source"
+# The course's reference graded on its own rubric once, here, where a broken one fails the
+# image's build for the instructor to see, instead of every student's grade.
+COURSE="$("$ROOT/venv/bin/python" -I -c 'import json, sys; print(json.load(open(sys.argv[1])).get("course", "course"))' "$ROOT/source/gradescope.json")"
+"$ROOT/venv/bin/python" -I -m grader check-reference --course "$COURSE"
 # Only root (the trusted grader) may read the rubric, the reference and the seed, in source/
 # and in the installed package: without bubblewrap the student's code still runs as an
 # unprivileged worker uid.
