@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -19,10 +20,6 @@ from rich.console import Console
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.report.document import render
-from grader.report.formats.junit import junit_xml
-from grader.report.formats.markdown import feedback
-from grader.report.html import write_html_report
-from grader.workflows import audit, batch, watch
 from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, grade
 from grader.workflows.arguments import (
     SUBMISSION_HELP,
@@ -42,7 +39,18 @@ def program_name() -> str:
     return "python -m grader" if called == "__main__.py" else called
 
 
-def parser() -> argparse.ArgumentParser:
+COMMANDS = {
+    "batch": ("grader.workflows.batch", "grade a folder of submissions"),
+    "watch": ("grader.workflows.watch", "re-grade on every save"),
+    "audit": ("grader.workflows.audit", "how strong is the rubric? grade mutants of the reference"),
+}
+"""The commands with a module of their own, imported only when called: a grade pays for no
+audit, batch or watch machinery."""
+
+
+def parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The command line; only ``chosen``'s own module (``COMMANDS``) is imported to spell its
+    options (every one where ``chosen`` is None)."""
     main = argparse.ArgumentParser(prog=program_name(), description=__doc__.split("\n")[0])
     commands = main.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission")
@@ -59,24 +67,19 @@ def parser() -> argparse.ArgumentParser:
         "(every grade does this first, once per change)",
     )
     add_grading_options(check)
-    batch.add_arguments(commands.add_parser("batch", help="grade a folder of submissions"))
-    watch.add_arguments(commands.add_parser("watch", help="re-grade on every save"))
-    audit.add_arguments(
-        commands.add_parser(
-            "audit", help="how strong is the rubric? grade mutants of the reference"
-        )
-    )
+    for name, (module, summary) in COMMANDS.items():
+        command = commands.add_parser(name, help=summary)
+        if chosen in (None, name):
+            importlib.import_module(module).add_arguments(command)
     return main
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command == "batch":
-        return batch.main(args)
-    if args.command == "watch":
-        return watch.main(args)
-    if args.command == "audit":
-        return audit.main(args)
+    words = sys.argv[1:] if argv is None else argv
+    chosen = next((word for word in words if not word.startswith("-")), "")
+    args = parser(chosen).parse_args(argv)
+    if args.command in COMMANDS:
+        return importlib.import_module(COMMANDS[args.command][0]).main(args)
     console = Console(highlight=False)
     if args.command == "check-reference":
         return exit_code(console, lambda: _check_reference(grade_options(args, Path())))
@@ -106,10 +109,16 @@ def _grade_and_report(
     if args.json:
         write_atomically(Path(args.json), json.dumps(report.to_json(), indent=2))
     if args.junit:
+        from grader.report.formats.junit import junit_xml  # only when asked: see COMMANDS
+
         write_atomically(Path(args.junit), junit_xml(report))
     if args.markdown:
+        from grader.report.formats.markdown import feedback
+
         write_atomically(Path(args.markdown), feedback(report, titles, found.notes))
     if args.html:
+        from grader.report.html import write_html_report
+
         write_html_report(report, titles, Path(args.html), found.notes)
     if args.fail_under is not None and report.score < args.fail_under / 100 * (
         report.max_score or 1
