@@ -14,6 +14,7 @@ imports it: ``grader.workflows.mutants`` does, inside its functions.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy
 from cosmic_ray.operators.operator import Example, Operator
@@ -669,16 +670,25 @@ def _ufunc_call(node: NodeOrLeaf) -> NodeOrLeaf | None:
     return call
 
 
-class InPlaceOut(Operator):
+class _WhereFound(Operator):
+    """One mutant at each node where ``found`` finds what the mutant changes."""
+
+    def found(self, node: NodeOrLeaf) -> Any:
+        raise NotImplementedError
+
+    def mutation_positions(self, node):
+        if self.found(node) is not None:
+            yield _span(node)
+
+
+class InPlaceOut(_WhereFound):
     """A ufunc that writes its result into its first argument, an input's array:
     ``np.exp(a)`` -> ``np.exp(a, out=a)``."""
 
-    def mutation_positions(self, node):
-        if _ufunc_call(node) is not None:
-            yield _span(node)
+    found = staticmethod(_ufunc_call)
 
     def mutate(self, node, index):
-        call = _ufunc_call(node)
+        call = self.found(node)
         target = _code(_arguments(call)[0])
         return _replace(node, call, f"({_code(call.children[1])}, out={target})")
 
@@ -720,16 +730,14 @@ def _augmentable(node: NodeOrLeaf) -> tuple[str, NodeOrLeaf] | None:
     return None
 
 
-class InPlaceAugment(Operator):
+class InPlaceAugment(_WhereFound):
     """An input's array updated in place and returned: ``return a + b`` -> ``a += b;
     return a``, ``v = a * b`` -> ``a *= b; v = a``."""
 
-    def mutation_positions(self, node):
-        if _augmentable(node) is not None:
-            yield _span(node)
+    found = staticmethod(_augmentable)
 
     def mutate(self, node, index):
-        rest, value = _augmentable(node)
+        rest, value = self.found(node)
         left, op, right = (_code(child) for child in value.children)
         return _leaf(f"{left} {op}= {right}; {rest} {left}", node)
 
@@ -804,17 +812,15 @@ def _container(node: NodeOrLeaf) -> NodeOrLeaf | None:
     return None
 
 
-class KeepState(Operator):
+class KeepState(_WhereFound):
     """A container made once and kept in the module between calls, as a module-level or a
     default-argument one is: ``seen = set()`` -> ``seen = globals().setdefault("_kept_seen",
     set())``."""
 
-    def mutation_positions(self, node):
-        if _container(node) is not None:
-            yield _span(node)
+    found = staticmethod(_container)
 
     def mutate(self, node, index):
-        value = _container(node)
+        value = self.found(node)
         name = node.children[0].value
         return _replace(node, value, f'globals().setdefault("_kept_{name}", {_code(value)})')
 
@@ -868,22 +874,19 @@ def _moved_in(bound: NodeOrLeaf | None, step: int) -> str | None:
     return None if number == 0 else str(number - 1)  # x[:0] is empty already
 
 
-class _SliceDrop(Operator):
+class _SliceDrop(_WhereFound):
     end = 0
     """0: the slice starts one element later; 1: it stops one element earlier."""
 
-    def _moved(self, node: NodeOrLeaf) -> str | None:
+    def found(self, node: NodeOrLeaf) -> str | None:
+        """The slice's bound moved in, if it has one that can be."""
         parts = _slice_parts(node)
         if parts is None:
             return None
         return _moved_in(parts[self.end], -1 if self.end else 1)
 
-    def mutation_positions(self, node):
-        if self._moved(node) is not None:
-            yield _span(node)
-
     def mutate(self, node, index):
-        moved = self._moved(node)
+        moved = self.found(node)
         start, stop = _slice_parts(node)
         if self.end:
             stop_code, start_code = moved, "" if start is None else _code(start)
