@@ -25,6 +25,19 @@ NOT_IN_A_REGION = {
 """Rubric items (but ``*.graphs`` and extra credit) that no region names, and why."""
 
 
+GROWN = (
+    "loop-to-condition",
+    "in-place-out",
+    "in-place-augment",
+    "insert-sorted",
+    "insert-reversed",
+    "keep-state",
+    "slice-drop-first",
+    "slice-drop-last",
+)
+"""The operators issue 32 added, for mistakes the others could not make."""
+
+
 @pytest.fixture(scope="module")
 def regions():
     return generator.regions(REFERENCE)
@@ -195,6 +208,7 @@ def test_operators_have_stable_names_and_a_size_the_audit_can_grade(made):
         "add-reversed",
         "any-to-all",
         "all-to-any",
+        *GROWN,
         "binary-add-to-sub",
         "number-plus-one",
         "condition-negate",
@@ -204,6 +218,7 @@ def test_operators_have_stable_names_and_a_size_the_audit_can_grade(made):
     assert {m.operator for m in idle} <= set(generator.DO_NOTHING)
     used = Counter(m.operator for m in changed)
     assert used["aug-assign-to-assign"] == 8  # every += of micrograd's closures
+    assert sum(used[name] for name in GROWN) == 47
     assert 300 <= len(changed) <= 800 and len(changed) + len(idle) <= 1000
 
 
@@ -315,6 +330,72 @@ def test_the_projects_operators_rewrite_as_their_examples_say():
         operator = mutation_operators.CUSTOM[name]()
         got = mutate_code(example.pre_mutation_code, operator, example.occurrence)
         assert got == example.post_mutation_code, (name, example)
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [
+        ("loop-to-condition", "for x in range(a, b):\n    pass\n"),
+        ("loop-to-condition", "xs = range\n"),
+        ("in-place-out", "y = np.exp(a.data, out=b)\n"),
+        ("in-place-out", "def forward(self, a):\n    return np.reshape(a, (2, 3))\n"),
+        ("in-place-out", "def backward(self, out_grad, node):\n    return np.exp(out_grad)\n"),
+        ("in-place-out", "def forward(self, a):\n    return math.exp(a)\n"),
+        ("in-place-out", "def forward(self, a):\n    return np.exp(2 * a)\n"),
+        ("in-place-augment", "def forward(self, a, b):\n    return b + 1 if a else b\n"),
+        ("in-place-augment", "def forward(self, a, b):\n    return 2 * a\n"),
+        ("in-place-augment", "def forward(self, a, b):\n    return a - b - 1\n"),
+        ("in-place-augment", "def add(a, b):\n    return a + b\n"),
+        ("insert-sorted", "for i in range(n):\n    pass\n"),
+        ("insert-sorted", "xs = [x for i, x in enumerate(y)]\n"),
+        ("insert-sorted", "for x in sorted(y):\n    pass\n"),
+        ("insert-reversed", "for x in y:\n    pass\n"),
+        ("insert-reversed", "xs = [x for x, z in zip(y, w)]\n"),
+        ("keep-state", "seen = set()\n"),
+        ("keep-state", "def f(y):\n    seen = {x for x in y}\n"),
+        ("keep-state", "def f(a, b):\n    pair = (a, b)\n"),
+        ("keep-state", "def f(self):\n    self.seen = set()\n"),
+        ("keep-state", "def f(y):\n    seen = set(y)\n"),
+        ("slice-drop-first", "y = x[-1:]\n"),
+        ("slice-drop-first", "y = x[0]\n"),
+        ("slice-drop-first", "d = {k: v}\n"),
+        ("slice-drop-last", "y = x[:0]\n"),
+        ("slice-drop-last", "f = lambda x: x\n"),
+    ],
+)
+def test_the_grown_operators_leave_alone_what_they_do_not_apply_to(name, source):
+    """Each of issue 32's operators makes no mutant where its mistake cannot be made (its
+    examples, above, show the mutant where it can)."""
+    from cosmic_ray.mutating import mutate_code
+
+    from grader.workflows import mutation_operators
+
+    assert mutate_code(source, mutation_operators.CUSTOM[name](), 0) is None
+
+
+@pytest.mark.parametrize(
+    ("function", "name", "mutated"),
+    [
+        ("unbroadcast", "loop-to-condition", "grad.sum(axis=tuple(range(min(extra, 1))))"),
+        ("Add.forward", "in-place-augment", "a += b; return a"),
+        ("Exp.forward", "in-place-out", "return np.exp(a, out=a)"),
+        ("Abs.backward", "in-place-out", "np.sign(a.data, out=a.data)"),
+        ("build_topo", "keep-state", 'globals().setdefault("_kept_visited", {id(root)})'),
+        ("build_topo", "loop-to-condition", "if stack:"),
+        ("Summation.backward", "insert-sorted", "for axis in sorted(summed)"),
+        ("MatMul.backward", "slice-drop-last", "x[np.newaxis, :-1]"),
+    ],
+)
+def test_the_grown_operators_make_issue_32s_mistakes_in_the_reference(
+    made, function, name, mutated
+):
+    """Summing one prepended axis of several, writing into an input, keeping state between
+    calls, an order imposed, a slice one short: each made in the reference's own code."""
+    changed, _ = made
+    assert any(
+        m.region.function == function and m.operator == name and mutated in m.description
+        for m in changed
+    ), [m.description for m in changed if m.operator == name]
 
 
 def test_cosmic_ray_numbers_keep_their_layout():

@@ -60,7 +60,15 @@ from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, 
 from grader.workflows.arguments import add_grading_options, batch_grade_options
 from grader.workflows.differential import ASSIGNMENTS as SPOKEN
 from grader.workflows.differential import differ
-from grader.workflows.mutants import Mutant, do_nothing, mutants, regions, sample
+from grader.workflows.mutants import (
+    DO_NOTHING,
+    Mutant,
+    do_nothing,
+    mutants,
+    operator_names,
+    regions,
+    sample,
+)
 from grader.workflows.trust import verify_reference
 
 BASELINE = "reference"
@@ -82,6 +90,9 @@ class AuditOptions:
     sample: int | None = None
     """Grade a seeded sample of this many (mutants and do-nothing variants), or all."""
     sample_seed: int = 0
+    operators: tuple[str, ...] = ()
+    """Grade only the mutants and do-nothing variants these operators make (all if empty):
+    one kind of mistake audited on its own, without grading the rest."""
     programs: int = 400
     """Differential programs run against each survivor."""
 
@@ -93,9 +104,16 @@ class AuditOptions:
 
 
 def candidates(options: AuditOptions) -> list[Mutant]:
-    """Every mutant and do-nothing variant of the reference, or a seeded sample of them (a
-    quarter of it do-nothing variants)."""
+    """Every mutant and do-nothing variant of the reference (of ``options.operators`` only,
+    if given), or a seeded sample of them (a quarter of it do-nothing variants)."""
     changed, idle = mutants(options.reference), do_nothing(options.reference)
+    if options.operators:
+        known = (*operator_names(), *DO_NOTHING)
+        unknown = sorted(set(options.operators) - set(known))
+        if unknown:
+            raise UsageFailure(f"no operator named {', '.join(unknown)}; known: {', '.join(known)}")
+        changed = [m for m in changed if m.operator in options.operators]
+        idle = [m for m in idle if m.operator in options.operators]
     if options.sample is None:
         return [*changed, *idle]
     some_idle = min(len(idle), max(1, options.sample // 4))
@@ -347,6 +365,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=int, help="grade a seeded sample of this many")
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument(
+        "--operator",
+        action="append",
+        default=[],
+        dest="operators",
+        metavar="NAME",
+        help="grade only the mutants this operator makes (repeatable; "
+        "python -m grader.workflows.mutants counts them per operator)",
+    )
+    parser.add_argument(
         "--programs", type=int, default=400, help="differential programs per surviving mutant"
     )
 
@@ -360,6 +387,7 @@ def main(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         sample=args.sample,
         sample_seed=args.sample_seed,
+        operators=tuple(args.operators),
         programs=args.programs,
     )
     try:

@@ -30,7 +30,11 @@ statement deletion, no condition made always true or false (only negated), no op
 argument swap, no receiver swap (``self``/``other``/``out``), nothing on returned tuples, no
 ``reversed`` or ``any``/``all`` operator, no ``@`` and no ``in``/``not in`` (neither occurs in
 a region here; ``not in`` conditions are negated and made constant instead), and it cannot
-insert a unary minus (its unary operators only replace or delete one that is there). Numbers
+insert a unary minus (its unary operators only replace or delete one that is there). Nor
+can it make the mistakes that are right on the simplest inputs (issue 32): a loop run at most
+once (``while`` -> ``if``, ``range(n)`` -> ``range(min(n, 1))``), an input's array written in
+place (``out=``, ``+=``), ``sorted()`` or ``reversed()`` inserted, a container kept in the
+module between calls, a slice one element short. Numbers
 change by +1 and -1 only (so 1 becomes 0 and 2, 0 becomes 1 and -1). Its runner (a session
 database, a test command per mutant, ``cosmic-ray exec``) is not used: the grader is the test,
 and the audit grades the mutants as a batch. mutmut 3 was not an option: it rewrites whole

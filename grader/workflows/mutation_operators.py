@@ -14,7 +14,9 @@ imports it: ``grader.workflows.mutants`` does, inside its functions.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import numpy
 from cosmic_ray.operators.operator import Example, Operator
 from parso.python import tree
 from parso.tree import BaseNode, NodeOrLeaf
@@ -213,7 +215,7 @@ def _arguments(trailer: NodeOrLeaf) -> list[NodeOrLeaf]:
         return []
     inner = trailer.children[1]
     if inner.type != "arglist":
-        return []
+        return [inner]
     return [child for child in inner.children if not _is(child, "operator", ",")]
 
 
@@ -273,15 +275,23 @@ def _bound_in(function: NodeOrLeaf, name: str, before: int) -> bool:
     """Is ``name`` a parameter of ``function``, or bound in its own body before that line?"""
     if function.type == "funcdef" and any(p.name.value == name for p in function.get_params()):
         return True
+    return any(
+        node.type == "name"
+        and node.value == name
+        and node.start_pos[0] < before
+        and node.is_definition()
+        for node in _own_nodes(function)
+    )
+
+
+def _own_nodes(function: NodeOrLeaf) -> Iterator[NodeOrLeaf]:
+    """The nodes of a function's body, nested functions, lambdas and classes left out."""
     stack = list(getattr(function, "children", []))
     while stack:
         node = stack.pop()
-        if node.type == "name":
-            if node.value == name and node.start_pos[0] < before and node.is_definition():
-                return True
-        elif node.type not in ("funcdef", "lambdef", "classdef"):
+        if node.type not in ("funcdef", "lambdef", "classdef"):
+            yield node
             stack.extend(getattr(node, "children", []))
-    return False
 
 
 def _receiver_choices(leaf: NodeOrLeaf) -> list[str]:
@@ -392,14 +402,14 @@ class TupleReorder(Operator):
         return (Example("return a, b", "return (b, a)"),)
 
 
-def _reversed_argument(iterable: NodeOrLeaf) -> NodeOrLeaf | None:
-    """``x`` of an iterable spelled ``reversed(x)``."""
+def _sole_argument(call: NodeOrLeaf, function: str) -> NodeOrLeaf | None:
+    """``x`` of a call spelled ``function(x)``."""
     if (
-        iterable.type == "atom_expr"
-        and len(iterable.children) == 2
-        and _is(iterable.children[0], "name", "reversed")
+        call.type == "atom_expr"
+        and len(call.children) == 2
+        and _is(call.children[0], "name", function)
     ):
-        trailer = iterable.children[1]
+        trailer = call.children[1]
         if (
             trailer.children[0] == "("
             and len(trailer.children) == 3
@@ -409,32 +419,66 @@ def _reversed_argument(iterable: NodeOrLeaf) -> NodeOrLeaf | None:
     return None
 
 
+def _iterable(node: NodeOrLeaf, kinds: tuple[str, ...]) -> NodeOrLeaf | None:
+    """What a ``for`` statement or a comprehension's ``for`` (of ``kinds``) iterates over."""
+    return node.children[3] if node.type in kinds else None
+
+
 class DropReversed(Operator):
     """``for x in reversed(y)`` -> ``for x in y``."""
 
     def mutation_positions(self, node):
-        if node.type == "for_stmt" and _reversed_argument(node.children[3]) is not None:
-            yield _span(node.children[3])
+        iterable = _iterable(node, ("for_stmt",))
+        if iterable is not None and _sole_argument(iterable, "reversed") is not None:
+            yield _span(iterable)
 
     def mutate(self, node, index):
         iterable = node.children[3]
-        return _replace(node, iterable, _code(_reversed_argument(iterable)))
+        return _replace(node, iterable, _code(_sole_argument(iterable, "reversed")))
 
     @classmethod
     def examples(cls):
         return (Example("for x in reversed(y): pass", "for x in y: pass"),)
 
 
-class AddReversed(Operator):
-    """``for x in y`` -> ``for x in reversed(y)``."""
+def _calls(node: NodeOrLeaf, functions: frozenset[str]) -> bool:
+    """Is ``node`` a call ``f(...)`` of one of ``functions``?"""
+    return (
+        node.type == "atom_expr"
+        and len(node.children) == 2
+        and node.children[0].type == "name"
+        and node.children[0].value in functions
+        and node.children[1].children[0] == "("
+    )
+
+
+class _WrapIterable(Operator):
+    """What a loop (of ``kinds``) iterates over, wrapped in a call to ``wrapper``, unless it
+    is one already or a call of ``pointless`` (where the wrapper changes nothing or always
+    fails)."""
+
+    wrapper = "reversed"
+    kinds: tuple[str, ...] = ("for_stmt",)
+    pointless: frozenset[str] = frozenset()
 
     def mutation_positions(self, node):
-        if node.type == "for_stmt" and _reversed_argument(node.children[3]) is None:
-            yield _span(node.children[3])
+        iterable = _iterable(node, self.kinds)
+        if (
+            iterable is not None
+            and _sole_argument(iterable, self.wrapper) is None
+            and not _calls(iterable, self.pointless)
+        ):
+            yield _span(iterable)
 
     def mutate(self, node, index):
         iterable = node.children[3]
-        return _replace(node, iterable, f"reversed({_code(iterable)})")
+        return _replace(node, iterable, f"{self.wrapper}({_code(iterable)})")
+
+
+class AddReversed(_WrapIterable):
+    """``for x in y`` -> ``for x in reversed(y)``."""
+
+    wrapper, kinds = "reversed", ("for_stmt",)
 
     @classmethod
     def examples(cls):
@@ -523,6 +567,364 @@ class InsertUnaryMinus(Operator):
         )
 
 
+# ------------------------------------------------------------------------------------------
+# The contract's operators: a loop run once, an input written in place, an order imposed,
+# state kept between calls, a slice one element short. Each makes a mistake that is right on
+# the simplest inputs (one prepended axis, a fresh process, one call), so a rubric whose draws
+# stop there lets it through.
+
+
+class LoopToCondition(Operator):
+    """A loop run at most once, as an ``if`` would: ``while c:`` -> ``if c:``, and
+    ``range(n)`` -> ``range(min(n, 1))`` (``x.sum(axis=tuple(range(extra)))`` then sums one
+    prepended axis of several)."""
+
+    def mutation_positions(self, node):
+        if node.type == "while_stmt" or _sole_argument(node, "range") is not None:
+            yield _span(node.children[0])
+
+    def mutate(self, node, index):
+        if node.type == "while_stmt":
+            return _replace(node, node.children[0], "if")
+        count = _sole_argument(node, "range")
+        _replace(node.children[1], count, f"min({_code(count)}, 1)")
+        return node
+
+    @classmethod
+    def examples(cls):
+        return (
+            Example("while s:\n    s.pop()\n", "if s:\n    s.pop()\n"),
+            Example("g.sum(axis=tuple(range(n)))", "g.sum(axis=tuple(range(min(n, 1))))"),
+        )
+
+
+ARRAY_MODULES = frozenset({"np", "numpy", "array_api"})
+"""Names numpy goes by in a reference (needle's ``array_api`` is numpy)."""
+ARRAY_PARAMETERS = frozenset({"forward", "compute"})
+"""Methods whose parameters are their inputs' arrays (babygrad's ``forward``, needle's
+``compute``)."""
+
+
+def _is_data(node: NodeOrLeaf) -> bool:
+    """``x.data``: what a tensor or value holds."""
+    if node.type not in ("atom_expr", "power") or node.children[-1].type != "trailer":
+        return False
+    trailer = node.children[-1]
+    return trailer.children[0] == "." and _is(trailer.children[1], "name", "data")
+
+
+def _items(node: NodeOrLeaf) -> list[NodeOrLeaf]:
+    """The elements of ``a, b`` (commas left out), or ``[node]``."""
+    if node.type in ("testlist_star_expr", "exprlist", "testlist"):
+        return [c for c in node.children if not _is(c, "operator", ",")]
+    return [node]
+
+
+def _bindings(function: tree.Function) -> Iterator[tuple[NodeOrLeaf, NodeOrLeaf]]:
+    """(target, value) of each ``a = x`` and ``a, b = x, y`` of the function's own body."""
+    for node in _own_nodes(function):
+        if (
+            node.type == "expr_stmt"
+            and len(node.children) == 3
+            and _is(node.children[1], "operator", "=")
+        ):
+            targets, values = _items(node.children[0]), _items(node.children[2])
+            if len(targets) == len(values):
+                yield from zip(targets, values, strict=True)
+
+
+def _held(function: tree.Function) -> set[str]:
+    """Names of ``function`` that hold an input's array: the parameters of a ``forward``,
+    and names bound to a ``.data`` (``g = out_grad.data``; ``x, y = a.data, b.data``)."""
+    held = {t.value for t, v in _bindings(function) if _is(t, "name") and _is_data(v)}
+    if function.name.value in ARRAY_PARAMETERS:
+        held |= {p.name.value for p in function.get_params()} - {"self", "cls"}
+    return held
+
+
+def _holds_input(node: NodeOrLeaf, expression: NodeOrLeaf) -> bool:
+    """Is ``expression`` (at ``node``) an input's array, or what a tensor holds?"""
+    if _is_data(expression):
+        return True
+    function = next((f for f in _enclosing_functions(node) if f.type == "funcdef"), None)
+    return function is not None and _is(expression, "name") and expression.value in _held(function)
+
+
+def _ufunc_call(node: NodeOrLeaf) -> NodeOrLeaf | None:
+    """The call trailer of ``np.f(x, ...)``, ``f`` a ufunc (which takes ``out=``), ``x`` an
+    input's array, and no ``out=`` given."""
+    if node.type != "atom_expr" or len(node.children) != 3:
+        return None
+    module, attribute, call = node.children
+    if not (
+        module.type == "name"
+        and module.value in ARRAY_MODULES
+        and attribute.children[0] == "."
+        and isinstance(getattr(numpy, attribute.children[1].value, None), numpy.ufunc)
+    ):
+        return None
+    arguments = _arguments(call)
+    keywords = [a.children[0].value for a in arguments if a.type == "argument"]
+    if not arguments or "out" in keywords or not _holds_input(node, arguments[0]):
+        return None
+    return call
+
+
+class _WhereFound(Operator):
+    """One mutant at each node where ``found`` finds what the mutant changes."""
+
+    def found(self, node: NodeOrLeaf) -> Any:
+        raise NotImplementedError
+
+    def mutation_positions(self, node):
+        if self.found(node) is not None:
+            yield _span(node)
+
+
+class InPlaceOut(_WhereFound):
+    """A ufunc that writes its result into its first argument, an input's array:
+    ``np.exp(a)`` -> ``np.exp(a, out=a)``."""
+
+    found = staticmethod(_ufunc_call)
+
+    def mutate(self, node, index):
+        call = self.found(node)
+        target = _code(_arguments(call)[0])
+        return _replace(node, call, f"({_code(call.children[1])}, out={target})")
+
+    @classmethod
+    def examples(cls):
+        return (
+            Example(
+                "def forward(self, a):\n    return np.maximum(a, 0)\n",
+                "def forward(self, a):\n    return np.maximum(a, 0, out=a)\n",
+            ),
+            Example("y = np.sign(a.data)", "y = np.sign(a.data, out=a.data)"),
+        )
+
+
+AUGMENTABLE = frozenset({"+", "-", "*", "/", "**", "@"})
+
+
+def _augmentable(node: NodeOrLeaf) -> tuple[str, NodeOrLeaf] | None:
+    """(what is left of the statement once the value is computed, the value ``x op y``) of
+    ``v = x op y`` or ``return x op y``, ``x`` an input's array."""
+    if node.type == "return_stmt" and len(node.children) == 2:
+        rest, value = "return", node.children[1]
+    elif (
+        node.type == "expr_stmt"
+        and len(node.children) == 3
+        and _is(node.children[1], "operator", "=")
+    ):
+        rest, value = f"{_code(node.children[0])} =", node.children[2]
+    else:
+        return None
+    if (
+        value.type in ("arith_expr", "term", "power")
+        and len(value.children) == 3
+        and _is(value.children[1], "operator")
+        and value.children[1].value in AUGMENTABLE
+        and _holds_input(node, value.children[0])
+    ):
+        return rest, value
+    return None
+
+
+class InPlaceAugment(_WhereFound):
+    """An input's array updated in place and returned: ``return a + b`` -> ``a += b;
+    return a``, ``v = a * b`` -> ``a *= b; v = a``."""
+
+    found = staticmethod(_augmentable)
+
+    def mutate(self, node, index):
+        rest, value = self.found(node)
+        left, op, right = (_code(child) for child in value.children)
+        return _leaf(f"{left} {op}= {right}; {rest} {left}", node)
+
+    @classmethod
+    def examples(cls):
+        return (
+            Example(
+                "def forward(self, a, b):\n    return a + b\n",
+                "def forward(self, a, b):\n    a += b; return a\n",
+            ),
+            Example(
+                "def backward(self, out_grad, node):\n    g = out_grad.data\n    v = g * 2\n",
+                "def backward(self, out_grad, node):\n    g = out_grad.data\n    g *= 2; v = g\n",
+            ),
+        )
+
+
+class InsertSorted(_WrapIterable):
+    """What a loop or a comprehension iterates over, sorted: ``for axis in axes`` -> ``for
+    axis in sorted(axes)``."""
+
+    wrapper, kinds = "sorted", ("for_stmt", "sync_comp_for")
+    pointless = frozenset({"sorted", "range", "enumerate"})  # in order already
+
+    @classmethod
+    def examples(cls):
+        return (
+            Example("for x in y: pass", "for x in sorted(y): pass"),
+            Example("[f(x) for x in y]", "[f(x) for x in sorted(y)]"),
+        )
+
+
+class InsertReversed(_WrapIterable):
+    """What a comprehension iterates over, reversed (``add-reversed`` does ``for``
+    statements): ``[f(x) for x in y]`` -> ``[f(x) for x in reversed(y)]``."""
+
+    wrapper, kinds = "reversed", ("sync_comp_for",)
+    pointless = frozenset({"reversed", "enumerate", "zip", "map", "filter", "iter"})  # fails
+
+    @classmethod
+    def examples(cls):
+        return (Example("[f(x) for x in y]", "[f(x) for x in reversed(y)]"),)
+
+
+def _container(node: NodeOrLeaf) -> NodeOrLeaf | None:
+    """The container a function makes afresh in ``name = [...]``, ``{...}``, ``set()``,
+    ``list()`` or ``dict()`` (not a comprehension)."""
+    if (
+        node.type != "expr_stmt"
+        or len(node.children) != 3
+        or not _is(node.children[0], "name")
+        or not _is(node.children[1], "operator", "=")
+        or not any(f.type == "funcdef" for f in _enclosing_functions(node))
+    ):
+        return None
+    value = node.children[2]
+    if value.type == "atom" and value.children[0] in ("[", "{"):
+        inner = value.children[1] if len(value.children) == 3 else None
+        made = inner is None or not any(
+            c.type in ("sync_comp_for", "comp_for") for c in getattr(inner, "children", [])
+        )
+        return value if made else None
+    if (
+        value.type == "atom_expr"
+        and len(value.children) == 2
+        and _is(value.children[0], "name")
+        and value.children[0].value in ("set", "list", "dict")
+        and value.children[1].children[0] == "("
+        and len(value.children[1].children) == 2
+    ):
+        return value
+    return None
+
+
+class KeepState(_WhereFound):
+    """A container made once and kept in the module between calls, as a module-level or a
+    default-argument one is: ``seen = set()`` -> ``seen = globals().setdefault("_kept_seen",
+    set())``."""
+
+    found = staticmethod(_container)
+
+    def mutate(self, node, index):
+        value = self.found(node)
+        name = node.children[0].value
+        return _replace(node, value, f'globals().setdefault("_kept_{name}", {_code(value)})')
+
+    @classmethod
+    def examples(cls):
+        return (
+            Example(
+                "def f(root):\n    seen = {id(root)}\n",
+                'def f(root):\n    seen = globals().setdefault("_kept_seen", {id(root)})\n',
+            ),
+        )
+
+
+def _slice_parts(node: NodeOrLeaf) -> tuple[NodeOrLeaf | None, NodeOrLeaf | None] | None:
+    """(start, stop) of a slice ``x[start:stop]`` (either may be missing), or None."""
+    if _is(node, "operator", ":") and node.parent is not None:
+        parent = node.parent
+        inside = parent.type == "subscriptlist" or (
+            parent.type == "trailer" and parent.children[0] == "["
+        )
+        return (None, None) if inside else None
+    if node.type != "subscript":
+        return None
+    colon = next(i for i, c in enumerate(node.children) if _is(c, "operator", ":"))
+    start = node.children[0] if colon == 1 else None
+    after = node.children[colon + 1 : colon + 2]
+    stop = after[0] if after and after[0].type != "sliceop" else None
+    return start, stop
+
+
+def _number(node: NodeOrLeaf | None) -> int | None:
+    """The value of an integer literal ``3`` or ``-3``."""
+    if node is not None and node.type == "factor" and _is(node.children[0], "operator", "-"):
+        magnitude = _number(node.children[1])
+        return None if magnitude is None else -magnitude
+    if node is not None and node.type == "number" and node.value.isdigit():
+        return int(node.value)
+    return None
+
+
+def _moved_in(bound: NodeOrLeaf | None, step: int) -> str | None:
+    """A slice bound one element further in (``step`` +1 for the start, -1 for the stop),
+    or None where that would not drop an element (``x[-1:]``, ``x[:0]``)."""
+    if bound is None:
+        return "1" if step > 0 else "-1"
+    number = _number(bound)
+    if number is None:
+        return f"{_code(bound)} {'+' if step > 0 else '-'} 1"
+    if step > 0:
+        return None if number == -1 else str(number + 1)  # x[0:] is all of x[-1:] and more
+    return None if number == 0 else str(number - 1)  # x[:0] is empty already
+
+
+class _SliceDrop(_WhereFound):
+    end = 0
+    """0: the slice starts one element later; 1: it stops one element earlier."""
+
+    def found(self, node: NodeOrLeaf) -> str | None:
+        """The slice's bound moved in, if it has one that can be."""
+        parts = _slice_parts(node)
+        if parts is None:
+            return None
+        return _moved_in(parts[self.end], -1 if self.end else 1)
+
+    def mutate(self, node, index):
+        moved = self.found(node)
+        start, stop = _slice_parts(node)
+        if self.end:
+            stop_code, start_code = moved, "" if start is None else _code(start)
+        else:
+            start_code, stop_code = moved, "" if stop is None else _code(stop)
+        rest = (
+            ""
+            if node.type != "subscript"
+            else "".join(c.get_code() for c in node.children if c.type == "sliceop")
+        )
+        return _leaf(f"{start_code}:{stop_code}{rest}", node)
+
+
+class SliceDropFirst(_SliceDrop):
+    """A slice without its first element: ``x[a:b]`` -> ``x[a + 1:b]``, ``x[:]`` ->
+    ``x[1:]``."""
+
+    end = 0
+
+    @classmethod
+    def examples(cls):
+        return (Example("y = x[:n]", "y = x[1:n]"), Example("y = x[2:]", "y = x[3:]"))
+
+
+class SliceDropLast(_SliceDrop):
+    """A slice without its last element: ``x[a:b]`` -> ``x[a:b - 1]``, ``x[:]`` ->
+    ``x[:-1]``."""
+
+    end = 1
+
+    @classmethod
+    def examples(cls):
+        return (
+            Example("y = x[np.newaxis, :]", "y = x[np.newaxis, :-1]"),
+            Example("y = x[k:-1]", "y = x[k:-2]"),
+        )
+
+
 def tidy(operator: type[Operator]) -> type[Operator]:
     """cosmic-ray's ``NumberReplacer`` writes its new number with a prefix of one space
     (``x[0]`` -> ``x[ 1]``): the same operator, keeping the number's own prefix."""
@@ -554,6 +956,14 @@ CUSTOM: dict[str, type[Operator]] = {
     "any-to-all": AnyToAll,
     "all-to-any": AllToAny,
     "insert-unary-minus": InsertUnaryMinus,
+    "loop-to-condition": LoopToCondition,
+    "in-place-out": InPlaceOut,
+    "in-place-augment": InPlaceAugment,
+    "insert-sorted": InsertSorted,
+    "insert-reversed": InsertReversed,
+    "keep-state": KeepState,
+    "slice-drop-first": SliceDropFirst,
+    "slice-drop-last": SliceDropLast,
 }
 """Short, stable name -> operator, in the order mutants are made."""
 
