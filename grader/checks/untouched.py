@@ -29,17 +29,18 @@ REASONS = {
 """The score table's line, by the phase of the first change."""
 FIXES = {
     "forward": (
-        "Compute the result into a new array: no out= naming an input, no +=, -=, *= or "
-        "slice assignment on an input's array. Other nodes of the graph share that array."
+        "Make the result a new value: never write into an input (out= naming its array, "
+        "+=, -=, *=, slice assignment, or assigning its .data). Other nodes of the graph "
+        "share it."
     ),
     "backward": (
-        "Return new gradients: out_grad, the node's value and its inputs' values are shared "
-        "with the rest of the graph, so compute from them without writing into them (no "
-        "out=, +=, *= on their arrays). Writing gradients where the API says to is fine."
+        "Return new gradients: never write into out_grad, the node or its inputs (out=, "
+        "+=, *=, assigning .data); the rest of the graph shares them. Only gradients are "
+        "written, where the API says so."
     ),
     "walk": (
         "A walk writes gradients only: the nodes' values, and the gradient it is given, "
-        "stay as they were (no +=, out= or assignment into their arrays)."
+        "stay as they were (no +=, out= or assignment into them)."
     ),
 }
 """What to do instead, by phase."""
