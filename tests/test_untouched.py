@@ -134,6 +134,19 @@ def test_the_watch_takes_nan_for_nan_and_leaves_what_is_no_number_to_the_value_c
     assert watched(rewrite, a, b) == []
 
 
+def test_a_build_reports_each_change_once_with_the_op_that_made_it():
+    watch = Watch()
+    step = watch.steps(lambda node: node.data, ops_from=1)
+    a = Holder(np.array([-1.0, 2.0]))
+    step(0, a)
+    a.data[0] = 0.0  # the op making node 1 writes into a
+    step(1, Holder(np.array([0.0, 2.0])))
+    step(2, Holder(3.0))  # the next op leaves everything alone
+    assert [(c["target"], c["during"], c["after"]["data"]) for c in watch.changes] == [
+        (0, 1, [0.0, 2.0])
+    ]
+
+
 def test_a_call_that_raises_reports_nothing():
     a = Holder(np.zeros(2))
 

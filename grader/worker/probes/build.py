@@ -16,7 +16,7 @@ from grader.language.function_api import FunctionApi, resolve
 from grader.language.graphs import Graph, build_source, names
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker.encoding import Encoded, encode
-from grader.worker.probes.untouched import Watch, values_of
+from grader.worker.probes.untouched import Watch
 from grader.worker.recording import Record
 
 
@@ -71,20 +71,24 @@ def api_namespace(engine: Any, kind: str) -> dict[str, Any]:
 
 def build(engine: Any, graph: Graph, watch: Watch | None = None) -> list[Any]:
     """Build the graph with exactly the source a student would see in a snippet. With a
-    ``watch``, one line (one node) at a time, each op watched leaving every node made before
-    it as it found it."""
+    ``watch``, each op's forward is watched leaving every node made before it as it found it
+    (``Watch.steps``, called between the source's lines: one line per node)."""
     namespace = api_namespace(engine, graph.kind)
     spelling = functions_of(engine) or ("micrograd" if graph.kind == "scalar" else api_of(engine))
     source = build_source(graph, spelling)
-    if watch is None:
-        exec(compile(source, "<graph>", "exec"), namespace)  # noqa: S102
-        return [namespace[v] for v in names(graph)]
-    var, read = names(graph), reader(engine, graph.kind)
-    for index, line in enumerate(source.splitlines()):  # one line per node
-        made = values_of([namespace[v] for v in var[:index]], read)
-        with watch.phase("forward", made if index >= len(graph.leaves) else {}, index):
-            exec(compile(line, "<graph>", "exec"), namespace)  # noqa: S102
+    var = names(graph)
+    if watch is not None:
+        namespace[STEP] = watch.steps(reader(engine, graph.kind), len(graph.leaves))
+        source = "\n".join(
+            f"{line}\n{STEP}({index}, {var[index]})"
+            for index, line in enumerate(source.splitlines())
+        )
+    exec(compile(source, "<graph>", "exec"), namespace)  # noqa: S102
     return [namespace[v] for v in var]
+
+
+STEP = "_grader_made"
+"""The name ``build`` calls ``Watch.steps``'s function by, between the lines it runs."""
 
 
 def values(engine: Any, graph: Graph, nodes: list[Any]) -> list[Encoded]:

@@ -37,6 +37,16 @@ def _copy(read: Reader) -> np.ndarray | None:
         return None
 
 
+def _same(before: np.ndarray | None, after: np.ndarray | None) -> bool:
+    """Equal, NaN to NaN (the same bytes first: the usual answer, and the fast one); a value
+    that could not be read is not judged here."""
+    if before is None or after is None:
+        return True
+    return before.shape == after.shape and (
+        before.tobytes() == after.tobytes() or np.array_equal(before, after, equal_nan=True)
+    )
+
+
 class Watch:
     """The changes seen by every ``phase`` watched so far, for one answer."""
 
@@ -53,20 +63,51 @@ class Watch:
         before = {target: _copy(read) for target, read in targets.items()}
         yield
         for target, read in targets.items():
-            after = _copy(read)
-            old = before[target]
-            if old is None or after is None or np.array_equal(old, after, equal_nan=True):
-                continue
-            if len(self.changes) < MAX_REPORTED:
-                self.changes.append(
-                    {
-                        "phase": phase,
-                        "target": target,
-                        "during": during,
-                        "before": encode(old, "a value before the call"),
-                        "after": encode(after, "a value after the call"),
-                    }
-                )
+            self._compare(phase, target, during, before[target], _copy(read))
+
+    def steps(self, read: Callable[[Any], Any], ops_from: int) -> Callable[[int, Any], None]:
+        """A forward built one node at a time: the function to call after each node is made
+        (its number, the node). Each node from ``ops_from`` on is an op's, which must have
+        left every node made before it as it found it; a change is reported once, with the
+        op that made it (``during``)."""
+        made: list[tuple[Reader, np.ndarray | None]] = []
+
+        def step(index: int, node: Any) -> None:
+            if index >= ops_from:
+                for target, (reader, before) in enumerate(made):
+                    after = _copy(reader)
+                    if self._compare("forward", target, index, before, after):
+                        made[target] = (reader, after)
+
+            def reader() -> Any:
+                return read(node)
+
+            made.append((reader, _copy(reader)))
+
+        return step
+
+    def _compare(
+        self,
+        phase: str,
+        target: int,
+        during: int | None,
+        before: np.ndarray | None,
+        after: np.ndarray | None,
+    ) -> bool:
+        """Report a change of ``target``; whether there was one."""
+        if _same(before, after):
+            return False
+        if len(self.changes) < MAX_REPORTED:
+            self.changes.append(
+                {
+                    "phase": phase,
+                    "target": target,
+                    "during": during,
+                    "before": encode(before, "a value before the call"),
+                    "after": encode(after, "a value after the call"),
+                }
+            )
+        return True
 
     def report(self) -> dict[str, Any]:
         """The answer's ``mutated`` entry, or nothing when nothing changed (the usual answer
