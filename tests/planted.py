@@ -516,6 +516,18 @@ MICROGRAD_BUGS = [
         (("return self * -1", "return Value(-self.data)"),),
     ),
     bug("micrograd.deep", "recursive-topo", MICRO, ((ITERATIVE_TOPO, RECURSIVE_TOPO),)),
+    bug(
+        "micrograd.ops.relu",
+        "clamps-its-operand",
+        MICRO,
+        (  # right value, right gradient: only the operand's data is changed
+            (
+                '        out = Value(self.data if self.data > 0 else 0.0, (self,), "relu")\n',
+                "        self.data = max(self.data, 0.0)\n"
+                '        out = Value(self.data, (self,), "relu")\n',
+            ),
+        ),
+    ),
 ]
 
 BABYGRAD_BUGS = [
@@ -851,6 +863,26 @@ BABYGRAD_BUGS = [
         "divides-by-sign",
         OPS,
         (("out_grad.data * np.sign(a.data)", "out_grad.data / np.sign(a.data)"),),
+    ),
+    bug(
+        "babygrad.ops.relu",
+        "forward-into-its-input",
+        OPS,
+        (  # right value, right gradient (a > 0 where relu(a) > 0): only a's array is changed
+            ("return np.where(a > 0, a, 0).astype(a.dtype)", "return np.maximum(a, 0, out=a)"),
+        ),
+    ),
+    bug(
+        "babygrad.ops.mul_scalar",
+        "scales-out-grad-in-place",
+        OPS,
+        (  # right gradient, returned in out_grad's own array, changed
+            (
+                "return _grad(out_grad.data * self.scalar, node._inputs[0])",
+                "out_grad.data *= self.scalar\n"
+                "        return _grad(out_grad.data, node._inputs[0])",
+            ),
+        ),
     ),
 ]
 

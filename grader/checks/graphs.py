@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from grader.checks import answers, bugs, records
+from grader.checks import answers, bugs, records, untouched
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, remembers_verdict
-from grader.language.graphs import Graph, names
+from grader.language.assignments import Assignment
+from grader.language.graphs import Graph, expression, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
@@ -42,6 +43,7 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     snippet = graph_snippet(graph, own)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
+    _judge_untouched(answer, graph, own, snippet)  # only the graph probe watches
     functions = own.functions
     grad = functions.derivative if functions else "grad"
     values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
@@ -83,3 +85,17 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
         raise WrongAnswer(
             "failed", "wrong gradient", [*wrong_grads[:4], *note], snippet, found, draw
         )
+
+
+def _judge_untouched(answer: dict, graph: Graph, own: Assignment, snippet: str) -> None:
+    """Every op's forward left the nodes made before it as it found them, and ``backward()``
+    every node (``untouched``)."""
+    var = names(graph)
+
+    def caller(change: untouched.Change) -> str:
+        if change.during is None:
+            return f"{var[graph.output]}.backward()"
+        return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
+
+    found = untouched.decoded(answer, graph.size, snippet)
+    untouched.fail_nodes(found, var, caller, own, snippet)

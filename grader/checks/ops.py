@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from grader.checks import answers, bugs
+from grader.checks import answers, bugs, untouched
 from grader.checks.figures import graph_figure
 from grader.checks.session import (
     GradingSession,
@@ -21,31 +23,44 @@ from grader.language.graphs import (
 )
 from grader.language.snippets import array_literal
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
+from grader.worker.probes.untouched import OUT_GRAD
 from grader.worker.protocol import Probe
 
 
-def op_snippet(graph: Graph, out_grad: np.ndarray, assignment: Assignment) -> str:
+def op_snippet(
+    graph: Graph, out_grad: np.ndarray, assignment: Assignment, shown: Sequence[int] = ()
+) -> str:
     """One op alone: forward, then only its own backward with a chosen output gradient, in
-    the assignment's API."""
+    the assignment's API. With ``shown`` (node numbers, ``OUT_GRAD``), what it prints at the
+    end is those values instead: what the op was given, to see whether it changed them."""
     var = names(graph)
     leaves = [
         f"{v} = {format_leaf(value, graph.kind, assignment.spelling)}"
         for v, value in zip(var, graph.leaves, strict=False)
     ]
+    given = ["out" if i == len(graph.leaves) else var[i] for i in shown if i != OUT_GRAD]
     if functions := assignment.functions:
         function = functions.class_source(graph.nodes[0].op)
+        backward = (
+            f"{function}.{functions.backward}(out.{functions.context}, {array_literal(out_grad)})"
+        )
         body = [
             f"out = {function}.{functions.apply}({', '.join(var[: len(graph.leaves)])})",
-            f"print(out.data, {function}.{functions.backward}(out.{functions.context}, "
-            f"{array_literal(out_grad)}))",
+            f"print({', '.join(untouched.value_source(assignment, v) for v in given)})"
+            if shown
+            else f"print(out.data, {backward})",
         ]
+        if shown:
+            body.insert(1, backward)
     elif graph.kind == "scalar":
         grads = ", ".join(f"{v}.grad" for v in var[: len(graph.leaves)])
+        values = [untouched.value_source(assignment, v) for v in given]
+        values += ["out.grad"] if OUT_GRAD in shown else []
         body = [
             f"out = {expression(graph, len(graph.leaves), 'micrograd', var)}",
             f"out.grad = {array_literal(out_grad)}",
             "out._backward()",
-            f"print(out.data, {grads})",
+            f"print({', '.join(values)})" if shown else f"print(out.data, {grads})",
         ]
     else:
         api = assignment.api
@@ -53,10 +68,57 @@ def op_snippet(graph: Graph, out_grad: np.ndarray, assignment: Assignment) -> st
         body = [
             f"op = {api.function_source(graph.nodes[0])}",
             f"out = op({', '.join(var[: len(graph.leaves)])})",
-            f"grads = op.{api.backward}({upstream}, out)",
-            f"print({api.value_source('out')}, grads)",
         ]
+        if shown:
+            values = [untouched.value_source(assignment, v) for v in given]
+            values += [api.value_source("out_grad")] if OUT_GRAD in shown else []
+            body += [
+                f"out_grad = {upstream}",
+                f"grads = op.{api.backward}(out_grad, out)",
+                f"print({', '.join(values)})",
+            ]
+        else:
+            body += [
+                f"grads = op.{api.backward}({upstream}, out)",
+                f"print({api.value_source('out')}, grads)",
+            ]
     return "\n".join([assignment.imports, *leaves, *body])
+
+
+def op_names(graph: Graph, assignment: Assignment) -> untouched.Names:
+    """What one op alone is given, and its forward and backward, as the feedback names them."""
+    var = names(graph)[: len(graph.leaves)]
+    op = graph.nodes[0].op
+    if functions := assignment.functions:
+        calls = {p: f"{functions.classes[op]}.{getattr(functions, p)}" for p in PHASES}
+    elif graph.kind == "scalar":
+        applied = expression(graph, len(graph.leaves), "micrograd", names(graph))
+        calls = {"forward": applied, "backward": f"the _backward of out = {applied}"}
+    else:
+        api = assignment.api
+        calls = {p: f"{api.class_name(op)}.{getattr(api, p)}" for p in PHASES}
+    out_grad = "out.grad" if graph.kind == "scalar" else "out_grad"
+    return untouched.Names(
+        [*(f"its input {v}" for v in var), "its output out"],
+        out_grad,
+        lambda change: calls[change.phase],
+    )
+
+
+PHASES = ("forward", "backward")
+"""The calls an op is made of, named as the course's API names its methods."""
+
+
+def judge_untouched(
+    answer: dict, graph: Graph, out_grad: np.ndarray, assignment: Assignment, snippet: str
+) -> None:
+    """The op left what it was given as it found it (``untouched``), else a verdict whose
+    snippet prints those values."""
+    found = untouched.decoded(answer, len(graph.leaves) + 1, snippet)
+    shown = sorted({change.target for change in found})
+    untouched.fail(
+        found, op_names(graph, assignment), op_snippet(graph, out_grad, assignment, shown)
+    )
 
 
 @remembers_verdict
@@ -78,6 +140,7 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     except WrongAnswer as failure:  # their code raised: a classic bug may raise just so
         failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason, failure.details)
         raise
+    judge_untouched(answer, graph, out_grad, session.assignment(graph.kind), snippet)
     var = names(graph)[: len(graph.leaves)]
     (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
     grads = answers.decoded(answer, "grads", [f"gradient for {v}" for v in var], snippet)
@@ -147,6 +210,7 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     answer = session.ask(
         assignment, Probe.OP, {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
     )
+    judge_untouched(answer, graph, out_grad, session.assignment(graph.kind), snippet)
     (x,) = graph.leaves
     (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
     (grad,) = answers.decoded(answer, "grads", ["gradient for a"], snippet)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from grader.checks import untouched
 from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.dags import Dag
@@ -198,6 +199,8 @@ def check_backpropagate(
         "scalars": scalars,
     }
     answer = session.ask(assignment.name, Probe.BACKPROPAGATE, case, snippet)
+    found = untouched.decoded(answer, dag.size, snippet)
+    untouched.fail_walk(found, dag.size, api.backpropagate.rpartition(".")[2], assignment, snippet)
     try:
         received = _decoded(protocol.field(answer, "received", list), "d_output")
         accumulated = _decoded(protocol.field(answer, "accumulated", list), "derivative")

@@ -9,7 +9,7 @@ from functools import partial
 
 import numpy as np
 
-from grader.checks import answers, bugs
+from grader.checks import answers, bugs, untouched
 from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.assignments import MICROGRAD, Assignment
@@ -85,10 +85,20 @@ def diamond_snippet(assignment: Assignment, nested: bool = False) -> str:
     )
 
 
+def judge_untouched(
+    session: GradingSession, answer: dict, dag: Dag, kind: str, walk: str, snippet: str
+) -> None:
+    """The walk ``walk`` left every node's value, and the gradient it was given, as it found
+    them (``untouched``)."""
+    found = untouched.decoded(answer, dag.size, snippet)
+    untouched.fail_walk(found, dag.size, walk, session.assignment(kind), snippet)
+
+
 @remembers_verdict
 def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None) -> None:
     snippet = dag_snippet(dag, "print(build_topo({root}))")
     answer = session.ask("micrograd", Probe.TOPO, {"dag": dag.to_json()}, snippet, on_timeout)
+    judge_untouched(session, answer, dag, "scalar", "build_topo", snippet)
     order = protocol.field(answer, "order", list)
     if not all(type(i) is int for i in order):
         raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [], snippet)
@@ -140,6 +150,7 @@ def check_backward(
         snippet,
         on_timeout,
     )
+    judge_untouched(session, answer, dag, "scalar", "backward()", snippet)
     results = protocol.field(answer, "passes", list)
     if len(results) != passes or not all(isinstance(r, dict) for r in results):
         raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
@@ -206,6 +217,7 @@ def check_zero_grad(
     answer = session.ask(
         "micrograd", Probe.ZERO_GRAD, {"dag": dag.to_json(), "order": order}, snippet, on_timeout
     )
+    judge_untouched(session, answer, dag, "scalar", "zero_grad", snippet)
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     live = dag.reachable()
     left = [
@@ -380,6 +392,8 @@ class TensorRun:
     """Every node's ``.grad``."""
     calls: list[int]
     """The op nodes whose backward ran, in the order it ran."""
+    changed: list[untouched.Change]
+    """The nodes' values, and the gradient given, the walk changed (``untouched``)."""
 
 
 def tensor_backward(
@@ -412,7 +426,7 @@ def tensor_backward(
     first = 0 if wrap_leaves else dag.leaves
     if not all(type(i) is int and first <= i < dag.size for i in calls):
         raise WrongAnswer("error", "invalid answer: the record of backward calls", [], snippet)
-    return TensorRun(grads, calls)
+    return TensorRun(grads, calls, untouched.decoded(answer, dag.size, snippet))
 
 
 def _revisits(session: GradingSession) -> list[str]:
@@ -520,8 +534,10 @@ def check_tensor_backward(
     with ``grad`` (None: ``backward()``, ones), the leaves in ``frozen`` not requiring grad:
     every tensor that requires grad gets ``grad`` times its known gradient, no other tensor
     any, and the walk is a walk (``judge_walk``)."""
-    snippet = tensor_dag_snippet(session.assignment("tensor").api, dag, shape, frozen, grad)
+    own = session.assignment("tensor")
+    snippet = tensor_dag_snippet(own.api, dag, shape, frozen, grad)
     run = tensor_backward(session, dag, shape, snippet, frozen=frozen, grad=grad)
+    untouched.fail_walk(run.changed, dag.size, "Tensor.backward", own, snippet)
     (want,) = dag.backward(1)
     seed = np.ones(shape) if grad is None else np.asarray(grad, dtype=np.float64)
     requires = bugs.requiring_grad(dag, frozen)

@@ -8,6 +8,7 @@ worker encoded (``grader.worker.encoding``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,6 +16,7 @@ from grader.language.function_api import FunctionApi, resolve
 from grader.language.graphs import Graph, build_source, names
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker.encoding import Encoded, encode
+from grader.worker.probes.untouched import Watch
 from grader.worker.recording import Record
 
 
@@ -49,6 +51,16 @@ def value_of(node: Any, kind: str, what: str, api: TensorApi = BABYGRAD_API) -> 
     return encode(node.data if kind == "scalar" else api.read(node), what)
 
 
+def scalar_data(node: Any) -> Any:
+    """A scalar node's value (micrograd's ``Value``, a course's ``Scalar``)."""
+    return node.data
+
+
+def reader(engine: Any, kind: str) -> Callable[[Any], Any]:
+    """How a node's value is read in the engine's API, unencoded."""
+    return scalar_data if kind == "scalar" else api_of(engine).read
+
+
 def api_namespace(engine: Any, kind: str) -> dict[str, Any]:
     if functions := functions_of(engine):
         return {functions.scalar: resolve(engine.package, functions.scalar)}
@@ -57,12 +69,26 @@ def api_namespace(engine: Any, kind: str) -> dict[str, Any]:
     return {"Tensor": engine.Tensor, "ops": engine.ops}
 
 
-def build(engine: Any, graph: Graph) -> list[Any]:
-    """Build the graph with exactly the source a student would see in a snippet."""
+def build(engine: Any, graph: Graph, watch: Watch | None = None) -> list[Any]:
+    """Build the graph with exactly the source a student would see in a snippet. With a
+    ``watch``, each op's forward is watched leaving every node made before it as it found it
+    (``Watch.steps``, called between the source's lines: one line per node)."""
     namespace = api_namespace(engine, graph.kind)
     spelling = functions_of(engine) or ("micrograd" if graph.kind == "scalar" else api_of(engine))
-    exec(compile(build_source(graph, spelling), "<graph>", "exec"), namespace)  # noqa: S102
-    return [namespace[v] for v in names(graph)]
+    source = build_source(graph, spelling)
+    var = names(graph)
+    if watch is not None:
+        namespace[STEP] = watch.steps(reader(engine, graph.kind), len(graph.leaves))
+        source = "\n".join(
+            f"{line}\n{STEP}({index}, {var[index]})"
+            for index, line in enumerate(source.splitlines())
+        )
+    exec(compile(source, "<graph>", "exec"), namespace)  # noqa: S102
+    return [namespace[v] for v in var]
+
+
+STEP = "_grader_made"
+"""The name ``build`` calls ``Watch.steps``'s function by, between the lines it runs."""
 
 
 def values(engine: Any, graph: Graph, nodes: list[Any]) -> list[Encoded]:

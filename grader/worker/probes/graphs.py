@@ -7,7 +7,8 @@ from types import ModuleType
 from typing import Any
 
 from grader.language.graphs import Graph
-from grader.worker.probes.build import build, own_grads, recorded, report
+from grader.worker.probes.build import build, own_grads, reader, recorded, report
+from grader.worker.probes.untouched import Watch, values_of
 from grader.worker.recording import (
     Record,
     measure_closures,
@@ -18,11 +19,14 @@ from grader.worker.recording import (
 
 
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """Build with operators and methods, call ``backward()`` on the output, report everything."""
+    """Build with operators and methods, call ``backward()`` on the output, report everything,
+    and every node's value an op or the walk changed (``untouched``)."""
     graph = Graph.from_json(case["graph"])
-    nodes = build(engine, graph)
-    nodes[-1].backward()
-    return report(engine, graph, nodes, own_grads(engine, graph, nodes))
+    watch = Watch()
+    nodes = build(engine, graph, watch)
+    with watch.phase("backward", values_of(nodes, reader(engine, graph.kind))):
+        nodes[-1].backward()
+    return {**report(engine, graph, nodes, own_grads(engine, graph, nodes)), **watch.report()}
 
 
 def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:

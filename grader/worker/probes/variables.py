@@ -10,8 +10,9 @@ from typing import Any
 
 from grader.language.function_api import resolve
 from grader.worker.encoding import encode
-from grader.worker.probes.build import functions_of
+from grader.worker.probes.build import functions_of, scalar_data
 from grader.worker.probes.stand_ins import given_scalars, given_variables
+from grader.worker.probes.untouched import Watch, values_of
 
 MISSING = object()
 
@@ -41,21 +42,23 @@ def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
     scalars and the grader's functions (``given_scalars``: the scalar's ``chain_rule`` is the
     student's too). Reported: what each node's chain rule was given and what each leaf
     accumulated."""
-    api = functions_of(engine)
+    api, watch = functions_of(engine), Watch()
     if case.get("scalars"):
         nodes, received = given_scalars(engine, api, case["dag"])
-        accumulated = None
+        accumulated, watched = None, values_of(nodes, scalar_data)
     else:
         nodes, received, accumulated, _ = given_variables(
             api, case["dag"], case.get("constants", [])
         )
+        watched = {}  # the grader's own variables hold no value
     module_path, _, name = api.topological_sort.rpartition(".")
     module = resolve(engine.package, module_path) if module_path else engine.package
     original = getattr(module, name, MISSING)
     given = [nodes[i] for i in case["order"]]
     setattr(module, name, lambda variable: list(given))
     try:
-        resolve(engine.package, api.backpropagate)(nodes[-1], float(case["seed"]))
+        with watch.phase("walk", watched):
+            resolve(engine.package, api.backpropagate)(nodes[-1], float(case["seed"]))
     finally:
         if original is MISSING:
             delattr(module, name)  # an engine without one is told so by its own item
@@ -74,4 +77,5 @@ def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
         "accumulated": [
             [encode(x, f"node {i}'s derivative") for x in xs] for i, xs in enumerate(accumulated)
         ],
+        **watch.report(),
     }

@@ -4,16 +4,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from grader.worker.encoding import Encoded
-from grader.worker.probes.build import api_of, grad_of
+from grader.worker.probes.build import api_of, grad_of, scalar_data
 from grader.worker.probes.stand_ins import CountedInputs, given_scalar, given_tensor
+from grader.worker.probes.untouched import OUT_GRAD, Watch, values_of
 
 
 def _scalar_grads(nodes: list[Any]) -> list[Encoded | None]:
@@ -27,9 +28,17 @@ def _topo_indices(engine: ModuleType, nodes: list[Any]) -> dict[str, Any]:
     return {"order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]]}
 
 
+def _walked(nodes: list[Any], watch: Watch) -> contextlib.AbstractContextManager[None]:
+    """A walk over scalar nodes, watched leaving every node's value as it found it."""
+    return watch.phase("walk", values_of(nodes, scalar_data))
+
+
 def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``build_topo`` on a grader-made graph, reported as node indices."""
-    return _topo_indices(engine, given_scalar(engine, case["dag"])[0])
+    nodes, watch = given_scalar(engine, case["dag"])[0], Watch()
+    with _walked(nodes, watch):
+        answer = _topo_indices(engine, nodes)
+    return {**answer, **watch.report()}
 
 
 def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -38,15 +47,16 @@ def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     a topological order of the nodes the root reaches), so only the walk itself (seed, order
     reversed, each closure once) is observed."""
     nodes, calls = given_scalar(engine, case["dag"])
-    with _given_order(engine, nodes, case["order"]):
+    watch = Watch()
+    with _given_order(engine, nodes, case["order"]), _walked(nodes, watch):
         passes = []
         for _ in range(case.get("passes", 1)):
             nodes[-1].backward()
             passes.append({"grads": _scalar_grads(nodes), "calls": list(calls)})
-    return {"passes": passes}
+    return {"passes": passes, **watch.report()}
 
 
-@contextmanager
+@contextlib.contextmanager
 def _given_order(engine: ModuleType, nodes: list[Any], order: list[int] | None) -> Iterator[None]:
     """While inside, the engine's ``build_topo`` returns ``order`` (node numbers); with None
     (the course's walk builds its order inside ``backward()``) the engine is left alone."""
@@ -81,9 +91,10 @@ def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
             counted = CountedInputs(node._prev)
             counted.reads, counted.index = reads, index
             node._prev = counted
-    with _given_order(engine, nodes, case["order"]):
+    watch = Watch()
+    with _given_order(engine, nodes, case["order"]), _walked(nodes, watch):
         engine.zero_grad(nodes[-1])
-    answer: dict[str, Any] = {"grads": _scalar_grads(nodes)}
+    answer: dict[str, Any] = {"grads": _scalar_grads(nodes), **watch.report()}
     if case.get("count_reads"):
         answer["reads"] = list(reads)
     return answer
@@ -104,15 +115,19 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
     node's gradient, which op nodes' backward ran in which order (``calls``), and with
     ``case["count_reads"]`` how often each node's inputs were read (``reads``)."""
     nodes, calls, reads = given_tensor(engine, case)
+    api, watch = api_of(engine), Watch()
+    given = values_of(nodes, api.read)
     if case.get("grad") is None:
-        nodes[-1].backward()
+        with watch.phase("walk", given):
+            nodes[-1].backward()
     else:
         grad = np.asarray(case["grad"], dtype=np.float64).reshape(tuple(case["shape"]))
-        nodes[-1].backward(api_of(engine).make_leaf(engine.Tensor, grad, False))
+        upstream = api.make_leaf(engine.Tensor, grad, False)
+        with watch.phase("walk", {**given, OUT_GRAD: lambda: api.read(upstream)}):
+            nodes[-1].backward(upstream)
     answer: dict[str, Any] = {
-        "grads": [
-            grad_of(n, "tensor", f"node {i} grad", api_of(engine)) for i, n in enumerate(nodes)
-        ],
+        **watch.report(),
+        "grads": [grad_of(n, "tensor", f"node {i} grad", api) for i, n in enumerate(nodes)],
         "calls": list(calls),
     }
     if case.get("count_reads"):
