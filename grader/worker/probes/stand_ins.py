@@ -63,6 +63,28 @@ class CountedInputs(tuple):
         return super().__getitem__(key)
 
 
+SAMPLED_OPS = ("neg", "exp", "log", "relu")
+"""One-input ops of the course whose own backward shows the form the student's ops answer in."""
+
+
+def _own_single_form(engine: ModuleType, api: Any) -> bool:
+    """Do the student's own one-input ops return their one gradient as a 1-tuple? The course
+    allows a bare Tensor or a tuple (needle's starter returns both), and a walk need only
+    take what its own ops give: the grader's ops answer in that form. Yes only if every
+    sampled op that answers gives a tuple (or list); no if any gives anything else, or none
+    answers (a bare Tensor, as the ops' docstring says first)."""
+    forms = []
+    for op in SAMPLED_OPS:
+        try:
+            function = getattr(engine.ops, api.class_name(op))()
+            node = function(api.make_leaf(engine.Tensor, np.full((2,), 2.0), True))
+            ones = api.make_leaf(engine.Tensor, np.ones((2,)), False)
+            forms.append(isinstance(getattr(function, api.backward)(ones, node), tuple | list))
+        except Exception:  # noqa: BLE001, S112 - an op that does not answer shows no form
+            continue
+    return bool(forms) and all(forms)
+
+
 NOT_THE_OUTPUT = "backward was called with a tensor that is not this op's output"
 """The grader's ops need ``backward(out_grad, node)``'s ``node`` to be their own output, as
 the course's ops do (they read its inputs and its value)."""
@@ -72,8 +94,9 @@ def given_tensor(
     engine: ModuleType, case: dict[str, Any]
 ) -> tuple[list[Any], list[int], list[int]]:
     """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
-    ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
-    which the ops' docstring allows, the others a tuple; each op's backward checks that it is
+    ``case["frozen"]`` do not require grad. A one-input op's backward returns its gradient
+    in the form the student's own ops do (``_own_single_form``: a bare Tensor unless they all
+    give a 1-tuple), the others a tuple; each op's backward checks that it is
     given its own output (``NOT_THE_OUTPUT``). With ``case["wrap_leaves"]`` each leaf is the
     grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
     calls. The gradients its ops return add up with the grader's own ``+``. Also the node
@@ -82,6 +105,7 @@ def given_tensor(
     the student's walk runs."""
     calls: list[int] = []
     api = api_of(engine)
+    as_tuple = _own_single_form(engine, api)
 
     def added(self: Any, other: Any) -> Any:
         total = np.asarray(api.read(self), np.float64) + np.asarray(
@@ -106,8 +130,8 @@ def given_tensor(
             raise ValueError(NOT_THE_OUTPUT)
         calls.append(self.index)
         grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
-        parts = [api.make_leaf(Adjoint, w * grad, False) for w in self.weights]
-        return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
+        parts = tuple(api.make_leaf(Adjoint, w * grad, False) for w in self.weights)
+        return parts if len(parts) > 1 or as_tuple else parts[0]
 
     # The course's op base class, with its own names for the two methods (babygrad's
     # ``forward`` and ``backward``).
