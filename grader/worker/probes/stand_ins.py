@@ -67,12 +67,12 @@ SAMPLED_OPS = ("neg", "exp", "log", "relu")
 """One-input ops of the course whose own backward shows the form the student's ops answer in."""
 
 
-def _own_single_form(engine: ModuleType, api: Any) -> bool:
+def own_singles_are_tuples(engine: ModuleType) -> bool:
     """Do the student's own one-input ops return their one gradient as a 1-tuple? The course
     allows a bare Tensor or a tuple (needle's starter returns both), and a walk need only
-    take what its own ops give: the grader's ops answer in that form. Yes only if every
-    sampled op that answers gives a tuple (or list); no if any gives anything else, or none
-    answers (a bare Tensor, as the ops' docstring says first)."""
+    take what its own ops give. Yes only if every sampled op that answers gives a tuple (or
+    list); no if any gives anything else, or none answers."""
+    api = api_of(engine)
     forms = []
     for op in SAMPLED_OPS:
         try:
@@ -91,21 +91,19 @@ the course's ops do (they read its inputs and its value)."""
 
 
 def given_tensor(
-    engine: ModuleType, case: dict[str, Any]
+    engine: ModuleType, case: dict[str, Any], single_as_tuple: bool = False
 ) -> tuple[list[Any], list[int], list[int]]:
     """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
-    ``case["frozen"]`` do not require grad. A one-input op's backward returns its gradient
-    in the form the student's own ops do (``_own_single_form``: a bare Tensor unless they all
-    give a 1-tuple), the others a tuple; each op's backward checks that it is
-    given its own output (``NOT_THE_OUTPUT``). With ``case["wrap_leaves"]`` each leaf is the
-    grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
-    calls. The gradients its ops return add up with the grader's own ``+``. Also the node
-    indices whose op's backward ran, in call order, and (with
-    ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
-    the student's walk runs."""
+    ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
+    which the ops' docstring allows (a 1-tuple with ``single_as_tuple``), the others a tuple;
+    each op's backward checks that it is given its own output (``NOT_THE_OUTPUT``). With
+    ``case["wrap_leaves"]`` each leaf is the grader's op of one tensor (weight 1), so that
+    when the walk reaches it shows in the calls. The gradients its ops return add up with the
+    grader's own ``+``. Also the node indices whose op's backward ran, in call order, and
+    (with ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled
+    in as the student's walk runs."""
     calls: list[int] = []
     api = api_of(engine)
-    as_tuple = _own_single_form(engine, api)
 
     def added(self: Any, other: Any) -> Any:
         total = np.asarray(api.read(self), np.float64) + np.asarray(
@@ -131,7 +129,7 @@ def given_tensor(
         calls.append(self.index)
         grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
         parts = tuple(api.make_leaf(Adjoint, w * grad, False) for w in self.weights)
-        return parts if len(parts) > 1 or as_tuple else parts[0]
+        return parts if len(parts) > 1 or single_as_tuple else parts[0]
 
     # The course's op base class, with its own names for the two methods (babygrad's
     # ``forward`` and ``backward``).
