@@ -42,11 +42,11 @@ def variables_helper(api: FunctionApi) -> str:
             raise ValueError("a constant was asked for its parents")
         return self.{api.inputs}
     def {v["is_leaf"]}(self):
-        return not self.{v["is_constant"]}() and not self.weights
+        return not self.{v["is_constant"]}() and not self.pairs
     def {v["is_constant"]}(self):
         return self.{history} is None
     def {v["chain_rule"]}(self, d_output):
-        return [(x, w * d_output) for x, w in zip(self.{api.inputs}, self.weights)]
+        return [(x, w * d_output) for x, w in self.pairs]
     def {v["accumulate_derivative"]}(self, x):
         self.{d} = x if self.{d} is None else self.{d} + x
 
@@ -57,7 +57,7 @@ def variable(*pairs, value=1.0, constant=False):
         made = given(*(w for _, w in pairs)).{api.apply}(*(x for x, _ in pairs))
     else:
         made = {api.leaf_source("value")}
-    made.__class__, made.weights = Variable, [w for _, w in pairs]
+    made.__class__, made.pairs = Variable, pairs
     if constant:
         made.{history} = None
     return made'''
