@@ -162,7 +162,9 @@ CONSTANT_TOUCHED = "a constant was asked for {}: the walk must skip constants (i
 LEAF_CHAINED = "a leaf was asked for a chain rule: it has no inputs, it gets its derivative with {}"
 
 
-def _given_function(base: type, api: FunctionApi, weights: list[float], on_backward: Any) -> type:
+def _given_function(
+    base: type, api: FunctionApi, weights: list[float], on_backward: Callable[[float], None]
+) -> type:
     """The grader's function: a subclass of the course's function base class whose forward is
     the weighted sum of its inputs and whose backward (``on_backward`` is told what it was
     given) returns each input's weight times ``d_output``, a float for one input."""
