@@ -164,7 +164,7 @@ def _walk_snippet(which: str) -> str:
         if which == "topo":
             variables.check_topological_sort.__wrapped__(Session(), DAG, True)
         else:
-            variables.check_backpropagate.__wrapped__(Session(), DAG, -1.5, True)
+            variables.check_backpropagate.__wrapped__(Session(), DAG, -1.5)
     return shown["snippet"]
 
 

@@ -19,34 +19,49 @@ from grader.worker.protocol import Probe
 
 EXACT_ENOUGH = Tolerance(1e-9, 1e-9)
 """Weighted sums of a few floats: only the order of additions may differ from the grader's."""
+ROOT_LAST = (
+    "read backwards it is a valid order: yours puts the output last, where the docstring asks "
+    "for it first (a backpropagate that reverses your order is right with it, and is graded "
+    "so: only this item is charged for the convention)"
+)
+"""Said of an order that is right but for its direction: the one convention that differs."""
 READS_PER_NODE = 4
 """How often a walk may read one variable's parents: a walk that goes into a shared variable
 again from every path to it reads the lowest ones 2**depth times on a chain of diamonds."""
 
 
 def variables_helper(api: FunctionApi) -> str:
-    """The grader's variable, speaking the course's Variable protocol."""
-    v = api.variable
-    return f'''class Given:
-    """The grader's variable: chain_rule gives each parent its weight times d_output."""
-    made = 0
-    def __init__(self, *pairs, constant=False):
-        Given.made += 1
-        self.{v["unique_id"]} = Given.made
-        self.pairs, self.constant, self.derivative = pairs, constant, 0.0
+    """The grader's variable: a scalar of the course's, made by the grader's function, whose
+    Variable protocol is the grader's."""
+    v, d = api.variable, api.derivative
+    history = api.inputs.rpartition(".")[0]
+    return f'''class Variable({api.scalar}):
+    """The grader's variable: chain_rule gives each input its weight times d_output."""
     @property
     def {v["parents"]}(self):
-        if self.constant:
+        if self.{v["is_constant"]}():
             raise ValueError("a constant was asked for its parents")
-        return [p for p, _ in self.pairs]
+        return self.{api.inputs}
     def {v["is_leaf"]}(self):
-        return not self.pairs and not self.constant
+        return not self.{v["is_constant"]}() and not self.pairs
     def {v["is_constant"]}(self):
-        return self.constant
+        return self.{history} is None
     def {v["chain_rule"]}(self, d_output):
-        return [(p, w * d_output) for p, w in self.pairs]
+        return [(x, w * d_output) for x, w in self.pairs]
     def {v["accumulate_derivative"]}(self, x):
-        self.derivative += x'''
+        self.{d} = x if self.{d} is None else self.{d} + x
+
+
+def variable(*pairs, value=1.0, constant=False):
+    """A leaf of the given value, or the grader's function of these (input, weight) pairs."""
+    if pairs:
+        made = given(*(w for _, w in pairs)).{api.apply}(*(x for x, _ in pairs))
+    else:
+        made = {api.leaf_source("value")}
+    made.__class__, made.pairs = Variable, pairs
+    if constant:
+        made.{history} = None
+    return made'''
 
 
 def functions_helper(api: FunctionApi) -> str:
@@ -65,15 +80,15 @@ def functions_helper(api: FunctionApi) -> str:
 
 
 def dag_lines(api: FunctionApi, dag: Dag, constants: Sequence[int], scalars: bool) -> list[str]:
-    """The graph's nodes n0, n1, ...: the grader's variables, or the course's scalars made by
-    the grader's functions."""
-    lines = [f"import {api.package}"]
+    """The graph's nodes n0, n1, ...: the course's scalars made by the grader's functions,
+    with the Variable protocol the course's (``scalars``) or the grader's."""
+    lines = [f"import {api.package}", f"from {api.package} import {api.scalar}"]
+    lines.append(functions_helper(api))
     if scalars:
-        lines += [f"from {api.package} import {api.scalar}", functions_helper(api)]
         lines += [f"n{i} = {api.leaf_source(repr(1.0 + i))}" for i in range(dag.leaves)]
     else:
         lines.append(variables_helper(api))
-        lines += [f"n{i} = Given()" for i in range(dag.leaves)]
+        lines += [f"n{i} = variable(value={1.0 + i})" for i in range(dag.leaves)]
     for k, pairs in enumerate(dag.nodes):
         index = dag.leaves + k
         if scalars:
@@ -83,8 +98,8 @@ def dag_lines(api: FunctionApi, dag: Dag, constants: Sequence[int], scalars: boo
             continue
         parts = [f"(n{i}, {w})" for i, w in pairs]
         if index in constants:
-            parts.append("(Given(constant=True), 1.0)")
-        lines.append(f"n{index} = Given({', '.join(parts)})")
+            parts.append("(variable(constant=True), 1.0)")
+        lines.append(f"n{index} = variable({', '.join(parts)})")
     lines.append(f"nodes = [{', '.join(f'n{i}' for i in range(dag.size))}]")
     return lines
 
@@ -123,6 +138,8 @@ def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -
         raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
     problems = dag.topo_problems(order[::-1], root_first=True)
     if problems:
+        if not dag.topo_problems(order):
+            problems.append(ROOT_LAST)
         raise WrongAnswer(
             "failed",
             f"{api.topological_sort.rpartition('.')[2]} returned an invalid order",
@@ -150,7 +167,7 @@ def check_constant_root(session: GradingSession, dag: Dag) -> None:
     snippet = "\n".join(
         [
             *dag_lines(api, dag, extra, scalars=False),
-            f"constant = n{extra[0]}.pairs[-1][0]",
+            f"constant = n{extra[0]}.{api.inputs}[-1]",
             f"print(list({_as_call(api, api.topological_sort)}(constant)))",
         ]
     )
@@ -168,44 +185,73 @@ def check_constant_root(session: GradingSession, dag: Dag) -> None:
 
 @remembers_verdict
 def check_backpropagate(
-    session: GradingSession, dag: Dag, seed: float, constants: bool, scalars: bool = False
+    session: GradingSession, dag: Dag, seed: float, scalars: bool = False
 ) -> None:
     """``backpropagate(root, seed)`` with a correct order swapped in for ``topological_sort``:
     every variable's ``chain_rule`` called once with all it receives, every leaf accumulating
     it. ``scalars``: on the course's scalars and the grader's functions, so its scalar's
-    ``chain_rule`` is graded too."""
+    ``chain_rule`` is graded too. No variable has a constant input: the course's scalars never
+    give one to a chain rule (``apply`` makes every number a leaf). Wrong with the grader's
+    order but right end to end with the student's own ``topological_sort``, nothing is
+    charged here: the order's convention is the ``topological_sort`` item's to grade
+    (``check_topological_sort`` names it)."""
     assignment = session.assignment("scalar")
     api = assignment.functions
-    extra = [] if scalars or not constants else op_nodes_with_constants(dag)
     order = sorted(dag.reachable(), reverse=True)
     expected = [seed * g for g in dag.backward()[0]]
     root = f"n{dag.size - 1}"
     module, _, name = api.topological_sort.rpartition(".")
-    derivative = api.derivative
     snippet = "\n".join(
         [
-            *dag_lines(api, dag, extra, scalars),
+            *dag_lines(api, dag, [], scalars),
             f"{_as_call(api, module)}.{name} = lambda variable: "
             f"[{', '.join(f'n{i}' for i in order)}]  # a correct order, as the grader gives it",
             f"{_as_call(api, api.backpropagate)}({root}, {seed})",
-            f"print([n.{derivative} for n in nodes[:{dag.leaves}]])",
+            f"print([n.{api.derivative} for n in nodes[:{dag.leaves}]])",
         ]
     )
-    case = {
-        "dag": dag.to_json(),
-        "order": order,
-        "seed": seed,
-        "constants": extra,
-        "scalars": scalars,
-    }
+    case = {"dag": dag.to_json(), "order": order, "seed": seed, "scalars": scalars}
     answer = session.ask(assignment.name, Probe.BACKPROPAGATE, case, snippet)
     found = untouched.decoded(answer, dag.size, snippet)
     untouched.fail_walk(found, dag.size, api.backpropagate.rpartition(".")[2], assignment, snippet)
     try:
-        received = _decoded(protocol.field(answer, "received", list), "d_output")
-        accumulated = _decoded(protocol.field(answer, "accumulated", list), "derivative")
+        problems, got = _judged(api, dag, answer, expected, scalars)
     except protocol.InvalidAnswer as exc:
         raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
+    if problems and not _right_with_own_order(session, case, api, dag, expected):
+        raise WrongAnswer(
+            "failed",
+            "wrong derivatives from backpropagate",
+            problems[:4],
+            snippet,
+            draw=lambda: dag_figure(dag, expected, got, EXACT_ENOUGH),
+        )
+
+
+def _right_with_own_order(
+    session: GradingSession, case: dict, api: FunctionApi, dag: Dag, expected: list[float]
+) -> bool:
+    """Is the student's ``backpropagate`` right with their own ``topological_sort`` (their
+    pair end to end)? Whatever goes wrong on this run is a no, and costs nothing more."""
+    answer = session.try_ask(
+        session.assignment("scalar").name, Probe.BACKPROPAGATE, {**case, "order": None}
+    )
+    try:
+        return answer is not None and not _judged(api, dag, answer, expected, case["scalars"])[0]
+    except protocol.InvalidAnswer:
+        return False
+
+
+def _judged(
+    api: FunctionApi, dag: Dag, answer: dict, expected: list[float], scalars: bool
+) -> tuple[list[str], list[np.ndarray | None]]:
+    """What is wrong in a ``backpropagate`` probe's answer, and the derivatives it shows (each
+    leaf's total, each op node's one ``d_output``); ``protocol.InvalidAnswer`` if it is not an
+    answer."""
+    received = _decoded(protocol.field(answer, "received", list), "d_output")
+    accumulated = _decoded(protocol.field(answer, "accumulated", list), "derivative")
+    if len(received) != dag.size or len(accumulated) != dag.size:
+        raise protocol.InvalidAnswer("not one list per node")
     chain_rule = "the function's backward" if scalars else f"{api.variable['chain_rule']}"
     problems = []
     for i in range(dag.leaves, dag.size):
@@ -220,17 +266,12 @@ def check_backpropagate(
     for i in range(dag.leaves):
         total = sum(accumulated[i], np.asarray(0.0)) if accumulated[i] else None
         got.append(total)
-        if wrong := mismatch(f"n{i}.{derivative}", total, np.asarray(expected[i]), EXACT_ENOUGH):
+        if wrong := mismatch(
+            f"n{i}.{api.derivative}", total, np.asarray(expected[i]), EXACT_ENOUGH
+        ):
             problems.append(wrong)
     got += [calls[0] if len(calls) == 1 else None for calls in received[dag.leaves :]]
-    if problems:
-        raise WrongAnswer(
-            "failed",
-            "wrong derivatives from backpropagate",
-            problems[:4],
-            snippet,
-            draw=lambda: dag_figure(dag, expected, got, EXACT_ENOUGH),
-        )
+    return problems, got
 
 
 def _decoded(per_node: list, what: str) -> list[list[np.ndarray]]:

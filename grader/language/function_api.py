@@ -62,6 +62,10 @@ class FunctionApi(PackagedApi):
     a tuple otherwise."""
     context: str = "history.ctx"
     """The attribute path from a function's result to the context its forward filled in."""
+    inputs: str = "history.inputs"
+    """The attribute path from a function's result to the scalars it was applied to: real
+    walks read it as well as ``parents``, so the grader's variables carry it too (a scalar
+    whose first attribute on that path is None is a constant, as MiniTorch's history)."""
     topological_sort: str = "autodiff.topological_sort"
     """The walk's order, the output first: a module function of the package, looked up by
     that name when ``backpropagate`` runs (the grader swaps it out to grade the rest)."""

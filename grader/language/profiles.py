@@ -111,6 +111,7 @@ SCHEMA: dict[str, Any] = {
                                     "derivative",
                                     "apply",
                                     "context",
+                                    "inputs",
                                     "topological_sort",
                                     "backpropagate",
                                     "central_difference",

@@ -6,7 +6,7 @@ none of the student's work: a closure adds a given weight, an op sums with given
 
 from __future__ import annotations
 
-import itertools
+import copy
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -63,23 +63,45 @@ class CountedInputs(tuple):
         return super().__getitem__(key)
 
 
+SAMPLED_OPS = ("neg", "exp", "log", "relu")
+"""One-input ops of the course whose own backward shows the form the student's ops answer in."""
+
+
+def own_singles_are_tuples(engine: ModuleType) -> bool:
+    """Do the student's own one-input ops return their one gradient as a 1-tuple? The course
+    allows a bare Tensor or a tuple (needle's starter returns both), and a walk need only
+    take what its own ops give. Yes only if every sampled op that answers gives a tuple (or
+    list); no if any gives anything else, or none answers."""
+    api = api_of(engine)
+    forms = []
+    for op in SAMPLED_OPS:
+        try:
+            function = getattr(engine.ops, api.class_name(op))()
+            node = function(api.make_leaf(engine.Tensor, np.full((2,), 2.0), True))
+            ones = api.make_leaf(engine.Tensor, np.ones((2,)), False)
+            forms.append(isinstance(getattr(function, api.backward)(ones, node), tuple | list))
+        except Exception:  # noqa: BLE001, S112 - an op that does not answer shows no form
+            continue
+    return bool(forms) and all(forms)
+
+
 NOT_THE_OUTPUT = "backward was called with a tensor that is not this op's output"
 """The grader's ops need ``backward(out_grad, node)``'s ``node`` to be their own output, as
 the course's ops do (they read its inputs and its value)."""
 
 
 def given_tensor(
-    engine: ModuleType, case: dict[str, Any]
+    engine: ModuleType, case: dict[str, Any], single_as_tuple: bool = False
 ) -> tuple[list[Any], list[int], list[int]]:
     """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
     ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
-    which the ops' docstring allows, the others a tuple; each op's backward checks that it is
-    given its own output (``NOT_THE_OUTPUT``). With ``case["wrap_leaves"]`` each leaf is the
-    grader's op of one tensor (weight 1), so that when the walk reaches it shows in the
-    calls. The gradients its ops return add up with the grader's own ``+``. Also the node
-    indices whose op's backward ran, in call order, and (with
-    ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
-    the student's walk runs."""
+    which the ops' docstring allows (a 1-tuple with ``single_as_tuple``), the others a tuple;
+    each op's backward checks that it is given its own output (``NOT_THE_OUTPUT``). With
+    ``case["wrap_leaves"]`` each leaf is the grader's op of one tensor (weight 1), so that
+    when the walk reaches it shows in the calls. The gradients its ops return add up with the
+    grader's own ``+``. Also the node indices whose op's backward ran, in call order, and
+    (with ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled
+    in as the student's walk runs."""
     calls: list[int] = []
     api = api_of(engine)
 
@@ -106,8 +128,8 @@ def given_tensor(
             raise ValueError(NOT_THE_OUTPUT)
         calls.append(self.index)
         grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
-        parts = [api.make_leaf(Adjoint, w * grad, False) for w in self.weights]
-        return parts[0] if len(parts) == 1 else tuple(parts)  # as the ops' docstring says
+        parts = tuple(api.make_leaf(Adjoint, w * grad, False) for w in self.weights)
+        return parts if len(parts) > 1 or single_as_tuple else parts[0]
 
     # The course's op base class, with its own names for the two methods (babygrad's
     # ``forward`` and ``backward``).
@@ -140,34 +162,60 @@ CONSTANT_TOUCHED = "a constant was asked for {}: the walk must skip constants (i
 LEAF_CHAINED = "a leaf was asked for a chain rule: it has no inputs, it gets its derivative with {}"
 
 
+def _given_function(
+    base: type, api: FunctionApi, weights: list[float], on_backward: Callable[[float], None]
+) -> type:
+    """The grader's function: a subclass of the course's function base class whose forward is
+    the weighted sum of its inputs and whose backward (``on_backward`` is told what it was
+    given) returns each input's weight times ``d_output``, a float for one input."""
+
+    def forward(ctx: Any, *values: float) -> float:
+        return float(sum(w * v for w, v in zip(weights, values, strict=True)))
+
+    def backward(ctx: Any, d_output: float) -> Any:
+        on_backward(d_output)
+        parts = tuple(w * d_output for w in weights)
+        return parts[0] if len(parts) == 1 else parts
+
+    methods = {api.forward: staticmethod(forward), api.backward: staticmethod(backward)}
+    return type("GivenFunction", (base,), methods)
+
+
+def _assign(root: Any, dotted: str, value: Any) -> None:
+    """``root.a.b = value`` for ``"a.b"``."""
+    owner, _, name = dotted.rpartition(".")
+    setattr(resolve(root, owner) if owner else root, name, value)
+
+
 def given_variables(
-    api: FunctionApi, dag: dict[str, Any], constants: list[int]
+    engine: Any, api: FunctionApi, dag: dict[str, Any], constants: list[int]
 ) -> tuple[list[Any], list[list[Any]], list[list[Any]], list[int]]:
-    """A graph of the grader's own variables, speaking the course's Variable protocol (its
-    names from ``api.variable``): ``chain_rule(d)`` pairs each parent with its known weight
-    times ``d``, ``accumulate_derivative(x)`` keeps ``x``. The op nodes in ``constants`` get
-    one more parent, a constant, which nothing may ask for its parents, derivatives or
-    contributions. Also what each node's ``chain_rule`` was given (``received``), what each
-    leaf was given to accumulate (``accumulated``) and how often each node's parents were read
-    (``reads``), all filled in as the student's walk runs."""
+    """A graph of the course's own scalars, made by the grader's functions with the course's
+    ``apply``, so they carry all the course's scalars carry (a history whose function is the
+    grader's and whose inputs a walk may read instead of ``parents``), with the Variable
+    protocol the grader's (its names from ``api.variable``): ``chain_rule(d)`` pairs each
+    input with its known weight times ``d``, ``accumulate_derivative(x)`` keeps ``x``. The op
+    nodes in ``constants`` get one more input, a constant (its history None, as the course
+    marks one), which nothing may ask for its parents, derivatives or contributions. Also
+    what each node's ``chain_rule`` was given (``received``), what each leaf was given to
+    accumulate (``accumulated``) and how often each node's inputs were read, through
+    ``parents`` or its history (``reads``), all filled in as the student's walk runs."""
     names = api.variable
+    scalar = resolve(engine.package, api.scalar)
+    base = resolve(engine.package, api.function)
+    history, _, inputs_name = api.inputs.rpartition(".")
     size = dag["leaves"] + len(dag["nodes"])
     received: list[list[Any]] = [[] for _ in range(size)]
     accumulated: list[list[Any]] = [[] for _ in range(size)]
     reads = [0] * size
-    counter = itertools.count(1)
 
-    def unique_id(self: Any) -> int:
-        return self._id
-
-    def parents(self: Any) -> list[Any]:
+    def parents(self: Any) -> Any:
         if self._index is None:
             raise ValueError(CONSTANT_TOUCHED.format("its parents"))
-        reads[self._index] += 1
-        return [p for p, _ in self._pairs]
+        return resolve(self, api.inputs)  # counted as it is read
 
     def is_leaf(self: Any) -> bool:
-        return self._index is not None and not self._pairs
+        return self._index is not None and not self._weights
 
     def is_constant(self: Any) -> bool:
         return self._index is None
@@ -175,41 +223,54 @@ def given_variables(
     def chain_rule(self: Any, d_output: Any) -> list[tuple[Any, Any]]:
         if self._index is None:
             raise ValueError(CONSTANT_TOUCHED.format("a chain rule"))
-        if not self._pairs:
+        if not self._weights:
             raise ValueError(LEAF_CHAINED.format(names["accumulate_derivative"]))
         received[self._index].append(d_output)
-        return [(p, w * d_output) for p, w in self._pairs]
+        return [(p, w * d_output) for p, w in zip(self._inputs, self._weights, strict=True)]
 
     def accumulate_derivative(self: Any, x: Any) -> None:
         if self._index is None:
             raise ValueError(CONSTANT_TOUCHED.format("a derivative"))
         accumulated[self._index].append(x)
 
-    StandIn = type(  # noqa: N806 - a class, named as the course's protocol says
-        "GivenVariable",
-        (),
-        {
-            names["unique_id"]: property(unique_id),
-            names["parents"]: property(parents),
-            names["is_leaf"]: is_leaf,
-            names["is_constant"]: is_constant,
-            names["chain_rule"]: chain_rule,
-            names["accumulate_derivative"]: accumulate_derivative,
-        },
-    )
+    protocol = {
+        names["parents"]: property(parents),
+        names["is_leaf"]: is_leaf,
+        names["is_constant"]: is_constant,
+        names["chain_rule"]: chain_rule,
+        names["accumulate_derivative"]: accumulate_derivative,
+    }
+    given: dict[type, type] = {}
 
-    def variable(index: int | None, pairs: list[tuple[Any, float]]) -> Any:
-        made = StandIn()
-        made._id, made._index, made._pairs = next(counter), index, pairs
-        return made
+    def stand_in(node: Any, index: int | None, weights: list[float], inputs: list[Any]) -> Any:
+        """``node`` made the grader's variable: its protocol the grader's, its history a copy
+        whose inputs count their reads (a leaf's is shared by every leaf)."""
+        kind = type(node)
+        if kind not in given:
+            given[kind] = type("GivenVariable", (kind,), protocol)
+        node.__class__ = given[kind]
+        node._index, node._weights, node._inputs = index, weights, inputs
+        if index is None:
+            _assign(node, history, None)
+            return node
+        record = copy.copy(resolve(node, history))
+        counted = CountedInputs(getattr(record, inputs_name))
+        counted.reads, counted.index = reads, index
+        setattr(record, inputs_name, counted)
+        _assign(node, history, record)
+        return node
 
-    nodes = [variable(i, []) for i in range(dag["leaves"])]
+    nodes = [stand_in(api.make_leaf(scalar, 1.0 + i), i, [], []) for i in range(dag["leaves"])]
     for pairs in dag["nodes"]:
         index = len(nodes)
-        operands = [(nodes[i], float(w)) for i, w in pairs]
+        operands = [nodes[i] for i, _ in pairs]
+        weights = [float(w) for _, w in pairs]
         if index in constants:
-            operands.append((variable(None, []), 1.0))
-        nodes.append(variable(index, operands))
+            operands.append(stand_in(api.make_leaf(scalar, 1.0), None, [], []))
+            weights.append(1.0)
+        function = _given_function(base, api, weights, lambda d: None)
+        out = getattr(function, api.apply)(*operands)
+        nodes.append(stand_in(out, index, weights, operands))
     return nodes, received, accumulated, reads
 
 
@@ -223,21 +284,9 @@ def given_scalars(
     scalar = resolve(engine.package, api.scalar)
     size = dag["leaves"] + len(dag["nodes"])
     received: list[list[Any]] = [[] for _ in range(size)]
-
-    def weighted(weights: list[float], index: int) -> type:
-        def forward(ctx: Any, *values: float) -> float:
-            return float(sum(w * v for w, v in zip(weights, values, strict=True)))
-
-        def backward(ctx: Any, d_output: float) -> Any:
-            received[index].append(d_output)
-            parts = tuple(w * d_output for w in weights)
-            return parts[0] if len(parts) == 1 else parts
-
-        methods = {api.forward: staticmethod(forward), api.backward: staticmethod(backward)}
-        return type("GivenFunction", (base,), methods)
-
     nodes = [api.make_leaf(scalar, 1.0 + i) for i in range(dag["leaves"])]
     for pairs in dag["nodes"]:
-        function = weighted([float(w) for _, w in pairs], len(nodes))
+        weights = [float(w) for _, w in pairs]
+        function = _given_function(base, api, weights, received[len(nodes)].append)
         nodes.append(getattr(function, api.apply)(*(nodes[i] for i, _ in pairs)))
     return nodes, received

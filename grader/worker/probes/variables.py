@@ -5,10 +5,12 @@ over the course's scalars with the grader's functions
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from grader.language.function_api import resolve
+from grader.language.function_api import FunctionApi, resolve
 from grader.worker.encoding import encode
 from grader.worker.probes.build import functions_of, scalar_data
 from grader.worker.probes.stand_ins import given_scalars, given_variables
@@ -24,9 +26,9 @@ def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
     ``case["constants"]`` instead (nothing to order)."""
     api = functions_of(engine)
     constants = case.get("constants", [])
-    nodes, _, _, reads = given_variables(api, case["dag"], constants)
+    nodes, _, _, reads = given_variables(engine, api, case["dag"], constants)
     index = {id(n): i for i, n in enumerate(nodes)}
-    root = nodes[constants[0]]._pairs[-1][0] if case.get("constant_root") else nodes[-1]
+    root = nodes[constants[0]]._inputs[-1] if case.get("constant_root") else nodes[-1]
     order = resolve(engine.package, api.topological_sort)(root)
     return {
         "order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]],
@@ -37,33 +39,28 @@ def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
 def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``backpropagate(root, case["seed"])`` with ``topological_sort`` swapped
     for one that returns ``case["order"]`` (node numbers, the output first: the parent drew
-    the graph, so it knows one). Over the grader's variables (``given_variables``: the walk
-    and its ledger are the student's), or with ``case["scalars"]`` over the course's own
-    scalars and the grader's functions (``given_scalars``: the scalar's ``chain_rule`` is the
-    student's too). Reported: what each node's chain rule was given and what each leaf
-    accumulated."""
+    the graph, so it knows one), or with ``case["order"]`` None the student's own (their pair
+    end to end). Over the grader's variables (``given_variables``: the walk and its ledger
+    are the student's), or with ``case["scalars"]`` over the course's own scalars and the
+    grader's functions (``given_scalars``: the scalar's ``chain_rule`` is the student's too).
+    Reported: what each node's chain rule was given and what each leaf accumulated, and any
+    value the walk changed."""
     api, watch = functions_of(engine), Watch()
     if case.get("scalars"):
         nodes, received = given_scalars(engine, api, case["dag"])
         accumulated, watched = None, values_of(nodes, scalar_data)
     else:
         nodes, received, accumulated, _ = given_variables(
-            api, case["dag"], case.get("constants", [])
+            engine, api, case["dag"], case.get("constants", [])
         )
         watched = {}  # the grader's own variables hold no value
-    module_path, _, name = api.topological_sort.rpartition(".")
-    module = resolve(engine.package, module_path) if module_path else engine.package
-    original = getattr(module, name, MISSING)
-    given = [nodes[i] for i in case["order"]]
-    setattr(module, name, lambda variable: list(given))
-    try:
-        with watch.phase("walk", watched):
-            resolve(engine.package, api.backpropagate)(nodes[-1], float(case["seed"]))
-    finally:
-        if original is MISSING:
-            delattr(module, name)  # an engine without one is told so by its own item
+    backpropagate = resolve(engine.package, api.backpropagate)
+    with watch.phase("walk", watched):
+        if case["order"] is None:
+            backpropagate(nodes[-1], float(case["seed"]))
         else:
-            setattr(module, name, original)
+            with _given_order(engine, api, [nodes[i] for i in case["order"]]):
+                backpropagate(nodes[-1], float(case["seed"]))
     if accumulated is None:
         leaves = case["dag"]["leaves"]
         accumulated = [
@@ -79,3 +76,20 @@ def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
         ],
         **watch.report(),
     }
+
+
+@contextmanager
+def _given_order(engine: ModuleType, api: FunctionApi, given: list[Any]) -> Iterator[None]:
+    """While inside, the course's ``topological_sort`` (looked up by its module-level name)
+    returns ``given``."""
+    module_path, _, name = api.topological_sort.rpartition(".")
+    module = resolve(engine.package, module_path) if module_path else engine.package
+    original = getattr(module, name, MISSING)
+    setattr(module, name, lambda variable: list(given))
+    try:
+        yield
+    finally:
+        if original is MISSING:
+            delattr(module, name)  # an engine without one is told so by its own item
+        else:
+            setattr(module, name, original)

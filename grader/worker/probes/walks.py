@@ -13,7 +13,12 @@ import numpy as np
 
 from grader.worker.encoding import Encoded
 from grader.worker.probes.build import api_of, grad_of, scalar_data
-from grader.worker.probes.stand_ins import CountedInputs, given_scalar, given_tensor
+from grader.worker.probes.stand_ins import (
+    CountedInputs,
+    given_scalar,
+    given_tensor,
+    own_singles_are_tuples,
+)
 from grader.worker.probes.untouched import OUT_GRAD, Watch, values_of
 
 
@@ -113,8 +118,22 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
     """The student's ``Tensor.backward`` over grader-made ops: the walk and the ledger. Called
     as ``backward()``, or with ``case["grad"]`` as ``backward(Tensor(grad))``. Reported: every
     node's gradient, which op nodes' backward ran in which order (``calls``), and with
-    ``case["count_reads"]`` how often each node's inputs were read (``reads``)."""
-    nodes, calls, reads = given_tensor(engine, case)
+    ``case["count_reads"]`` how often each node's inputs were read (``reads``), and any value
+    the walk changed. A walk that raises on the grader's one-input ops' bare Tensors runs again
+    on 1-tuples where the student's own ops give those (``own_singles_are_tuples``): it need
+    only take what its own ops give."""
+    try:
+        return _tensor_backward(engine, case, single_as_tuple=False)
+    except Exception:
+        if not own_singles_are_tuples(engine):
+            raise
+    return _tensor_backward(engine, case, single_as_tuple=True)
+
+
+def _tensor_backward(
+    engine: ModuleType, case: dict[str, Any], single_as_tuple: bool
+) -> dict[str, Any]:
+    nodes, calls, reads = given_tensor(engine, case, single_as_tuple)
     api, watch = api_of(engine), Watch()
     given = values_of(nodes, api.read)
     if case.get("grad") is None:
