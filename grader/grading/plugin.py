@@ -27,6 +27,7 @@ from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
+from grader.grading.strata import use_strata
 from grader.language.editions import Edition
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
@@ -134,15 +135,18 @@ def graded_property(
     check: Callable[[GradingSession, Any], None],
     share: int = 1,
     needs: tuple[str, ...] = (),
+    strata: Callable[[Any], Any] | None = None,
 ) -> Any:
     """A grading test called ``name`` for a suite's namespace: each example drawn from
-    ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items)."""
+    ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items).
+    ``strata``: a ``grader.grading.strata.stratified`` mark, its examples named ``example``."""
 
     def test(grading: GradingSession, example: Any) -> None:
         check(grading, example)
 
     test.__name__ = test.__qualname__ = name
-    return graded(item_id, share=share, needs=needs)(given(strategy)(test))
+    drawn = given(strategy)(test)
+    return graded(item_id, share=share, needs=needs)(strata(drawn) if strata else drawn)
 
 
 @pytest.fixture(scope="session")
@@ -155,11 +159,24 @@ def grading(request: pytest.FixtureRequest) -> GradingSession:
 
 
 def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> None:
-    """The rubric's number of examples, a seed from the run's seed and the test's name, no
-    database, no timing health checks: the same submission draws the same examples."""
+    """``draw_settings``, and the test's recording where the run replays."""
     function = test.obj
     if not getattr(function, "is_hypothesis_test", False):
         return
+    examples = draw_settings(function, run.seed, examples)
+    if run.recordings is not None:
+        body = function.hypothesis.inner_test
+        run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
+        function.hypothesis.inner_test = recording(
+            body, run.recordings, set(test._fixtureinfo.argnames), run.session.asked
+        )
+
+
+def draw_settings(function: Any, run_seed: int, examples: int) -> int:
+    """The rubric's number of examples (its explicit ones first: ``use_strata``), a seed from
+    the run's seed and the test's name, no database, no timing health checks: the same
+    submission draws the same examples. Returns the number of examples drawn."""
+    examples = use_strata(function, examples, MIN_EXAMPLES)
     settings(
         max_examples=examples,
         derandomize=False,
@@ -169,13 +186,8 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
         phases=PHASES,
         suppress_health_check=list(HealthCheck),
     )(function)
-    seed((run.seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
-    if run.recordings is not None:
-        body = function.hypothesis.inner_test
-        run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
-        function.hypothesis.inner_test = recording(
-            body, run.recordings, set(test._fixtureinfo.argnames), run.session.asked
-        )
+    seed((run_seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
+    return examples
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -213,11 +225,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         keep.append(test)
         share = int(marker.kwargs.get("share", 1))
-        _apply_settings(
-            test,
-            run,  # type: ignore[arg-type]
-            max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)),
-        )
+        _apply_settings(test, run, examples_per_test(rubric.by_id[item_id].examples, share))  # type: ignore[arg-type]
     for item_id in tested:
         run.editions.pop(item_id, None)  # some of its tests are in the edition
     untested = [
@@ -233,6 +241,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def examples_per_test(item_examples: int, share: int) -> int:
+    """A test's part of its item's examples (``share`` tests split them)."""
+    return max(MIN_EXAMPLES, -(-item_examples // share))
 
 
 def _item_id(test: pytest.Item, run: GradingRun) -> str | None:
