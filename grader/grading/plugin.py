@@ -209,7 +209,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         item_id = _item_id(test, run)
         needs = marker.kwargs.get("needs", ())
-        if item_id is None or not _in_profile(run.session.profile, item_id, needs):
+        if item_id is None or not in_profile(run.session.profile, item_id, needs):
             edition = _lacking_edition(run, item_id, needs)
             if edition is not None:
                 run.editions[item_id] = edition  # type: ignore[index]
@@ -260,12 +260,12 @@ def _lacking_edition(
 ) -> Edition | None:
     """The submission's edition, where a test the course's profile runs does not run only
     because that edition lacks what it needs."""
-    if item_id is None or not _in_profile(run.rubric.profile, item_id, needs):
+    if item_id is None or not in_profile(run.rubric.profile, item_id, needs):
         return None
     return run.session.profile.of(item_id.split(".", 1)[0]).edition
 
 
-def _in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
+def in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
     """Does the course's API have all a test of ``item_id`` needs?"""
     assignment = item_id.split(".", 1)[0]
     return assignment not in profile.assignments or all(

@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -154,7 +156,7 @@ def _value_dimensions(value: Any) -> set[str]:
     if isinstance(value, Dag):
         return dag_dimensions(value)
     if isinstance(value, tuple) and value and isinstance(value[0], Graph):
-        graph, upstream = value
+        graph, upstream = value[:2]  # and, for micrograd's ledger, the leaves' preloads
         return graph_dimensions(graph) | {_upstream_dimension(upstream)}
     if isinstance(value, tuple) and value and isinstance(value[0], Dag):
         dag, shape, frozen, upstream = value
@@ -281,3 +283,27 @@ def backward_strata(edges: bool, frozen_leaves: bool, max_operands: int | None) 
 def dag_strata() -> list[Dag]:
     """A DAG with shared nodes (a diamond) deep enough to be a deep chain."""
     return [Dag(1, (((0, 2.0),), ((1, 0.5), (1, -1.0)), ((2, 3.0),), ((3, 0.5), (1, 2.0))))]
+
+
+@dataclass(frozen=True)
+class ItemCoverage:
+    """One item's examples at one seed, and how many reach each dimension."""
+
+    item: str
+    examples: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    required: frozenset[str] = frozenset()
+    """The dimensions its explicit examples reach: every one of its contract."""
+
+    @property
+    def missing(self) -> list[str]:
+        return sorted(d for d in self.required if not self.counts[d])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "examples": self.examples,
+            "counts": dict(sorted(self.counts.items())),
+            "required": sorted(self.required),
+            "missing": self.missing,
+        }
