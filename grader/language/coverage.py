@@ -37,11 +37,12 @@ from grader.language.strategies import (
     UPSTREAM,
     admissible_leaves,
     broadcast_partners,
+    combine_sinks,
 )
 
 MAX_RANK = 4
 DEEP = 4
-"""Nodes in a row, each the only operand of the next: a ``deep chain``."""
+"""Ops on the longest path from a leaf to the root that make a ``deep chain``."""
 LEFT_NUMBERS = ("radd", "rsub", "rmul", "rdiv")
 
 
@@ -278,6 +279,21 @@ def backward_strata(edges: bool, frozen_leaves: bool, max_operands: int | None) 
         chain = Dag(1, (((0, 2.0),), ((1, 0.5),), ((2, 3.0),), ((3, -0.25),)))
     frozen = (0,) if frozen_leaves and chain.leaves > 1 else ()
     return [(chain, shape, frozen, _upstream(shape)), (chain, (), (), None)]
+
+
+def kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:
+    """``op`` (relu, abs) on exact zeros, as ``kink_cases`` draws it."""
+    shape = (2, 3)
+    return [(Graph("tensor", (np.zeros(shape),), (Node(op, (0,), None),)), _upstream(shape))]
+
+
+def routing_strata(op: str) -> list[Graph]:
+    """``op`` alone, summed, where it takes a number (on the left or the right): the number
+    is then reached by construction, as the drawn graphs of ``single_op_graphs`` reach it."""
+    if op not in NUMBER_OPERANDS:
+        return []
+    case = _case(op, [(2, 3)], OPS[op].params((2, 3))[0], EVERY_FORM)
+    return [] if case is None else [combine_sinks(case[0], ("sum",))]
 
 
 def dag_strata() -> list[Dag]:

@@ -132,10 +132,10 @@ def _graphs(
         node, value = _resolve(kind, values, ops, picks, domain)  # type: ignore[arg-type]
         nodes.append(node)
         values.append(value)
-    return _combine_sinks(Graph(kind, leaves, tuple(nodes)), combine)
+    return combine_sinks(Graph(kind, leaves, tuple(nodes)), combine)
 
 
-def _combine_sinks(graph: Graph, combine: Sequence[str]) -> Graph:
+def combine_sinks(graph: Graph, combine: Sequence[str]) -> Graph:
     """Make every node that nothing consumes count: reduce each sink, then add them up.
 
     With "the last node" as the output about half the leaf gradients would be exactly zero;
@@ -369,7 +369,7 @@ def single_op_graphs(draw: st.DrawFn, kind: str, ops: Sequence[str]) -> Graph:
     """A graph of one op (operator or method spelling) on fresh leaves; tensors are summed."""
     op = draw(st.sampled_from(list(ops)))
     graph, _ = draw(op_cases(kind, op))
-    return _combine_sinks(graph, ("sum",) if kind == "tensor" else ())
+    return combine_sinks(graph, ("sum",) if kind == "tensor" else ())
 
 
 def broadcast_partners(shape: tuple[int, ...]) -> list[tuple[int, ...]]:

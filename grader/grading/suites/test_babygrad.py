@@ -13,7 +13,13 @@ from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
 from grader.grading.strata import stratified
 from grader.language.coverage import backward_strata as tensor_backward_strata
-from grader.language.coverage import broadcast_strata, dag_strata, op_strata
+from grader.language.coverage import (
+    broadcast_strata,
+    dag_strata,
+    kink_strata,
+    op_strata,
+    routing_strata,
+)
 from grader.language.dags import dags
 from grader.language.domains import Domain
 from grader.language.graphs import (
@@ -65,6 +71,7 @@ for _item in ("relu", "abs"):
         kink_cases(_item),
         lambda grading, case: ops.check_kink(grading, *case),
         needs=(_item, KINKS),
+        strata=stratified(lambda had, domain, op=_item: kink_strata(op)),
     )
 
 # One operator or method at a time (numbers on either side) reaches the right op; an op the
@@ -77,6 +84,7 @@ for _op in TENSOR_OPERATOR_FORMS:
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
         needs=(_op, OPERATOR + _op),
+        strata=stratified(lambda had, domain, op=_op: routing_strata(op)),
     )
 
 
