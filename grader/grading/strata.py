@@ -45,10 +45,11 @@ def stratified(
 
 def use_strata(test: Callable[..., Any], examples: int, least: int) -> int:
     """Put ``test``'s explicit examples first (replacing any of an earlier run in this
-    process); the number of examples left to draw, at least ``least``."""
+    process); the number of examples left to draw: at least ``least`` without explicit ones,
+    else what they leave of ``examples`` (at least one), so the total stays ``examples``."""
     strata = getattr(test, ATTRIBUTE, None)
     cases = strata() if strata is not None else []
     test.hypothesis_explicit_examples = []  # type: ignore[attr-defined]
     for case in reversed(cases):  # Hypothesis runs them last-added first
         example(**case)(test)
-    return max(least, examples - len(cases))
+    return max(1 if cases else least, examples - len(cases))

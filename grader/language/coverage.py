@@ -34,6 +34,7 @@ from grader.language.graphs import (
 )
 from grader.language.strategies import (
     NUMBER_OPERANDS,
+    PRELOADS,
     UPSTREAM,
     admissible_leaves,
     broadcast_partners,
@@ -44,6 +45,7 @@ MAX_RANK = 4
 DEEP = 4
 """Ops on the longest path from a leaf to the root that make a ``deep chain``."""
 LEFT_NUMBERS = ("radd", "rsub", "rmul", "rdiv")
+PRELOAD = PRELOADS[0]
 
 
 def _axes_dimensions(axes: Any) -> set[str]:
@@ -294,6 +296,37 @@ def routing_strata(op: str) -> list[Graph]:
         return []
     case = _case(op, [(2, 3)], OPS[op].params((2, 3))[0], EVERY_FORM)
     return [] if case is None else [combine_sinks(case[0], ("sum",))]
+
+
+SCALAR_LEAF, SCALAR_UPSTREAM = np.asarray(1.25), np.asarray(UPSTREAM[0])
+"""A micrograd leaf in every op's domain of values, and an upstream gradient that is not 1."""
+
+
+def scalar_kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:
+    """``op`` (relu) on exactly 0.0, as ``scalar_kink_cases`` draws it."""
+    return [(Graph("scalar", (np.asarray(0.0),), (Node(op, (0,), None),)), SCALAR_UPSTREAM)]
+
+
+def scalar_number_strata(op: str) -> list[Graph]:
+    """``op`` (``a + 2``, ``2 - a``) with its number an int and a float, where it takes one."""
+    if op not in NUMBER_OPERANDS:
+        return []
+    number = OPS[op].params(())[0]
+    return [
+        Graph("scalar", (SCALAR_LEAF,), (Node(op, (0,), param),))
+        for param in (int(number), float(number))
+    ]
+
+
+def shared_strata(op: str) -> list[tuple[Graph, float, list[float]]]:
+    """``op`` on one leaf used twice (``x * x``, ``tanh(x) + tanh(x)``), its gradient preloaded,
+    as ``accumulate_cases`` draws half the time."""
+    param = OPS[op].params(())[0]
+    if OPS[op].arity == 2:
+        nodes: tuple[Node, ...] = (Node(op, (0, 0), param),)
+    else:
+        nodes = (Node(op, (0,), param), Node(op, (0,), param), Node("add", (1, 2), None))
+    return [(Graph("scalar", (SCALAR_LEAF,), nodes), float(SCALAR_UPSTREAM), [PRELOAD])]
 
 
 def dag_strata() -> list[Dag]:
