@@ -216,14 +216,25 @@ def _small_shapes(min_rank: int) -> list[tuple[int, ...]]:
     ]
 
 
-def _cover(cases: Iterable[Any]) -> list[Any]:
-    """The cases (None: none), in order, that each reach a dimension none before them reached."""
-    chosen, reached = [], set()
-    for case in cases:
-        new = set() if case is None else dimensions(case) - reached
-        if new:
+Candidate = tuple[str, Sequence[Sequence[int]], Any]
+"""An op alone, its operands' shapes and its parameter."""
+
+
+def _cover(candidates: Iterable[Candidate], domain: Domain) -> list[tuple[Graph, np.ndarray]]:
+    """A case of each candidate, in order, that reaches a dimension no case before it reached.
+    A candidate's dimensions are read first on leaves of ones (the shapes and the parameter
+    decide them): only the few that add one are built (``_case``: values in the op's domain)."""
+    chosen: list[tuple[Graph, np.ndarray]] = []
+    reached: set[str] = {"random upstream"}
+    for op, shapes, param in candidates:
+        node = Node(op, tuple(range(len(shapes))), param)
+        sketch = Graph("tensor", tuple(np.ones(tuple(s)) for s in shapes), (node,))
+        if graph_dimensions(sketch) <= reached:
+            continue
+        case = _case(op, shapes, param, domain)
+        if case is not None:
             chosen.append(case)
-            reached |= new
+            reached |= dimensions(case)
     return chosen
 
 
@@ -245,7 +256,7 @@ def _op_candidates(op: str, domain: Domain) -> Iterator[tuple[list[tuple[int, ..
 @functools.cache
 def op_strata(op: str, domain: Domain) -> list[tuple[Graph, np.ndarray]]:
     """Explicit examples of ``op`` alone that reach every dimension it has in ``domain``."""
-    return _cover(_case(op, shapes, param, domain) for shapes, param in _op_candidates(op, domain))
+    return _cover(((op, shapes, param) for shapes, param in _op_candidates(op, domain)), domain)
 
 
 @functools.cache
@@ -260,9 +271,7 @@ def broadcast_strata(ops: tuple[str, ...]) -> dict[str, list[tuple[Graph, np.nda
         for other in broadcast_partners(shape)
         for pair in ([shape, other], [other, shape])
     )
-    cases = _cover(
-        _case(ops[k % len(ops)], pair, None, EVERY_FORM) for k, pair in enumerate(shapes)
-    )
+    cases = _cover(((ops[k % len(ops)], pair, None) for k, pair in enumerate(shapes)), EVERY_FORM)
     return {op: [case for case in cases if case[0].nodes[0].op == op] for op in ops}
 
 
