@@ -27,7 +27,7 @@ from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
-from grader.grading.strata import use_strata
+from grader.grading.strata import drawn_count, explicit
 from grader.language.editions import Edition
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
@@ -59,6 +59,11 @@ class GradingRun:
     """Each Hypothesis test's number of examples, by node id (part of its recording's key)."""
     bodies: dict[str, Callable[..., None]] = field(default_factory=dict)
     """Each Hypothesis test's body as written, by node id: what a replay calls."""
+    strata: dict[str, tuple[Callable[..., None], list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+    """A stratified test's body and explicit examples, by node id (``grader.grading.strata``):
+    run once its drawn examples pass."""
 
 
 RUN = pytest.StashKey[GradingRun]()
@@ -163,7 +168,10 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
     function = test.obj
     if not getattr(function, "is_hypothesis_test", False):
         return
-    examples = draw_settings(function, run.seed, examples)
+    cases = explicit(function)
+    examples = draw_settings(function, run.seed, drawn_count(len(cases), examples, MIN_EXAMPLES))
+    if cases:
+        run.strata[test.nodeid] = (function.hypothesis.inner_test, cases)
     if run.recordings is not None:
         body = function.hypothesis.inner_test
         run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
@@ -173,10 +181,8 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
 
 
 def draw_settings(function: Any, run_seed: int, examples: int) -> int:
-    """The rubric's number of examples (its explicit ones first: ``use_strata``), a seed from
-    the run's seed and the test's name, no database, no timing health checks: the same
-    submission draws the same examples. Returns the number of examples drawn."""
-    examples = use_strata(function, examples, MIN_EXAMPLES)
+    """``examples`` to draw, a seed from the run's seed and the test's name, no database, no
+    timing health checks: the same submission draws the same examples."""
     settings(
         max_examples=examples,
         derandomize=False,
@@ -307,6 +313,20 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             return True
     run.recordings.start()
     return None
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
+def run_strata(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+    """Once a stratified test's drawn examples (or their replay) pass: its explicit examples,
+    each on the test's body, the first that fails failing the test."""
+    result = yield
+    run = _run(pyfuncitem.config)
+    if run is not None and pyfuncitem.nodeid in run.strata:
+        body, cases = run.strata[pyfuncitem.nodeid]
+        fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        for case in cases:
+            body(**fixtures, **case)
+    return result
 
 
 def _attempt(

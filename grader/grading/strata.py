@@ -1,19 +1,19 @@
 """Explicit examples that reach every dimension of a grading test's contract at every seed.
 
 Random draws reach a documented kind of input (a rank, an ``axes`` form, several prepended
-axes...) only by luck of the seed. A test marked ``stratified`` runs, before its drawn
-examples, the fixed ones ``grader.language.coverage`` builds for the graded course's ops and
-domain, chosen when the run's profile is known (``on_course`` picks its ops the same way).
-They take the place of as many drawn examples: the test's number of examples, and so its
-time, stays the rubric's.
+axes...) only by luck of the seed. A test marked ``stratified`` runs, after its drawn
+examples pass, the fixed ones ``grader.language.coverage`` builds for the graded course's ops
+and domain, chosen when the run's profile is known (``on_course`` picks its ops the same way).
+After, not before (as Hypothesis's own explicit examples): a mistake the draws find is shown
+shrunk to its smallest example, and a fixed example is shown only where no draw fails. They
+take the place of as many drawn examples: the test's number of examples, and so its time,
+stays the rubric's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
-
-from hypothesis import example
 
 from grader.grading import course
 from grader.language.domains import Domain
@@ -43,13 +43,13 @@ def stratified(
     return mark
 
 
-def use_strata(test: Callable[..., Any], examples: int, least: int) -> int:
-    """Put ``test``'s explicit examples first (replacing any of an earlier run in this
-    process); the number of examples left to draw: at least ``least`` without explicit ones,
-    else what they leave of ``examples`` (at least one), so the total stays ``examples``."""
+def explicit(test: Callable[..., Any]) -> list[dict[str, Any]]:
+    """``test``'s explicit examples for the graded course, as keyword arguments."""
     strata = getattr(test, ATTRIBUTE, None)
-    cases = strata() if strata is not None else []
-    test.hypothesis_explicit_examples = []  # type: ignore[attr-defined]
-    for case in reversed(cases):  # Hypothesis runs them last-added first
-        example(**case)(test)
-    return max(1 if cases else least, examples - len(cases))
+    return strata() if strata is not None else []
+
+
+def drawn_count(explicit: int, examples: int, least: int) -> int:
+    """How many examples to draw besides ``explicit`` ones: at least ``least`` without any,
+    else what they leave of ``examples`` (at least one), so the total stays ``examples``."""
+    return max(1 if explicit else least, examples - explicit)

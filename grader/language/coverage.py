@@ -3,7 +3,7 @@ the explicit examples (strata) that reach every one of them at every seed.
 
 A dimension is one documented kind of input: a rank, an ``axes`` form, a number of prepended
 axes, a size-1 axis stretched in one position, a frozen leaf, a shared node... Random draws
-reach each only by luck of the seed, so every grading test that has strata runs them first, as
+reach each only by luck of the seed, so every grading test that has strata also runs them, as
 explicit examples: the smallest known inputs that together reach every dimension the test's
 op can reach in the course's domain (``op_strata``, ``broadcast_strata``, ``backward_strata``,
 ``dag_strata``). Their leaf values and gradients sit on the strategies' grid of eighths.

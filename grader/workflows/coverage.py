@@ -16,9 +16,9 @@ from typing import Any
 
 from grader.grading import course
 from grader.grading.draws import without_local_constants
-from grader.grading.plugin import draw_settings, examples_per_test, in_profile
+from grader.grading.plugin import MIN_EXAMPLES, draw_settings, examples_per_test, in_profile
 from grader.grading.rubric import Rubric
-from grader.grading.strata import ATTRIBUTE
+from grader.grading.strata import ATTRIBUTE, drawn_count, explicit
 from grader.language.coverage import ItemCoverage, dimensions
 
 
@@ -42,23 +42,24 @@ def _graded_tests(rubric: Rubric) -> Iterator[tuple[str, Callable[..., Any], int
 
 
 def drawn(test: Callable[..., Any], seed: int, examples: int) -> list[dict[str, Any]]:
-    """The arguments ``test`` is run with at ``seed`` in a grading run that passes it; the
-    test is left as it was (its settings, seed and explicit examples)."""
+    """The arguments ``test`` is run with at ``seed`` in a grading run that passes it (its
+    drawn examples, then its explicit ones); the test is left as it was."""
     seen: list[dict[str, Any]] = []
     saved, inner = dict(vars(test)), test.hypothesis.inner_test  # type: ignore[attr-defined]
 
     def write_down(**arguments: Any) -> None:
         seen.append({k: v for k, v in arguments.items() if k != "grading"})
 
+    cases = explicit(test)
     test.hypothesis.inner_test = write_down  # type: ignore[attr-defined]
     try:
-        draw_settings(test, seed, examples)
+        draw_settings(test, seed, drawn_count(len(cases), examples, MIN_EXAMPLES))
         test(grading=None)
     finally:
         test.hypothesis.inner_test = inner  # type: ignore[attr-defined]
         vars(test).clear()
         vars(test).update(saved)
-    return seen
+    return seen + cases
 
 
 def measure(
@@ -73,12 +74,11 @@ def measure(
     run_seed = rubric.seed if seed is None else seed
     found: dict[str, ItemCoverage] = {}
     for item_id, test, examples in _graded_tests(rubric):
-        strata = getattr(test, ATTRIBUTE, None)
-        if stratified_only and strata is None:
+        if stratified_only and not hasattr(test, ATTRIBUTE):
             continue
         mine = found.setdefault(item_id, ItemCoverage(item_id))
         required = set(mine.required)
-        for case in strata() if strata is not None else []:
+        for case in explicit(test):
             required |= dimensions(case)
         arguments = drawn(test, run_seed, examples)
         for example in arguments:
