@@ -647,6 +647,41 @@ BABYGRAD_BUGS = [
         OPS,
         (("_grad(unbroadcast(out_grad.data, a.shape), a)", "_grad(out_grad.data, a)"),),
     ),
+    # Caught only where a tuple of axes mixes signs or holds several negative ones (issue 32):
+    # the axes are put back in sorted order without first counting them from the front.
+    bug(
+        "babygrad.ops.summation",
+        "sorted-reinsertion",
+        OPS,
+        (
+            (
+                """summed = {axis % a.ndim for axis in summed}
+        kept = tuple(1 if i in summed else n for i, n in enumerate(a.shape))
+        g = np.broadcast_to(np.reshape(out_grad.data, kept), a.shape)""",
+                """g = out_grad.data
+        for axis in sorted(summed):
+            g = np.expand_dims(g, axis)
+        g = np.broadcast_to(g, a.shape)""",
+            ),
+        ),
+    ),
+    # Caught only where two or more axes are prepended (issue 32): the reduction sums the
+    # leading axes once (``if``) instead of while any remain (``while``).
+    bug(
+        "babygrad.ops.broadcast_to",
+        "sums-one-prepended-axis",
+        OPS,
+        (
+            (
+                "return _grad(unbroadcast(out_grad.data, a.shape), a)",
+                """g = out_grad.data
+        if g.ndim > a.ndim:
+            g = g.sum(axis=0)
+        stretched = tuple(i for i, n in enumerate(a.shape) if n == 1 and g.shape[i] != 1)
+        return _grad(g.sum(axis=stretched, keepdims=True).reshape(a.shape), a)""",
+            ),
+        ),
+    ),
     bug(
         "babygrad.ops.matmul",
         "no-transpose",

@@ -38,6 +38,14 @@ def current() -> Profile:
 Build = Callable[[tuple[str, ...], Domain], SearchStrategy[Any]]
 
 
+def resolve(kind: str, needs: Sequence[str]) -> tuple[tuple[str, ...], Domain]:
+    """Those of ``needs`` the run's profile gives its assignment of ``kind``, and the input
+    forms that assignment's contract specifies."""
+    api = current().of_kind(kind)
+    had = tuple(n for n in needs if api is None or api.has(n))
+    return had, EVERY_FORM if api is None else api.domain
+
+
 class OnCourse(SearchStrategy[Any]):
     """``build(had, domain)``, ``had`` being those of ``needs`` (ops, or other needs of
     ``AssignmentProfile.has``) that the run's profile gives its assignment of ``kind``, and
@@ -49,9 +57,7 @@ class OnCourse(SearchStrategy[Any]):
         self._build = functools.cache(build)
 
     def resolved(self) -> SearchStrategy[Any]:
-        api = current().of_kind(self.kind)
-        had = tuple(n for n in self.needs if api is None or api.has(n))
-        return self._build(had, EVERY_FORM if api is None else api.domain)
+        return self._build(*resolve(self.kind, self.needs))
 
     def calc_label(self) -> int:
         return self.resolved().label

@@ -27,6 +27,7 @@ from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
+from grader.grading.strata import drawn_count, explicit
 from grader.language.editions import Edition
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
@@ -58,6 +59,11 @@ class GradingRun:
     """Each Hypothesis test's number of examples, by node id (part of its recording's key)."""
     bodies: dict[str, Callable[..., None]] = field(default_factory=dict)
     """Each Hypothesis test's body as written, by node id: what a replay calls."""
+    strata: dict[str, tuple[Callable[..., None], list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+    """A stratified test's body and explicit examples, by node id (``grader.grading.strata``):
+    run once its drawn examples pass."""
 
 
 RUN = pytest.StashKey[GradingRun]()
@@ -134,15 +140,18 @@ def graded_property(
     check: Callable[[GradingSession, Any], None],
     share: int = 1,
     needs: tuple[str, ...] = (),
+    strata: Callable[[Any], Any] | None = None,
 ) -> Any:
     """A grading test called ``name`` for a suite's namespace: each example drawn from
-    ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items)."""
+    ``strategy`` goes to ``check(grading, example)`` (for the one-test-per-op items).
+    ``strata``: a ``grader.grading.strata.stratified`` mark, its examples named ``example``."""
 
     def test(grading: GradingSession, example: Any) -> None:
         check(grading, example)
 
     test.__name__ = test.__qualname__ = name
-    return graded(item_id, share=share, needs=needs)(given(strategy)(test))
+    drawn = given(strategy)(test)
+    return graded(item_id, share=share, needs=needs)(strata(drawn) if strata else drawn)
 
 
 @pytest.fixture(scope="session")
@@ -155,11 +164,25 @@ def grading(request: pytest.FixtureRequest) -> GradingSession:
 
 
 def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> None:
-    """The rubric's number of examples, a seed from the run's seed and the test's name, no
-    database, no timing health checks: the same submission draws the same examples."""
+    """``draw_settings``, and the test's recording where the run replays."""
     function = test.obj
     if not getattr(function, "is_hypothesis_test", False):
         return
+    cases = explicit(function)
+    examples = draw_settings(function, run.seed, drawn_count(len(cases), examples, MIN_EXAMPLES))
+    if cases:
+        run.strata[test.nodeid] = (function.hypothesis.inner_test, cases)
+    if run.recordings is not None:
+        body = function.hypothesis.inner_test
+        run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
+        function.hypothesis.inner_test = recording(
+            body, run.recordings, set(test._fixtureinfo.argnames), run.session.asked
+        )
+
+
+def draw_settings(function: Any, run_seed: int, examples: int) -> int:
+    """``examples`` to draw, a seed from the run's seed and the test's name, no database, no
+    timing health checks: the same submission draws the same examples."""
     settings(
         max_examples=examples,
         derandomize=False,
@@ -169,13 +192,8 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
         phases=PHASES,
         suppress_health_check=list(HealthCheck),
     )(function)
-    seed((run.seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
-    if run.recordings is not None:
-        body = function.hypothesis.inner_test
-        run.examples[test.nodeid], run.bodies[test.nodeid] = examples, body
-        function.hypothesis.inner_test = recording(
-            body, run.recordings, set(test._fixtureinfo.argnames), run.session.asked
-        )
+    seed((run_seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
+    return examples
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -197,7 +215,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         item_id = _item_id(test, run)
         needs = marker.kwargs.get("needs", ())
-        if item_id is None or not _in_profile(run.session.profile, item_id, needs):
+        if item_id is None or not in_profile(run.session.profile, item_id, needs):
             edition = _lacking_edition(run, item_id, needs)
             if edition is not None:
                 run.editions[item_id] = edition  # type: ignore[index]
@@ -213,11 +231,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         keep.append(test)
         share = int(marker.kwargs.get("share", 1))
-        _apply_settings(
-            test,
-            run,  # type: ignore[arg-type]
-            max(MIN_EXAMPLES, -(-rubric.by_id[item_id].examples // share)),
-        )
+        _apply_settings(test, run, examples_per_test(rubric.by_id[item_id].examples, share))  # type: ignore[arg-type]
     for item_id in tested:
         run.editions.pop(item_id, None)  # some of its tests are in the edition
     untested = [
@@ -235,6 +249,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+def examples_per_test(item_examples: int, share: int) -> int:
+    """A test's part of its item's examples (``share`` tests split them)."""
+    return max(MIN_EXAMPLES, -(-item_examples // share))
+
+
 def _item_id(test: pytest.Item, run: GradingRun) -> str | None:
     """The rubric item a grading test counts towards, as the run's course names it (the
     suites mark them in this course's words: ``Profile.item_id``); None: the course has no
@@ -247,12 +266,12 @@ def _lacking_edition(
 ) -> Edition | None:
     """The submission's edition, where a test the course's profile runs does not run only
     because that edition lacks what it needs."""
-    if item_id is None or not _in_profile(run.rubric.profile, item_id, needs):
+    if item_id is None or not in_profile(run.rubric.profile, item_id, needs):
         return None
     return run.session.profile.of(item_id.split(".", 1)[0]).edition
 
 
-def _in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
+def in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:
     """Does the course's API have all a test of ``item_id`` needs?"""
     assignment = item_id.split(".", 1)[0]
     return assignment not in profile.assignments or all(
@@ -294,6 +313,20 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             return True
     run.recordings.start()
     return None
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
+def run_strata(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+    """Once a stratified test's drawn examples (or their replay) pass: its explicit examples,
+    each on the test's body, the first that fails failing the test."""
+    result = yield
+    run = _run(pyfuncitem.config)
+    if run is not None and pyfuncitem.nodeid in run.strata:
+        body, cases = run.strata[pyfuncitem.nodeid]
+        fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        for case in cases:
+            body(**fixtures, **case)
+    return result
 
 
 def _attempt(

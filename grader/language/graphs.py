@@ -212,13 +212,18 @@ def sum_params(shape: Shape) -> tuple[Any, ...]:
     """Summation over everything, one axis, and a tuple of axes. Axes are numpy's, so an axis
     may count from the end (``-1`` is the last), in a tuple too. A tuple of one axis is drawn
     on every shape with an axis, so a tuple is drawn about as often as an int (an engine that
-    takes only None and ints is wrong on a good share of the examples, not on a rare one)."""
+    takes only None and ints is wrong on a good share of the examples, not on a rare one).
+    Tuples of two and three axes mix signs and hold several negative axes, out of order: a
+    backward that re-inserts the summed axes in ``sorted`` order without first counting them
+    from the front puts them in the wrong place there only."""
     ndim = len(shape)
     params: list[Any] = [None, *range(ndim), *range(-ndim, 0)]
     if ndim >= 1:
         params += [(0,), (-1,)]
     if ndim >= 2:
-        params += [(0, ndim - 1), (0, -1)]
+        params += [(0, ndim - 1), (0, -1), (-2, -1), (ndim - 1, -2)]
+    if ndim >= 3:
+        params += [(1, -ndim, -1)]
     return tuple(params)
 
 
@@ -242,10 +247,15 @@ def reshape_params(shape: Shape) -> tuple[Any, ...]:
     return tuple(c for c in candidates if c != shape) or ((size,),)
 
 
+PREPENDS = ((2,), (3, 2), (2, 1, 2))
+"""Leading axes ``broadcast_to`` puts in front: one, two or three (a gradient must sum all of
+them away, not only the first)."""
+
+
 def broadcast_params(shape: Shape) -> tuple[Any, ...]:
-    """Stretch size-1 axes, and prepend an axis: the two things broadcasting does. Where there
-    are several size-1 axes, also the first stretched alone: a gradient must sum over the
-    stretched axes only, which stretching them all at once cannot tell."""
+    """Stretch size-1 axes, and prepend one to three axes: the two things broadcasting does.
+    Where there are several size-1 axes, also the first stretched alone: a gradient must sum
+    over the stretched axes only, which stretching them all at once cannot tell."""
     ones = [i for i, d in enumerate(shape) if d == 1]
     stretched = tuple(2 if d == 1 else d for d in shape)
     params = []
@@ -253,7 +263,7 @@ def broadcast_params(shape: Shape) -> tuple[Any, ...]:
         params.append(stretched)
     if len(ones) > 1:
         params.append(tuple(2 if i == ones[0] else d for i, d in enumerate(shape)))
-    params.append((2,) + shape)
+    params += [prefix + shape for prefix in PREPENDS]
     return tuple(p for p in params if math.prod(p) <= MAX_ELEMENTS)
 
 

@@ -132,10 +132,10 @@ def _graphs(
         node, value = _resolve(kind, values, ops, picks, domain)  # type: ignore[arg-type]
         nodes.append(node)
         values.append(value)
-    return _combine_sinks(Graph(kind, leaves, tuple(nodes)), combine)
+    return combine_sinks(Graph(kind, leaves, tuple(nodes)), combine)
 
 
-def _combine_sinks(graph: Graph, combine: Sequence[str]) -> Graph:
+def combine_sinks(graph: Graph, combine: Sequence[str]) -> Graph:
     """Make every node that nothing consumes count: reduce each sink, then add them up.
 
     With "the last node" as the output about half the leaf gradients would be exactly zero;
@@ -191,7 +191,7 @@ def _repairs(x: np.ndarray) -> list[np.ndarray]:
     return [x, away, np.abs(x) + 0.25]
 
 
-def _admissible_leaves(op: str, leaves: list[np.ndarray], param: Any) -> list[np.ndarray]:
+def admissible_leaves(op: str, leaves: list[np.ndarray], param: Any) -> list[np.ndarray]:
     """The drawn operands moved into ``op``'s domain, all alike; last, each apart from the
     others (lt needs its two operands unequal)."""
     spread = [x + 0.5 * i for i, x in enumerate(leaves)]
@@ -229,7 +229,7 @@ def op_cases(
     )
     params = domain.params(op, row.params(shapes[0]))
     param = params[draw(st.integers(0, len(params) - 1))]
-    leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
+    leaves = admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
     if row.ties and draw(st.booleans()):
         leaves = [leaves[0]] * row.arity
     graph = Graph(kind, tuple(leaves), (Node(op, tuple(range(len(leaves))), param),))
@@ -369,17 +369,22 @@ def single_op_graphs(draw: st.DrawFn, kind: str, ops: Sequence[str]) -> Graph:
     """A graph of one op (operator or method spelling) on fresh leaves; tensors are summed."""
     op = draw(st.sampled_from(list(ops)))
     graph, _ = draw(op_cases(kind, op))
-    return _combine_sinks(graph, ("sum",) if kind == "tensor" else ())
+    return combine_sinks(graph, ("sum",) if kind == "tensor" else ())
 
 
-def _broadcast_partner(shape: tuple[int, ...], choice: int) -> tuple[int, ...]:
-    """A shape that broadcasts against ``shape``: fewer leading axes, or size-1 axes."""
+def broadcast_partners(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The shapes that broadcast against ``shape`` the grader draws: one to three leading axes
+    fewer (a gradient must sum every prepended axis away, not only the first), a size-1 axis in
+    each position, every other axis of size 1, and every axis of size 1."""
+    fewer = [shape[k:] for k in range(1, min(3, len(shape) - 1) + 1)]
+    ones = [tuple(1 if i == j else d for i, d in enumerate(shape)) for j in range(len(shape))]
     partners = [
-        shape[1:] or (1,),
+        *fewer,
+        *ones,
         tuple(1 if i % 2 == 0 else d for i, d in enumerate(shape)),
         (1,) * len(shape),
     ]
-    return partners[choice % len(partners)]
+    return [p for p in dict.fromkeys(partners) if p != shape] or [(1,)]
 
 
 @st.composite
@@ -387,9 +392,9 @@ def broadcasting_cases(draw: st.DrawFn, ops: Sequence[str]) -> tuple[Graph, np.n
     """An elementwise binary op on operands of different (broadcastable) shapes, with a drawn
     gradient for its (broadcast) output."""
     op = draw(st.sampled_from(list(ops)))
-    shape = draw(tensor_shapes(min_dims=2))
-    other = _broadcast_partner(shape, draw(st.integers(0, 2)))
+    shape = draw(tensor_shapes(min_dims=2, max_dims=4))
+    other = draw(st.sampled_from(broadcast_partners(shape)))
     shapes = [shape, other] if draw(st.booleans()) else [other, shape]
-    leaves = _admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], None)
+    leaves = admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], None)
     graph = Graph("tensor", tuple(leaves), (Node(op, (0, 1), None),))
     return graph, draw(leaf_values(np.broadcast_shapes(*shapes)))

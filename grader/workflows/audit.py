@@ -55,7 +55,7 @@ from grader.report.formats.audit import (
     audit_html,
     render,
 )
-from grader.workflows import batch
+from grader.workflows import batch, coverage
 from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, UsageFailure
 from grader.workflows.arguments import add_grading_options, batch_grade_options
 from grader.workflows.differential import ASSIGNMENTS as SPOKEN
@@ -346,7 +346,10 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
         )
     verdicts = triage(options, verdicts, judgements, console)
     report = AuditReport(
-        verdicts, [i.id for i in rubric.items], duration_s=time.monotonic() - started
+        verdicts,
+        [i.id for i in rubric.items],
+        duration_s=time.monotonic() - started,
+        coverage=coverage.measure(rubric, options.grading.seed),
     )
     write_atomically(options.out / "audit.json", json.dumps(report.to_json(), indent=1))
     write_atomically(options.out / "audit.html", audit_html(report))
@@ -397,4 +400,4 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     render(report, Console(highlight=False))
     console.print(f"wrote {options.out / 'audit.json'} and {options.out / 'audit.html'}")
-    return EXIT_BELOW if report.holes else EXIT_OK
+    return EXIT_BELOW if report.holes or report.unreached else EXIT_OK

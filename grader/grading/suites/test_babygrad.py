@@ -11,6 +11,15 @@ from hypothesis.strategies import SearchStrategy
 from grader.checks import accumulation, broadcasting, graphs, ops, walks
 from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
+from grader.grading.strata import stratified
+from grader.language.coverage import backward_strata as tensor_backward_strata
+from grader.language.coverage import (
+    broadcast_strata,
+    dag_strata,
+    kink_strata,
+    op_strata,
+    routing_strata,
+)
 from grader.language.dags import dags
 from grader.language.domains import Domain
 from grader.language.graphs import (
@@ -50,6 +59,7 @@ for _item, _op in TENSOR_OP_ITEMS.items():
         in_domain(partial(op_cases, "tensor", _op)),
         lambda grading, case: ops.check_op(grading, *case),
         needs=(_op,),
+        strata=stratified(lambda had, domain, op=_op: op_strata(op, domain)),
     )
 
 # relu and abs exactly at their kink, which the draws above keep away from (the oracles
@@ -61,6 +71,7 @@ for _item in ("relu", "abs"):
         kink_cases(_item),
         lambda grading, case: ops.check_kink(grading, *case),
         needs=(_item, KINKS),
+        strata=stratified(lambda had, domain, op=_item: kink_strata(op)),
     )
 
 # One operator or method at a time (numbers on either side) reaches the right op; an op the
@@ -73,6 +84,7 @@ for _op in TENSOR_OPERATOR_FORMS:
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
         needs=(_op, OPERATOR + _op),
+        strata=stratified(lambda had, domain, op=_op: routing_strata(op)),
     )
 
 
@@ -86,6 +98,20 @@ for _op in BABYGRAD_BROADCASTING:
         lambda grading, case: broadcasting.check_broadcast(grading, *case),
         share=len(BABYGRAD_BROADCASTING),
         needs=(_op, BROADCASTING),
+        # the item's explicit examples, the course's broadcasting ops taking turns
+        strata=stratified(
+            lambda had, domain, op=_op: broadcast_strata(had).get(op, []),
+            needs=BABYGRAD_BROADCASTING,
+        ),
+    )
+
+
+def backward_strata(edges: bool):
+    """The explicit examples of a ``backward_cases`` test, as the course draws them."""
+    return stratified(
+        lambda had, domain: tensor_backward_strata(edges, bool(had), domain.max_operands),
+        needs=(FROZEN_LEAVES,),
+        names="case",
     )
 
 
@@ -106,18 +132,21 @@ def backward_cases(edges: bool):
 
 
 @graded("babygrad.backward")
+@backward_strata(edges=False)
 @given(backward_cases(edges=False))
 def test_backward_walks_the_graph_with_a_ledger(grading, case):
     walks.check_tensor_backward(grading, *case)
 
 
 @graded("babygrad.backward")
+@backward_strata(edges=True)
 @given(backward_cases(edges=True))
 def test_backward_with_nothing_to_propagate(grading, case):
     walks.check_tensor_backward(grading, *case)
 
 
 @graded("babygrad.backward")
+@stratified(lambda had, domain: dag_strata(), names="dag")
 @given(in_domain(lambda domain: dags(max_nodes=6, max_operands=domain.max_operands)))
 def test_backward_visits_each_tensor_after_its_consumers(grading, dag):
     walks.check_walk_order(grading, dag)
@@ -129,6 +158,7 @@ def test_backward_visits_each_shared_tensor_once(grading):
 
 
 @graded("babygrad.accumulate")
+@stratified(lambda had, domain: [(dag, (2, 3)) for dag in dag_strata()], names="dag,shape")
 @given(
     in_domain(lambda domain: dags(max_nodes=5, max_operands=domain.max_operands)),
     tensor_shapes(max_dims=2),

@@ -7,6 +7,13 @@ from hypothesis import strategies as st
 from grader.checks import accumulation, graphs, ops, walks
 from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
+from grader.grading.strata import stratified
+from grader.language.coverage import (
+    SCALAR_UPSTREAM,
+    scalar_kink_strata,
+    scalar_number_strata,
+    shared_strata,
+)
 from grader.language.dags import WEIGHTS, dags, shallow
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
@@ -68,6 +75,7 @@ for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MIC
         lambda grading, case: accumulation.check_accumulate(grading, *case),
         share=len(MICROGRAD_PRIMITIVES) + 1,
         needs=_ops,
+        strata=stratified(lambda had, domain, op=_ops[0]: shared_strata(op), kind="scalar"),
     )
 
 
@@ -98,12 +106,20 @@ for _item, _op, _needs, _cases in [
         _cases,
         lambda grading, case: ops.check_op(grading, *case),
         needs=_needs,
+        # a + 2 with the number an int and a float, whatever the seed draws
+        strata=stratified(
+            lambda had, domain, number=_needs[-1]: [
+                (graph, SCALAR_UPSTREAM) for graph in scalar_number_strata(number)
+            ],
+            kind="scalar",
+        ),
     )
 
 
 # relu exactly at 0, which the draws above keep away from (the oracles cannot judge there):
 # the gradient its docstring documents.
 @graded("micrograd.ops.relu", needs=("relu",))
+@stratified(lambda had, domain: scalar_kink_strata("relu"), kind="scalar", names="case")
 @given(scalar_kink_cases("relu"))
 def test_relu_passes_no_gradient_at_zero(grading, case):
     ops.check_kink(grading, *case)
@@ -118,6 +134,7 @@ for _op in MICROGRAD_COMPOSED:
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.SUGAR),
         share=len(MICROGRAD_COMPOSED),
         needs=(_op,),
+        strata=stratified(lambda had, domain, op=_op: scalar_number_strata(op), kind="scalar"),
     )
 
 

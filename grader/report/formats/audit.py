@@ -14,6 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from grader.language.coverage import ItemCoverage
+
 KILLED, LEAK, ELSEWHERE = "killed", "leak", "elsewhere"
 DIFFERS, EQUIVALENT, CONFIRMED = "differs", "equivalent", "confirmed-equivalent"
 NOTHING_EARNED, EARNS_POINTS, ERROR = "earns-nothing", "earns-points", "error"
@@ -74,6 +76,9 @@ class AuditReport:
     """The rubric items in rubric order (the table's rows)."""
     duration_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    coverage: list[ItemCoverage] = field(default_factory=list)
+    """Per item, how many of its examples at the rubric's seed reach each dimension of its
+    contract (``grader.workflows.coverage``)."""
 
     def rows(self) -> list[tuple[str, dict[str, float]]]:
         """Per item, the count of each column; then a total row."""
@@ -99,12 +104,18 @@ class AuditReport:
     def holes(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.verdict in HOLES or v.misdiagnosis or v.leaked]
 
+    @property
+    def unreached(self) -> list[ItemCoverage]:
+        """Items with a dimension of their contract none of their examples reach."""
+        return [c for c in self.coverage if c.missing]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": "autograd-grader/audit/1",
             "duration_s": round(self.duration_s, 1),
             "notes": self.notes,
             "table": [{"item": item, **row} for item, row in self.rows()],
+            "coverage": [c.to_json() for c in self.coverage],
             "verdicts": [v.to_json() for v in self.verdicts],
         }
 
@@ -122,6 +133,15 @@ def render(report: AuditReport, console: Console) -> None:
     for item, row in report.rows():
         table.add_row(item, *(_cell(row[c]) for c in COLUMNS), end_section=item == "total")
     console.print(table)
+    if report.coverage:
+        coverage = Table(title="contract coverage: examples per dimension at the rubric's seed")
+        for column in ("item", "examples", "dimensions (examples)", "unreached"):
+            coverage.add_column(column)
+        for item in report.coverage:
+            coverage.add_row(
+                item.item, str(item.examples), _counts(item), ", ".join(item.missing) or "·"
+            )
+        console.print(coverage)
     for note in report.notes:
         console.print(note)
     for verdict in report.holes:
@@ -131,6 +151,28 @@ def render(report: AuditReport, console: Console) -> None:
     console.print(
         f"{len(report.verdicts)} graded in {report.duration_s:.0f} s; {len(report.holes)} hole(s)"
     )
+
+
+def _counts(item: ItemCoverage) -> str:
+    """Each dimension with its count, those the item must reach first."""
+    ordered = sorted(item.counts, key=lambda d: (d not in item.required, d))
+    return ", ".join(f"{d} {item.counts[d]}" for d in ordered)
+
+
+def _coverage_html(coverage: Sequence[ItemCoverage]) -> list[str]:
+    if not coverage:
+        return []
+    rows = "".join(
+        f"<tr><td>{escape(c.item)}</td><td class=n>{c.examples}</td>"
+        f"<td>{escape(_counts(c))}</td><td>{escape(', '.join(c.missing)) or '·'}</td></tr>"
+        for c in coverage
+    )
+    return [
+        "<h2>Contract coverage</h2><p>Per item, how many of its examples at the rubric's seed "
+        "reach each dimension of its contract; an item's explicit examples reach every one.</p>",
+        "<table><tr><th>item</th><th>examples</th><th>dimensions (examples)</th>"
+        f"<th>unreached</th></tr>{rows}</table>",
+    ]
 
 
 def _why(verdict: Verdict) -> str:
@@ -197,6 +239,7 @@ def audit_html(report: AuditReport) -> str:
         f"graded in {report.duration_s:.0f} s.</p>",
         *(f"<p>{escape(note)}</p>" for note in report.notes),
         f"<table><tr>{head}</tr>{rows}</table>",
+        *_coverage_html(report.coverage),
         *_section("Holes", report.holes),
         *_section("Equivalent (no difference found)", equivalents),
         "</body></html>",

@@ -1,0 +1,367 @@
+"""Contract coverage: which dimensions of a course's documented domain an example reaches, and
+the explicit examples (strata) that reach every one of them at every seed.
+
+A dimension is one documented kind of input: a rank, an ``axes`` form, a number of prepended
+axes, a size-1 axis stretched in one position, a frozen leaf, a shared node... Random draws
+reach each only by luck of the seed, so every grading test that has strata also runs them, as
+explicit examples: the smallest known inputs that together reach every dimension the test's
+op can reach in the course's domain (``op_strata``, ``broadcast_strata``, ``backward_strata``,
+``dag_strata``). Their leaf values and gradients sit on the strategies' grid of eighths.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.language.dags import Dag
+from grader.language.domains import EVERY_FORM, Domain
+from grader.language.graphs import (
+    MATMUL_BATCHES,
+    MAX_ELEMENTS,
+    OPS,
+    Graph,
+    MatMulShapes,
+    Node,
+    SameShape,
+)
+from grader.language.strategies import (
+    NUMBER_OPERANDS,
+    PRELOADS,
+    UPSTREAM,
+    admissible_leaves,
+    broadcast_partners,
+    combine_sinks,
+)
+
+MAX_RANK = 4
+DEEP = 4
+"""Ops on the longest path from a leaf to the root that make a ``deep chain``."""
+LEFT_NUMBERS = ("radd", "rsub", "rmul", "rdiv")
+PRELOAD = PRELOADS[0]
+
+
+def _axes_dimensions(axes: Any) -> set[str]:
+    if axes is None:
+        return {"axes None"}
+    if isinstance(axes, int):
+        return {"axes negative int" if axes < 0 else "axes int"}
+    dims = {f"axes tuple of {len(axes)}"}
+    negative = sum(a < 0 for a in axes)
+    if negative and negative < len(axes):
+        dims.add("axes mixed signs")
+    if negative > 1:
+        dims.add("axes several negative")
+    return dims
+
+
+def _broadcast_dimensions(operand: Sequence[int], result: Sequence[int]) -> set[str]:
+    """Prepended axes and stretched positions (counted in ``result``) of one operand."""
+    extra = len(result) - len(operand)
+    dims = {f"prepended {extra}"} if extra or tuple(operand) != tuple(result) else set()
+    dims |= {
+        f"stretched axis {extra + i}"
+        for i, d in enumerate(operand)
+        if d == 1 and result[extra + i] != 1
+    }
+    return dims
+
+
+def graph_dimensions(graph: Graph) -> set[str]:
+    """The dimensions one graph of the graph language reaches."""
+    values = [np.asarray(v) for v in graph.leaves]
+    dims = {f"rank {v.ndim}" for v in values} if graph.kind == "tensor" else set()
+    for node in graph.nodes:
+        operands = [values[i] for i in node.args]
+        value = np.asarray(OPS[node.op].forward(*operands, node.param))
+        values.append(value)
+        if node.op in ("sum", "sum_tuple"):
+            dims |= _axes_dimensions(node.param)
+        elif node.op == "broadcast_to":
+            dims |= _broadcast_dimensions(operands[0].shape, node.param)
+        elif node.op in ("matmul", "matmul_2d"):
+            dims.add(_batch_dimension(operands[0].shape[:-2], operands[1].shape[:-2]))
+        elif len(operands) == 2 and operands[0].shape != operands[1].shape:
+            for side, operand in zip(("left", "right"), operands, strict=True):
+                dims |= _broadcast_dimensions(operand.shape, value.shape)
+                if operand.size < value.size:
+                    dims.add(f"broadcast on the {side}")
+        if node.op in NUMBER_OPERANDS:
+            dims.add(f"number on the {'left' if node.op in LEFT_NUMBERS else 'right'}")
+        if node.op in ("relu", "abs") and any(np.any(v == 0) for v in operands):
+            dims.add("kink")
+    if _longest_chain(graph.nodes, len(graph.leaves)) >= DEEP:
+        dims.add("deep chain")
+    if _shared(node.args for node in graph.nodes):
+        dims.add("shared nodes")
+    return dims
+
+
+def _batch_dimension(a: Sequence[int], b: Sequence[int]) -> str:
+    if not a and not b:
+        return "batch none"
+    if not a or not b:
+        return "batch on one side"
+    if tuple(a) == tuple(b):
+        return "batch same"
+    if 1 in (*a, *b) and np.broadcast_shapes(tuple(a), tuple(b)) not in (tuple(a), tuple(b)):
+        return "batch stretched on both sides"
+    return "batch stretched" if len(a) == len(b) else "batch prepended"
+
+
+def _shared(uses: Iterable[Sequence[int]]) -> bool:
+    counts: dict[int, int] = {}
+    for args in uses:
+        for arg in args:
+            counts[arg] = counts.get(arg, 0) + 1
+    return any(count > 1 for count in counts.values())
+
+
+def _longest_chain(nodes: Sequence[Any], leaves: int) -> int:
+    depth = [0] * leaves
+    for node in nodes:
+        args = node.args if isinstance(node, Node) else [i for i, _ in node]
+        depth.append(1 + max((depth[i] for i in args), default=0))
+    return max(depth, default=0)
+
+
+def _upstream_dimension(upstream: np.ndarray | None) -> str:
+    if upstream is None or np.all(np.asarray(upstream) == 1.0):
+        return "default upstream"
+    return "random upstream"
+
+
+def dag_dimensions(dag: Dag) -> set[str]:
+    dims = {"shared nodes"} if _shared([i for i, _ in n] for n in dag.nodes) else set()
+    if _longest_chain(dag.nodes, dag.leaves) >= DEEP:
+        dims.add("deep chain")
+    return dims
+
+
+def dimensions(example: Any) -> set[str]:
+    """The dimensions one drawn example of any grading test reaches (its arguments, by name)."""
+    dims: set[str] = set()
+    for value in example.values() if isinstance(example, dict) else (example,):
+        dims |= _value_dimensions(value)
+    return dims
+
+
+def _value_dimensions(value: Any) -> set[str]:
+    if isinstance(value, Graph):
+        return graph_dimensions(value)
+    if isinstance(value, Dag):
+        return dag_dimensions(value)
+    if isinstance(value, tuple) and value and isinstance(value[0], Graph):
+        graph, upstream = value[:2]  # and, for micrograd's ledger, the leaves' preloads
+        return graph_dimensions(graph) | {_upstream_dimension(upstream)}
+    if isinstance(value, tuple) and value and isinstance(value[0], Dag):
+        dag, shape, frozen, upstream = value
+        dims = dag_dimensions(dag) | {f"rank {len(shape)}", _upstream_dimension(upstream)}
+        if dag.size == 1:
+            dims.add("lone leaf")
+        elif len(frozen) == dag.leaves:
+            dims.add("nothing requires grad")
+        else:
+            dims.add("frozen leaves" if frozen else "every leaf trainable")
+        return dims
+    return set()
+
+
+def _grid(shape: Sequence[int], start: int) -> np.ndarray:
+    """Fixed values on the grid of eighths in [-3, 3], never 0 (kinks are drawn apart)."""
+    size = math.prod(shape)
+    steps = [((start + 7 * k) % 47) - 23 for k in range(size)]
+    return np.asarray([(s or 1) / 8 for s in steps], dtype=np.float64).reshape(tuple(shape))
+
+
+def _upstream(shape: Sequence[int]) -> np.ndarray:
+    size = math.prod(shape)
+    return np.asarray([UPSTREAM[k % len(UPSTREAM)] for k in range(size)]).reshape(tuple(shape))
+
+
+def _case(
+    op: str, shapes: Sequence[Sequence[int]], param: Any, domain: Domain
+) -> tuple[Graph, np.ndarray] | None:
+    """``op`` on fixed leaves of ``shapes`` (moved into its domain of values) with a fixed
+    upstream gradient; None where the course's ``domain`` or the grader's bounds exclude it."""
+    row = OPS[op]
+    if param not in domain.params(op, row.params(tuple(shapes[0]))) or not domain.operands(
+        op, shapes
+    ):
+        return None
+    try:
+        leaves = admissible_leaves(op, [_grid(s, 3 + 11 * i) for i, s in enumerate(shapes)], param)
+    except AssertionError:
+        return None
+    out = np.shape(row.forward(*leaves, param))
+    if math.prod(out) > MAX_ELEMENTS:
+        return None
+    graph = Graph("tensor", tuple(leaves), (Node(op, tuple(range(len(leaves))), param),))
+    return graph, _upstream(out)
+
+
+def _small_shapes(min_rank: int) -> list[tuple[int, ...]]:
+    """Shapes of sides 2 and 1 (and 3, below rank 3), ranks ``min_rank`` to 4."""
+    return [
+        shape
+        for rank in range(min_rank, MAX_RANK + 1)
+        for shape in itertools.product((2, 1, 3) if rank < 3 else (2, 1), repeat=rank)
+    ]
+
+
+Candidate = tuple[str, Sequence[Sequence[int]], Any]
+"""An op alone, its operands' shapes and its parameter."""
+
+
+def _cover(candidates: Iterable[Candidate], domain: Domain) -> list[tuple[Graph, np.ndarray]]:
+    """A case of each candidate, in order, that reaches a dimension no case before it reached.
+    A candidate's dimensions are read first on leaves of ones (the shapes and the parameter
+    decide them): only the few that add one are built (``_case``: values in the op's domain)."""
+    chosen: list[tuple[Graph, np.ndarray]] = []
+    reached: set[str] = {"random upstream"}
+    for op, shapes, param in candidates:
+        node = Node(op, tuple(range(len(shapes))), param)
+        sketch = Graph("tensor", tuple(np.ones(tuple(s)) for s in shapes), (node,))
+        if graph_dimensions(sketch) <= reached:
+            continue
+        case = _case(op, shapes, param, domain)
+        if case is not None:
+            chosen.append(case)
+            reached |= dimensions(case)
+    return chosen
+
+
+def _op_candidates(op: str, domain: Domain) -> Iterator[tuple[list[tuple[int, ...]], Any]]:
+    """Every small input of ``op`` alone, smallest ranks first."""
+    row = OPS[op]
+    if isinstance(row.operands, SameShape):
+        min_rank = 0 if row.operands.min_dims == 1 else row.operands.min_dims
+        for shape in _small_shapes(min_rank):
+            if max(shape, default=1) <= row.operands.max_side:
+                for param in row.params(shape):
+                    yield [shape] * row.arity, param
+        return
+    batched = isinstance(row.operands, MatMulShapes) and row.operands.batched
+    for batch_a, batch_b in MATMUL_BATCHES if batched else [((), ())]:
+        yield [batch_a + (2, 3), batch_b + (3, 2)], None
+
+
+@functools.cache
+def op_strata(op: str, domain: Domain) -> list[tuple[Graph, np.ndarray]]:
+    """Explicit examples of ``op`` alone that reach every dimension it has in ``domain``."""
+    return _cover(((op, shapes, param) for shapes, param in _op_candidates(op, domain)), domain)
+
+
+@functools.cache
+def broadcast_strata(ops: tuple[str, ...]) -> dict[str, list[tuple[Graph, np.ndarray]]]:
+    """Explicit examples of ``ops`` (taking turns) on operands that broadcast, each way the
+    draws do, by op."""
+    if not ops:
+        return {}
+    shapes = (
+        pair
+        for shape in _small_shapes(2)
+        for other in broadcast_partners(shape)
+        for pair in ([shape, other], [other, shape])
+    )
+    cases = _cover(((ops[k % len(ops)], pair, None) for k, pair in enumerate(shapes)), EVERY_FORM)
+    return {op: [case for case in cases if case[0].nodes[0].op == op] for op in ops}
+
+
+def backward_strata(edges: bool, frozen_leaves: bool, max_operands: int | None) -> list[Any]:
+    """``tensor_backward_cases``'s dimensions, explicitly: a deep chain with a frozen leaf and
+    a random upstream, and every leaf trainable with the default; or (``edges``) a lone leaf,
+    and every leaf frozen."""
+    chain = Dag(2, (((0, 2.0), (1, -1.0)), ((2, 0.5),), ((3, 3.0),), ((4, -0.25),)))
+    shape = (2, 3)
+    if edges:
+        cases = [(Dag(1, ()), shape, (), _upstream(shape))]
+        if frozen_leaves:
+            cases.append((chain, shape, (0, 1), None))
+        return cases
+    if max_operands is not None and max_operands < 2:
+        chain = Dag(1, (((0, 2.0),), ((1, 0.5),), ((2, 3.0),), ((3, -0.25),)))
+    frozen = (0,) if frozen_leaves and chain.leaves > 1 else ()
+    return [(chain, shape, frozen, _upstream(shape)), (chain, (), (), None)]
+
+
+def kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:
+    """``op`` (relu, abs) on exact zeros, as ``kink_cases`` draws it."""
+    shape = (2, 3)
+    return [(Graph("tensor", (np.zeros(shape),), (Node(op, (0,), None),)), _upstream(shape))]
+
+
+def routing_strata(op: str) -> list[Graph]:
+    """``op`` alone, summed, where it takes a number (on the left or the right): the number
+    is then reached by construction, as the drawn graphs of ``single_op_graphs`` reach it."""
+    if op not in NUMBER_OPERANDS:
+        return []
+    case = _case(op, [(2, 3)], OPS[op].params((2, 3))[0], EVERY_FORM)
+    return [] if case is None else [combine_sinks(case[0], ("sum",))]
+
+
+SCALAR_LEAF, SCALAR_UPSTREAM = np.asarray(1.25), np.asarray(UPSTREAM[0])
+"""A micrograd leaf in every op's domain of values, and an upstream gradient that is not 1."""
+
+
+def scalar_kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:
+    """``op`` (relu) on exactly 0.0, as ``scalar_kink_cases`` draws it."""
+    return [(Graph("scalar", (np.asarray(0.0),), (Node(op, (0,), None),)), SCALAR_UPSTREAM)]
+
+
+def scalar_number_strata(op: str) -> list[Graph]:
+    """``op`` (``a + 2``, ``2 - a``) with its number an int and a float, where it takes one."""
+    if op not in NUMBER_OPERANDS:
+        return []
+    number = OPS[op].params(())[0]
+    return [
+        Graph("scalar", (SCALAR_LEAF,), (Node(op, (0,), param),))
+        for param in (int(number), float(number))
+    ]
+
+
+def shared_strata(op: str) -> list[tuple[Graph, float, list[float]]]:
+    """``op`` on one leaf used twice (``x * x``, ``tanh(x) + tanh(x)``), its gradient preloaded,
+    as ``accumulate_cases`` draws half the time."""
+    param = OPS[op].params(())[0]
+    if OPS[op].arity == 2:
+        nodes: tuple[Node, ...] = (Node(op, (0, 0), param),)
+    else:
+        nodes = (Node(op, (0,), param), Node(op, (0,), param), Node("add", (1, 2), None))
+    return [(Graph("scalar", (SCALAR_LEAF,), nodes), float(SCALAR_UPSTREAM), [PRELOAD])]
+
+
+def dag_strata() -> list[Dag]:
+    """A DAG with shared nodes (a diamond) deep enough to be a deep chain."""
+    return [Dag(1, (((0, 2.0),), ((1, 0.5), (1, -1.0)), ((2, 3.0),), ((3, 0.5), (1, 2.0))))]
+
+
+@dataclass(frozen=True)
+class ItemCoverage:
+    """One item's examples at one seed, and how many reach each dimension."""
+
+    item: str
+    examples: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    required: frozenset[str] = frozenset()
+    """The dimensions its explicit examples reach: every one of its contract."""
+
+    @property
+    def missing(self) -> list[str]:
+        return sorted(d for d in self.required if not self.counts[d])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "examples": self.examples,
+            "counts": dict(sorted(self.counts.items())),
+            "required": sorted(self.required),
+            "missing": self.missing,
+        }

@@ -1,0 +1,134 @@
+"""Contract coverage (issue 32): every dimension of every item's documented domain is reached at
+every seed, by construction (explicit examples: ``grader.grading.strata``), not by luck; a
+course's domain narrows its dimensions; planted bugs are killed whatever the seed.
+
+The counts draw the examples without grading (``grader.workflows.coverage``): seconds a seed."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis.internal.conjecture import providers
+
+from grader.grading import rubric as rubric_module
+from grader.layout import DEFAULT_RUBRIC, REPO
+from grader.report.formats.audit import AuditReport, audit_html
+from grader.workflows.coverage import measure
+from tests.grading import grade_report
+from tests.planted import BABYGRAD_BUGS, CATALOGUE, MICROGRAD_BUGS, plant
+
+RUBRICS = {
+    "course": DEFAULT_RUBRIC,
+    **{p.parent.name: p for p in sorted((REPO / "courses").glob("*/rubric.yaml"))},
+}
+SEEDS = range(1, 21)
+RANKS = {f"rank {r}" for r in range(5)}
+AXES = {
+    "axes None",
+    "axes int",
+    "axes negative int",
+    "axes tuple of 1",
+    "axes tuple of 2",
+    "axes tuple of 3",
+    "axes mixed signs",
+    "axes several negative",
+}
+PREPENDED = {f"prepended {k}" for k in range(4)}
+STRETCHED = {f"stretched axis {i}" for i in range(4)}
+
+
+@pytest.fixture(autouse=True)
+def _restore_local_constants(monkeypatch) -> None:
+    """``measure`` draws as a grading run does; the rest of the process draws as it did."""
+    monkeypatch.setattr(providers, "_get_local_constants", providers._get_local_constants)
+
+
+def _required(course: str) -> dict[str, frozenset[str]]:
+    rubric = rubric_module.load(RUBRICS[course])
+    return {c.item: c.required for c in measure(rubric, stratified_only=True)}
+
+
+def test_the_issues_dimensions_are_each_items_contract():
+    required = _required("course")
+    expected = {
+        "babygrad.ops.summation": RANKS | AXES,
+        "babygrad.ops.broadcast_to": RANKS | PREPENDED | STRETCHED,
+        "babygrad.broadcasting": PREPENDED | STRETCHED | {"broadcast on the left"},
+        "babygrad.ops.matmul": {"batch stretched on both sides", "batch on one side"},
+        "babygrad.backward": {
+            "frozen leaves",
+            "every leaf trainable",
+            "random upstream",
+            "default upstream",
+            "lone leaf",
+            "nothing requires grad",
+            "deep chain",
+            "shared nodes",
+        },
+        "babygrad.accumulate": {"shared nodes"},
+        "babygrad.ops.add_scalar": {"number on the right", "rank 0", "rank 4"},
+        "babygrad.ops.relu": {"kink"},
+        "babygrad.ops.abs": {"kink"},
+        "babygrad.tensor_ops": {"number on the left", "number on the right"},
+    }
+    assert {item: dims - required[item] for item, dims in expected.items()} == dict.fromkeys(
+        expected, set()
+    )
+
+
+def test_a_courses_domain_narrows_its_dimensions():
+    """needle takes no int axes and never stretches a batch axis; the babygrad book sums over
+    tuples counted from the front; neither is asked for what its contract leaves out."""
+    needle = _required("needle-hw1")
+    assert not {"axes int", "axes negative int"} & needle["needle.ops.summation"]
+    assert {"axes mixed signs", "axes several negative"} <= needle["needle.ops.summation"]
+    assert not any("stretched" in d for d in needle["needle.ops.matmul"])
+    book = _required("babygrad-book")
+    assert AXES & book["babygrad.ops.summation"] == {
+        "axes None",
+        "axes tuple of 1",
+        "axes tuple of 2",
+    }
+
+
+def test_the_audit_shows_the_coverage_table():
+    rubric = rubric_module.load(DEFAULT_RUBRIC)
+    report = AuditReport([], [i.id for i in rubric.items], coverage=measure(rubric))
+    assert not report.unreached
+    summation = next(c for c in report.to_json()["coverage"] if c["item"].endswith("summation"))
+    assert summation["counts"]["axes several negative"] >= 1
+    assert "Contract coverage" in audit_html(report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("course", sorted(RUBRICS))
+def test_every_dimension_is_reached_at_every_seed(course, seed):
+    rubric = rubric_module.load(RUBRICS[course])
+    unreached = {c.item: c.missing for c in measure(rubric, seed, True) if c.missing}
+    assert unreached == {}
+
+
+SAMPLED = [
+    CATALOGUE["babygrad.ops.summation:sorted-reinsertion"],
+    CATALOGUE["babygrad.ops.broadcast_to:sums-one-prepended-axis"],
+    *random.Random(32).sample(BABYGRAD_BUGS, 2),
+    *random.Random(32).sample(MICROGRAD_BUGS, 2),
+]
+"""The two bugs only the new draws catch, and a seeded sample of the others."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sampled_planted_bugs_are_killed_at_every_seed(tmp_path: Path, seed):
+    """Each bug, one submission each, graded on its own item only at ``seed``."""
+    survivors = []
+    for k, bug in enumerate(SAMPLED):
+        submission = plant(tmp_path / str(k), bug)
+        report = grade_report(submission, only=[bug.item], seed=seed, replay=None)
+        item = next(i for i in report.items if i["id"] == bug.item)
+        if item["score"] >= item["max_score"]:
+            survivors.append(bug.label)
+    assert survivors == []
