@@ -11,8 +11,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from grader.language.function_api import FunctionApi, resolve
+from grader.language.function_api import FunctionApi
 from grader.language.graphs import Graph, build_source, names
+from grader.language.package import resolve
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker.encoding import Encoded, encode
 from grader.worker.recording import Record

@@ -7,6 +7,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.language.graphs import Graph
+from grader.worker.probes.adapted import adapted, walk_graph
 from grader.worker.probes.build import build, own_grads, recorded, report
 from grader.worker.recording import (
     Record,
@@ -18,8 +19,11 @@ from grader.worker.recording import (
 
 
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """Build with operators and methods, call ``backward()`` on the output, report everything."""
+    """Build with operators and methods, call ``backward()`` on the output, report everything
+    (through a course adapter: the grader's walk over the student's ops)."""
     graph = Graph.from_json(case["graph"])
+    if adapted(engine):
+        return walk_graph(engine, graph)
     nodes = build(engine, graph)
     nodes[-1].backward()
     return report(engine, graph, nodes, own_grads(engine, graph, nodes))

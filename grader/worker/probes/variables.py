@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from grader.language.function_api import resolve
+from grader.language.package import resolve
 from grader.worker.encoding import encode
 from grader.worker.probes.build import functions_of
 from grader.worker.probes.stand_ins import given_scalars, given_variables
