@@ -1,4 +1,4 @@
-"""TinyTorch's autograd module through the grader's adapter protocol (grader/worker/adapters.py).
+"""TinyTorch's autograd module through the grader's adapter protocol (grader/language/adapters.py).
 
 Its ops are Tensor methods (ReLU and Sigmoid: activation classes) that record a ``*Backward``
 in ``_grad_fn`` after the forward; each is asked alone with ``apply(grad_output)`` on bare
@@ -52,6 +52,14 @@ def gradients(engine, tensor, out_grad):
     grad_fn = tensor._grad_fn
     grads = grad_fn.apply(out_grad.astype("float32"))
     return [
-        None if grad is None else engine.autograd.reduce_broadcast(grad, x.shape)
-        for grad, x in zip(grads, grad_fn.saved_tensors)
+        None if grad is None else reduced(engine, grad, x.shape)
+        for grad, x in zip(grads, grad_fn.saved_tensors, strict=False)
     ]
+
+
+def reduced(engine, grad, shape):
+    """As the given Tensor.backward: only a gradient of another shape is reduced, so an op is
+    graded without the helper wherever nothing was broadcast."""
+    if getattr(grad, "shape", None) == tuple(shape):
+        return grad
+    return engine.autograd.reduce_broadcast(grad, shape)

@@ -11,20 +11,38 @@ from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
     Graph,
     Node,
+    expression,
     format_leaf,
     function_source,
     names,
 )
 from grader.language.snippets import array_literal
+from grader.language.tensor_api import TensorApi
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
 from grader.worker.protocol import Probe
 
 
-def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
+def broadcast_snippet(graph: Graph, out_grad: np.ndarray, api: TensorApi | None = None) -> str:
     """One elementwise op on operands of different shapes, then on the same operands broadcast
-    beforehand: the first gradients should be the second ones summed back to each shape."""
+    beforehand: the first gradients should be the second ones summed back to each shape. A
+    course graded through an adapter asks the op recorded on the result, in its own API."""
     var = names(graph)
+    if api is not None and api.adapter:
+        return "\n".join(
+            [
+                "import numpy as np",
+                api.imports,
+                *(
+                    f"{v} = {format_leaf(value, 'tensor', api)}  # shape {value.shape}"
+                    for v, value in zip(var, graph.leaves, strict=False)
+                ),
+                f"out = {expression(graph, len(graph.leaves), api, var)}",
+                f"g = np.array({array_literal(out_grad)})  # shape {out_grad.shape}",
+                "# each gradient, summed back to its input's shape, should be g's share of it",
+                f"print(out.{api.node_op}.{api.backward}(g))",
+            ]
+        )
     a, b = var[:2]
     op = function_source(graph.nodes[0])
     return "\n".join(
@@ -122,7 +140,7 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     crashed, is missing or is wrong), the example is not gradable until the op's item passes
     (``NotGradable``); a reduction wrong even there leaves nothing to compare with, and earns
     nothing."""
-    snippet = broadcast_snippet(graph, out_grad)
+    snippet = broadcast_snippet(graph, out_grad, session.assignment("tensor").api)
     explicit = _beforehand(session, graph, out_grad)
     gate = (
         explicit if isinstance(explicit, bool) else _beforehand(session, generic(graph), out_grad)
@@ -132,7 +150,8 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     if gate is False:
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
-        raise NotGradable((f"babygrad.ops.{BROADCAST_OP_ITEMS[graph.nodes[0].op]}",))
+        item = f"babygrad.ops.{BROADCAST_OP_ITEMS[graph.nodes[0].op]}"
+        raise NotGradable((session.profile.item_id(item) or item,))
     case = {"graph": graph.to_json(), "out_grad": out_grad.tolist()}
     shape = out_grad.shape
     leaves = [v.shape for v in graph.leaves]

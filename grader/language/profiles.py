@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.language import adapters
 from grader.language.assignments import (
     MICROGRAD,
     Assignment,
@@ -61,7 +62,6 @@ from grader.language.graphs import (
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.language.yamlfiles import line_of, load_validated
 from grader.layout import DEFAULT_PROFILE
-from grader.worker import adapters
 
 KIND_OPS = {
     "scalar": (*MICROGRAD_OPS, *SCALAR_FUNCTION_OPS),
@@ -506,7 +506,7 @@ def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list
 
 
 def _with_adapter(path: Path, text: str, name: str, api: TensorApi) -> TensorApi:
-    """The spelling with its course adapter's text (``grader.worker.adapters``), checked to
+    """The spelling with its course adapter's text (``grader.language.adapters``), checked to
     define the protocol; it is never run here, only in the worker."""
     if not api.adapter:
         return api
@@ -523,7 +523,7 @@ def _with_adapter(path: Path, text: str, name: str, api: TensorApi) -> TensorApi
     if lacking:
         raise ProfileError(
             f"{where}: {api.adapter} does not define {', '.join(lacking)} (the adapter "
-            "protocol: grader/worker/adapters.py)."
+            "protocol: grader/language/adapters.py)."
         )
     return dataclasses.replace(api, adapter_source=source)
 

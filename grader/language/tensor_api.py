@@ -50,7 +50,7 @@ class TensorApi(PackagedApi):
     """What ``.grad`` holds: a ``tensor`` read like a value, or a bare numpy ``array``
     (TinyTorch), printed as it is."""
     adapter: str = ""
-    """A course adapter (``grader.worker.adapters``): the file in the course's folder that
+    """A course adapter (``grader.language.adapters``): the file in the course's folder that
     implements the grader's protocol where this spelling cannot; the worker runs it."""
     adapter_source: str = ""
     """The adapter's text, read when the profile is loaded and sent to the worker with the

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
+from grader.language import adapters
 from grader.language.function_api import FunctionApi
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
-from grader.worker import adapters, engines, framing, probes
+from grader.worker import engines, framing, probes
 from grader.worker.deviations import deviation
 from grader.worker.encoding import ProbeError
 from grader.worker.protocol import Probe

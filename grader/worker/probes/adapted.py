@@ -1,4 +1,4 @@
-"""The probes of an engine graded through its course's adapter (``grader.worker.adapters``):
+"""The probes of an engine graded through its course's adapter (``grader.language.adapters``):
 one op alone, and a whole graph built with the student's ops and walked by the grader.
 
 The walk here is the grader's: a course that gives its students ``Tensor.backward`` is not

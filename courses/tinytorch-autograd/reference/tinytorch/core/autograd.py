@@ -21,42 +21,54 @@ class Function:
 def reduce_broadcast(grad, shape):
     """Sum ``grad`` down to ``shape``: over the leading axes broadcasting added, and over the
     axes it stretched from size 1."""
+    # BEGIN SOLUTION [tinytorch.reduce_broadcast]: sum the added axes, then the stretched ones
     while grad.ndim > len(shape):
         grad = grad.sum(axis=0)
     for axis, size in enumerate(shape):
         if size == 1 and grad.shape[axis] != 1:
             grad = grad.sum(axis=axis, keepdims=True)
     return grad
+    # END SOLUTION
 
 
 class AddBackward(Function):
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.add_backward]: grad_output for each input
         return grad_output, grad_output
+        # END SOLUTION
 
 
 class SubBackward(Function):
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.sub_backward]: grad_output for a, its negation for b
         return grad_output, -grad_output
+        # END SOLUTION
 
 
 class MulBackward(Function):
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.mul_backward]: grad_output times the other input
         a, b = self.saved_tensors
         return grad_output * b.data, grad_output * a.data
+        # END SOLUTION
 
 
 class DivBackward(Function):
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.div_backward]: 1 / b and -a / b**2, times grad_output
         a, b = self.saved_tensors
         return grad_output / b.data, -grad_output * a.data / b.data**2
+        # END SOLUTION
 
 
 class MatmulBackward(Function):
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.matmul_backward]: grad_output @ b^T and a^T @ grad_output
         a, b = self.saved_tensors
         grad_a = np.matmul(grad_output, np.swapaxes(b.data, -2, -1))
         grad_b = np.matmul(np.swapaxes(a.data, -2, -1), grad_output)
         return grad_a, grad_b
+        # END SOLUTION
 
 
 class TransposeBackward(Function):
@@ -65,7 +77,9 @@ class TransposeBackward(Function):
         self.dim0, self.dim1 = (-2, -1) if dim0 is None and dim1 is None else (dim0, dim1)
 
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.transpose_backward]: swap the same two axes of grad_output back
         return (np.swapaxes(grad_output, self.dim0, self.dim1),)
+        # END SOLUTION
 
 
 class ReshapeBackward(Function):
@@ -74,7 +88,9 @@ class ReshapeBackward(Function):
         self.original_shape = original_shape
 
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.reshape_backward]: grad_output in the input's shape
         return (np.reshape(grad_output, self.original_shape),)
+        # END SOLUTION
 
 
 class SumBackward(Function):
@@ -84,17 +100,21 @@ class SumBackward(Function):
         self.keepdims = keepdims
 
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.sum_backward]: restore the summed axes, then broadcast
         (tensor,) = self.saved_tensors
         grad = np.asarray(grad_output)
         if self.axis is not None and not self.keepdims:
             grad = np.expand_dims(grad, self.axis)
         return (np.broadcast_to(grad, tensor.shape).copy(),)
+        # END SOLUTION
 
 
 class ReLUBackward(Function):
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.relu_backward]: grad_output where the input is positive
         (tensor,) = self.saved_tensors
         return (grad_output * (tensor.data > 0),)
+        # END SOLUTION
 
 
 class SigmoidBackward(Function):
@@ -103,7 +123,9 @@ class SigmoidBackward(Function):
         self.output_data = output.data
 
     def apply(self, grad_output):
+        # BEGIN SOLUTION [tinytorch.sigmoid_backward]: grad_output * s * (1 - s), s the saved output
         return (grad_output * self.output_data * (1 - self.output_data),)
+        # END SOLUTION
 
 
 def enable_autograd():
@@ -171,11 +193,13 @@ def backward(self, gradient=None):
         return
     if gradient is None:
         gradient = np.ones_like(self.data)
-    gradient = reduce_broadcast(np.asarray(gradient, dtype=np.float32), self.shape)
+    gradient = np.asarray(gradient, dtype=np.float32)
+    if gradient.shape != self.shape:
+        gradient = reduce_broadcast(gradient, self.shape)
     self.grad = gradient if self.grad is None else self.grad + gradient
     grad_fn = getattr(self, "_grad_fn", None)
     if grad_fn is not None:
-        for tensor, grad in zip(grad_fn.saved_tensors, grad_fn.apply(gradient)):
+        for tensor, grad in zip(grad_fn.saved_tensors, grad_fn.apply(gradient), strict=False):
             if isinstance(tensor, Tensor) and tensor.requires_grad and grad is not None:
                 tensor.backward(grad)
 

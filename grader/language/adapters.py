@@ -16,8 +16,9 @@ more. The adapter module defines, in the course's own words:
   delivers it to an input (None: no gradient).
 
 The grader walks the graph itself (``grader.worker.probes.adapted``): the course's own walk is
-never graded through an adapter. Only the worker runs an adapter, on the student's engine;
-the trusted parent only checks, without running it, that it defines these functions.
+never graded through an adapter. Only the worker runs an adapter (``load_adapter``, called by
+its runner), on the student's engine; the trusted parent only checks, without running it,
+that it defines these functions (``missing``, when the profile is loaded).
 """
 
 from __future__ import annotations
