@@ -96,3 +96,11 @@ def test_a_walk_the_course_gives_is_never_graded():
     assert profile.item_id("babygrad.accumulate") is None
     assert profile.item_id("babygrad.ops.add") == "tinytorch.add_backward"
     assert not profile.of("tinytorch").has("operator.add")
+
+
+def test_a_changed_adapter_changes_the_rubrics_digest(tmp_path):
+    profile = _tinytorch_copy(tmp_path)
+    before = profiles.load(profile).text
+    adapter = profile.parent / "adapter.py"
+    adapter.write_text(adapter.read_text() + "\n# changed\n")
+    assert profiles.load(profile).text != before

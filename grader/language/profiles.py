@@ -335,7 +335,8 @@ class Profile:
     path: Path
     assignments: dict[str, AssignmentProfile]
     text: str = field(default="", repr=False)
-    """The file as read: a rubric's digest covers it (what is graded depends on it)."""
+    """The file as read, and its adapters' text: a rubric's digest covers it (what is graded
+    depends on it)."""
 
     def of(self, assignment: str) -> AssignmentProfile:
         return self.assignments[assignment]
@@ -437,8 +438,16 @@ def load(path: Path) -> Profile:
                 for edition, spec in raw.get("editions", {}).items()
             ),
         )
+    # What is graded depends on an adapter too: a rubric's digest covers its text.
+    adapted = "".join(
+        a.api.adapter_source for a in assignments.values() if isinstance(a.api, TensorApi)
+    )
     return Profile(
-        name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text
+        name=data["profile"],
+        title=data["title"],
+        path=path,
+        assignments=assignments,
+        text=text + adapted,
     )
 
 
