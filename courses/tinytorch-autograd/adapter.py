@@ -2,12 +2,15 @@
 
 Its ops are Tensor methods (ReLU and Sigmoid: activation classes) that record a ``*Backward``
 in ``_grad_fn`` after the forward; each is asked alone with ``apply(grad_output)`` on bare
-arrays, and what it returns is reduced to each input's shape by the student's
-``reduce_broadcast``, as the course's given ``Tensor.backward`` does. Runs in the worker only.
+arrays; what it returns reaches each input as the course's given ``Tensor.backward`` delivers
+it (summed down to the input's shape). The student's ``_reduce_broadcast_grad`` is graded
+where their ``apply`` calls it, as TinyTorch's solution does. Runs in the worker only.
 """
 
 import importlib
 from types import SimpleNamespace
+
+import numpy as np
 
 
 def load():
@@ -52,14 +55,18 @@ def gradients(engine, tensor, out_grad):
     grad_fn = tensor._grad_fn
     grads = grad_fn.apply(out_grad.astype("float32"))
     return [
-        None if grad is None else reduced(engine, grad, x.shape)
+        None if grad is None else delivered(grad, x.shape)
         for grad, x in zip(grads, grad_fn.saved_tensors, strict=False)
     ]
 
 
-def reduced(engine, grad, shape):
-    """As the given Tensor.backward: only a gradient of another shape is reduced, so an op is
-    graded without the helper wherever nothing was broadcast."""
-    if getattr(grad, "shape", None) == tuple(shape):
-        return grad
-    return engine.autograd.reduce_broadcast(grad, shape)
+def delivered(grad, shape):
+    """A gradient as the given Tensor.backward delivers it: summed down to the input's shape
+    (the course's code, not the student's: a shape its reduction leaves is not charged)."""
+    grad = np.asarray(grad)
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad

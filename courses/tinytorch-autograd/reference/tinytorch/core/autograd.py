@@ -1,5 +1,5 @@
 """Module 05, autograd, as this course's reference: each ``*Backward`` class's ``apply`` and
-``reduce_broadcast`` are the students' work; ``Function``, ``enable_autograd`` and
+``_reduce_broadcast_grad`` are the students' work; ``Function``, ``enable_autograd`` and
 ``Tensor.backward`` are given."""
 
 import numpy as np
@@ -18,13 +18,13 @@ class Function:
         raise NotImplementedError("Each Function must implement apply()")
 
 
-def reduce_broadcast(grad, shape):
-    """Sum ``grad`` down to ``shape``: over the leading axes broadcasting added, and over the
-    axes it stretched from size 1."""
+def _reduce_broadcast_grad(grad, original_shape):
+    """Sum ``grad`` down to ``original_shape``: over the leading axes broadcasting added, and
+    over the axes it stretched from size 1."""
     # BEGIN SOLUTION [tinytorch.reduce_broadcast]: sum the added axes, then the stretched ones
-    while grad.ndim > len(shape):
+    while grad.ndim > len(original_shape):
         grad = grad.sum(axis=0)
-    for axis, size in enumerate(shape):
+    for axis, size in enumerate(original_shape):
         if size == 1 and grad.shape[axis] != 1:
             grad = grad.sum(axis=axis, keepdims=True)
     return grad
@@ -34,14 +34,20 @@ def reduce_broadcast(grad, shape):
 class AddBackward(Function):
     def apply(self, grad_output):
         # BEGIN SOLUTION [tinytorch.add_backward]: grad_output for each input
-        return grad_output, grad_output
+        a, b = self.saved_tensors
+        return _reduce_broadcast_grad(grad_output, a.shape), _reduce_broadcast_grad(
+            grad_output, b.shape
+        )
         # END SOLUTION
 
 
 class SubBackward(Function):
     def apply(self, grad_output):
         # BEGIN SOLUTION [tinytorch.sub_backward]: grad_output for a, its negation for b
-        return grad_output, -grad_output
+        a, b = self.saved_tensors
+        return _reduce_broadcast_grad(grad_output, a.shape), _reduce_broadcast_grad(
+            -grad_output, b.shape
+        )
         # END SOLUTION
 
 
@@ -49,7 +55,8 @@ class MulBackward(Function):
     def apply(self, grad_output):
         # BEGIN SOLUTION [tinytorch.mul_backward]: grad_output times the other input
         a, b = self.saved_tensors
-        return grad_output * b.data, grad_output * a.data
+        grad_a = _reduce_broadcast_grad(grad_output * b.data, a.shape)
+        return grad_a, _reduce_broadcast_grad(grad_output * a.data, b.shape)
         # END SOLUTION
 
 
@@ -57,7 +64,8 @@ class DivBackward(Function):
     def apply(self, grad_output):
         # BEGIN SOLUTION [tinytorch.div_backward]: 1 / b and -a / b**2, times grad_output
         a, b = self.saved_tensors
-        return grad_output / b.data, -grad_output * a.data / b.data**2
+        grad_a = _reduce_broadcast_grad(grad_output / b.data, a.shape)
+        return grad_a, _reduce_broadcast_grad(-grad_output * a.data / b.data**2, b.shape)
         # END SOLUTION
 
 
@@ -188,14 +196,18 @@ def _tracked(result, grad_fn):
 
 
 def backward(self, gradient=None):
-    """Given: recursive, one call per path; each input's gradient is reduced to its shape."""
+    """Given: recursive, one call per path; a gradient of another shape is summed down to
+    this tensor's, as the course's own code does."""
     if not self.requires_grad:
         return
     if gradient is None:
         gradient = np.ones_like(self.data)
     gradient = np.asarray(gradient, dtype=np.float32)
-    if gradient.shape != self.shape:
-        gradient = reduce_broadcast(gradient, self.shape)
+    while gradient.ndim > self.data.ndim:
+        gradient = gradient.sum(axis=0)
+    for axis, size in enumerate(self.shape):
+        if size == 1 and gradient.shape[axis] != 1:
+            gradient = gradient.sum(axis=axis, keepdims=True)
     self.grad = gradient if self.grad is None else self.grad + gradient
     grad_fn = getattr(self, "_grad_fn", None)
     if grad_fn is not None:
