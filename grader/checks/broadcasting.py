@@ -28,31 +28,30 @@ def broadcast_snippet(graph: Graph, out_grad: np.ndarray, api: TensorApi | None 
     beforehand: the first gradients should be the second ones summed back to each shape. A
     course graded through an adapter asks the op recorded on the result, in its own API."""
     var = names(graph)
-    if api is not None and api.adapter:
+    own = api if api is not None and api.adapter else None
+    head = [
+        "import numpy as np",
+        own.imports if own else BABYGRAD.imports,
+        *(
+            f"{v} = {format_leaf(value, 'tensor', own or 'tensor')}  # shape {value.shape}"
+            for v, value in zip(var, graph.leaves, strict=False)
+        ),
+    ]
+    if own is not None:
         return "\n".join(
             [
-                "import numpy as np",
-                api.imports,
-                *(
-                    f"{v} = {format_leaf(value, 'tensor', api)}  # shape {value.shape}"
-                    for v, value in zip(var, graph.leaves, strict=False)
-                ),
-                f"out = {expression(graph, len(graph.leaves), api, var)}",
+                *head,
+                f"out = {expression(graph, len(graph.leaves), own, var)}",
                 f"g = np.array({array_literal(out_grad)})  # shape {out_grad.shape}",
                 "# each gradient, summed back to its input's shape, should be g's share of it",
-                f"print(out.{api.node_op}.{api.backward}(g))",
+                f"print(out.{own.node_op}.{own.backward}(g))",
             ]
         )
     a, b = var[:2]
     op = function_source(graph.nodes[0])
     return "\n".join(
         [
-            "import numpy as np",
-            BABYGRAD.imports,
-            *(
-                f"{v} = {format_leaf(value, 'tensor')}  # shape {value.shape}"
-                for v, value in zip(var, graph.leaves, strict=False)
-            ),
+            *head,
             f"g = Tensor({array_literal(out_grad)}, requires_grad=False)  # shape {out_grad.shape}",
             f"op = {op}",
             f"grads = op.backward(g, op({a}, {b}))",
