@@ -55,6 +55,7 @@ COURSE_ENGINES = {
         "reference": COURSES / "babygrad-book" / "reference",
         "other": ENGINES / "babygrad-book" / "reader",
     },
+    "tinytorch-autograd": {"reference": COURSES / "tinytorch-autograd" / "reference"},
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
 SLOT = 240
@@ -256,6 +257,35 @@ def test_the_babygrad_books_conventions_are_graded_on_their_real_bugs(tmp_path):
     lost = {i["id"] for i in report.items if i["score"] < i["max_score"]}
     assert "babygrad.broadcasting" in lost
     assert lost <= {"babygrad.broadcasting", "babygrad.graphs"}
+
+
+TINYTORCH_FREED_GRAPH = Edit(
+    "tinytorch/core/autograd.py",
+    "                tensor.backward(grad)\n",
+    "                tensor.backward(grad)\n        self._grad_fn = None  # retain_graph=False\n",
+)
+"""TinyTorch's given ``Tensor.backward`` as the official code has it: the graph is freed after
+the first path through a tensor, so a tensor used twice loses every later path (``y + y + y``
+gives 2 instead of 6). The course gives it: it costs no student anything."""
+
+
+def test_the_walk_tinytorch_gives_is_not_the_students_to_answer_for(tmp_path):
+    report = course_grade(
+        "tinytorch-autograd",
+        plant(
+            tmp_path, TINYTORCH_FREED_GRAPH, reference=COURSES / "tinytorch-autograd" / "reference"
+        ),
+    )
+    assert report.score == report.max_score
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(1, 6))
+def test_tinytorchs_reference_keeps_full_marks_over_seeds(seed):
+    report = course_grade(
+        "tinytorch-autograd", COURSE_ENGINES["tinytorch-autograd"]["reference"], seed=seed
+    )
+    assert report.score == report.max_score
 
 
 def test_a_package_is_imported_by_its_apis_name_whatever_its_assignment_is_called(tmp_path):

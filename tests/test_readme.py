@@ -8,7 +8,8 @@ imports ``grader`` from the copy and borrows every other package from the projec
 a clone's own venv would (``make`` sees it installed). The copy holds what the placeholders
 name: ``path/to/folder`` and ``uploads/`` real submissions, ``path/to/hw1`` a needle homework
 (its ``python/needle/``), ``path/to/Module-1`` a MiniTorch one, ``path/to/project`` a
-babygrad book reader's, ``my_engine.ipynb`` a notebook engine; ``$SECRET`` is a seed and
+babygrad book reader's, ``path/to/TinyTorch`` a TinyTorch module 05 one,
+``my_engine.ipynb`` a notebook engine; ``$SECRET`` is a seed and
 ``python`` the venv's, as after ``. .venv/bin/activate``.
 Commands that would run for long or forever get what make reads from the environment, or a
 Ctrl-C: ``make test`` and ``make check`` run one small test file (``ARGS``; they would
@@ -109,6 +110,11 @@ def root(tmp_path_factory) -> Path:
     shutil.copytree(
         REPO / "tests" / "engines" / "babygrad-book" / "reader",
         root / "path" / "to" / "project",
+        ignore=NOT_COPIED,
+    )
+    shutil.copytree(
+        REPO / "courses" / "tinytorch-autograd" / "reference",
+        root / "path" / "to" / "TinyTorch",
         ignore=NOT_COPIED,
     )
     (root / "my_engine.ipynb").write_text(notebook(engine))

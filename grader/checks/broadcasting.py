@@ -11,30 +11,47 @@ from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
     Graph,
     Node,
+    expression,
     format_leaf,
     function_source,
     names,
 )
 from grader.language.snippets import array_literal
+from grader.language.tensor_api import TensorApi
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker import protocol
 from grader.worker.protocol import Probe
 
 
-def broadcast_snippet(graph: Graph, out_grad: np.ndarray) -> str:
+def broadcast_snippet(graph: Graph, out_grad: np.ndarray, api: TensorApi | None = None) -> str:
     """One elementwise op on operands of different shapes, then on the same operands broadcast
-    beforehand: the first gradients should be the second ones summed back to each shape."""
+    beforehand: the first gradients should be the second ones summed back to each shape. A
+    course graded through an adapter asks the op recorded on the result, in its own API."""
     var = names(graph)
+    own = api if api is not None and api.adapter else None
+    head = [
+        "import numpy as np",
+        own.imports if own else BABYGRAD.imports,
+        *(
+            f"{v} = {format_leaf(value, 'tensor', own or 'tensor')}  # shape {value.shape}"
+            for v, value in zip(var, graph.leaves, strict=False)
+        ),
+    ]
+    if own is not None:
+        return "\n".join(
+            [
+                *head,
+                f"out = {expression(graph, len(graph.leaves), own, var)}",
+                f"g = np.array({array_literal(out_grad)})  # shape {out_grad.shape}",
+                "# each gradient, summed back to its input's shape, should be g's share of it",
+                f"print(out.{own.node_op}.{own.backward}(g))",
+            ]
+        )
     a, b = var[:2]
     op = function_source(graph.nodes[0])
     return "\n".join(
         [
-            "import numpy as np",
-            BABYGRAD.imports,
-            *(
-                f"{v} = {format_leaf(value, 'tensor')}  # shape {value.shape}"
-                for v, value in zip(var, graph.leaves, strict=False)
-            ),
+            *head,
             f"g = Tensor({array_literal(out_grad)}, requires_grad=False)  # shape {out_grad.shape}",
             f"op = {op}",
             f"grads = op.backward(g, op({a}, {b}))",
@@ -122,7 +139,7 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     crashed, is missing or is wrong), the example is not gradable until the op's item passes
     (``NotGradable``); a reduction wrong even there leaves nothing to compare with, and earns
     nothing."""
-    snippet = broadcast_snippet(graph, out_grad)
+    snippet = broadcast_snippet(graph, out_grad, session.assignment("tensor").api)
     explicit = _beforehand(session, graph, out_grad)
     gate = (
         explicit if isinstance(explicit, bool) else _beforehand(session, generic(graph), out_grad)
@@ -132,7 +149,8 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     if gate is False:
         if session.failures.get(session.current_test) is not None:
             return  # shrinking a failure found before: this example is simply not it
-        raise NotGradable((f"babygrad.ops.{BROADCAST_OP_ITEMS[graph.nodes[0].op]}",))
+        item = f"babygrad.ops.{BROADCAST_OP_ITEMS[graph.nodes[0].op]}"
+        raise NotGradable((session.profile.item_id(item) or item,))
     case = {"graph": graph.to_json(), "out_grad": out_grad.tolist()}
     shape = out_grad.shape
     leaves = [v.shape for v in graph.leaves]

@@ -62,6 +62,14 @@ def op_snippet(
             "out._backward()",
             f"print({', '.join(values)})" if shown else f"print(out.data, {grads})",
         ]
+    elif assignment.api.adapter:  # the op is recorded on its result: ask it there
+        api = assignment.api
+        body = [
+            "import numpy as np",
+            f"out = {expression(graph, len(graph.leaves), api, var)}",
+            f"print({api.value_source('out')}, "
+            f"out.{api.node_op}.{api.backward}(np.array({array_literal(out_grad)})))",
+        ]
     else:
         api = assignment.api
         upstream = api.leaf_source(array_literal(out_grad), False)

@@ -116,10 +116,3 @@ class FunctionApi(PackagedApi):
     def class_source(self, op: str) -> str:
         """The function class of ``op``, as a snippet names it (``minitorch.Mul``)."""
         return f"{self.package}.{self.classes[op]}"
-
-
-def resolve(root: Any, dotted: str) -> Any:
-    """``root.a.b`` for ``"a.b"``."""
-    for name in dotted.split("."):
-        root = getattr(root, name)
-    return root

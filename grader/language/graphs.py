@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -782,9 +783,19 @@ def expression(graph: Graph, index: int, api: str | Spelling, var: list[str]) ->
     if template is None:
         raise ValueError(f"op {node.op!r} has no {api} spelling")
     # None is every method's default (``t.transpose()``, ``t.sum()``): spelled as a student
-    # would, the default is what is run.
-    param = "" if node.param is None else repr(node.param)
-    return template.format(*(var[a] for a in node.args), p=param)
+    # would, the argument is left out and the default is what is run.
+    if node.param is None:
+        return without_param(template).format(*(var[a] for a in node.args), p="")
+    return template.format(*(var[a] for a in node.args), p=repr(node.param))
+
+
+def without_param(template: str) -> str:
+    """``template`` with the argument ``{p}`` fills taken out, keyword and comma included
+    (``ops.summation({0}, axes={p})`` -> ``ops.summation({0})``, ``{0}.transpose(*{p})`` ->
+    ``{0}.transpose()``): an empty ``{p}`` alone
+    would leave ``axes=)``, a syntax error a student would be shown as theirs."""
+    template = re.sub(r",\s*(\w+\s*=\s*|\*)?\{p\}", "", template)
+    return re.sub(r"\(\s*(\w+\s*=\s*|\*)?\{p\}\s*,?\s*", "(", template)
 
 
 def format_leaf(value: np.ndarray, kind: str, api: str | Spelling = "tensor") -> str:

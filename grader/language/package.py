@@ -6,6 +6,7 @@ and reported missing the same way whatever the ops look like."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,12 +16,17 @@ class PackagedApi:
     folder: str = ""
     """The folder holding the package, relative to the submission (``python`` for needle)."""
     files: tuple[str, ...] = ("tensor.py", "ops.py")
-    """The package's files without which the assignment was not submitted."""
+    """The package's files without which the assignment was not submitted (``core/x.py``: in
+    a subpackage)."""
+    init: bool = True
+    """The package has a top ``__init__.py`` (TinyTorch's student repositories have none:
+    ``tinytorch`` is then a namespace package, and its first file stands for the upload)."""
 
     @property
     def engine_file(self) -> str:
-        """The module the worker imports: the package's ``__init__``."""
-        return self._in_package("__init__.py")
+        """The file whose presence says the engine was submitted: the package's
+        ``__init__``, or its first file for a package without one."""
+        return self._in_package("__init__.py" if self.init else self.files[0])
 
     @property
     def layout(self) -> tuple[str, ...]:
@@ -37,3 +43,10 @@ class PackagedApi:
 
     def _in_package(self, name: str) -> str:
         return "/".join(p for p in (self.folder, self.package, name) if p)
+
+
+def resolve(root: Any, dotted: str) -> Any:
+    """``root.a.b`` for ``"a.b"``: an API names attributes by dotted paths."""
+    for name in dotted.split("."):
+        root = getattr(root, name)
+    return root

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.language import adapters
 from grader.language.assignments import (
     MICROGRAD,
     Assignment,
@@ -53,8 +54,10 @@ from grader.language.function_api import FunctionApi
 from grader.language.graphs import (
     BABYGRAD_OPERATOR_FORMS,
     MICROGRAD_OPS,
+    OPS,
     SCALAR_FUNCTION_OPS,
     TENSOR_OP_ITEMS,
+    without_param,
 )
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.language.yamlfiles import line_of, load_validated
@@ -71,6 +74,8 @@ ZERO_GRAD = "walk.zero_grad"
 FROZEN_LEAVES = "walk.frozen_leaves"
 BROADCASTING = "broadcasting"
 KINKS = "kinks"
+WALK_ITEMS = ("topo", "backward", "accumulate", "zero_grad", "deep")
+"""The items that grade a walk: a course that gives its walk (``topo: given``) has none."""
 OPERATOR = "operator."
 """``operator.<op>``: the API applies the op with one of Tensor's operators or methods, not
 by calling its op class: which op the operator reaches is then the student's to grade."""
@@ -115,8 +120,13 @@ SCHEMA: dict[str, Any] = {
                                     "topological_sort",
                                     "backpropagate",
                                     "central_difference",
+                                    "ops_module",
+                                    "tensor_module",
                                 )
                             },
+                            "grad": {"enum": ["tensor", "array"]},
+                            "init": {"type": "boolean"},
+                            "adapter": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
                             "variable": {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
@@ -124,7 +134,10 @@ SCHEMA: dict[str, Any] = {
                             "files": {
                                 "type": "array",
                                 "minItems": 1,
-                                "items": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
+                                "items": {
+                                    "type": "string",
+                                    "pattern": r"^([A-Za-z0-9_]+/)*[A-Za-z0-9_]+\.py$",
+                                },
                             },
                             "broadcasts": {"type": "boolean"},
                             "kinks": {"type": "boolean"},
@@ -143,7 +156,7 @@ SCHEMA: dict[str, Any] = {
                         "required": ["topo", "zero_grad"],
                         "additionalProperties": False,
                         "properties": {
-                            "topo": {"enum": ["module", "nested"]},
+                            "topo": {"enum": ["module", "nested", "given"]},
                             "zero_grad": {"enum": ["module", "absent"]},
                             "frozen_leaves": {"enum": ["no_grad", "grad", "unspecified"]},
                         },
@@ -234,7 +247,10 @@ class Walk:
     topo: str
     """``module``: ``build_topo(root)`` at the engine module's top level, graded alone and
     replaced by a correct order while ``backward()`` is graded; ``nested``: the order is built
-    inside ``backward()``, so the whole walk is graded together."""
+    inside ``backward()``, so the whole walk is graded together; ``given``: the course gives
+    its students the walk (TinyTorch's ``Tensor.backward``), which is theirs to use, not to be
+    graded on: no walk item, and whole graphs are walked by the grader over the student's
+    ops (through the course's adapter)."""
     zero_grad: str
     """``module``: ``zero_grad(root)`` at the engine module's top level; ``absent``."""
     frozen_leaves: str = "no_grad"
@@ -304,7 +320,10 @@ class AssignmentProfile:
             return self.kind == "tensor" and (self.api or BABYGRAD_API).kinks
         if need.startswith(OPERATOR):
             op = need.removeprefix(OPERATOR)
-            return op in self.ops and (self.api or BABYGRAD_API).operator(op)
+            api = self.api or BABYGRAD_API
+            # Through an adapter the grader applies each op itself: no operator to route.
+            adapted = isinstance(api, TensorApi) and bool(api.adapter)
+            return op in self.ops and api.operator(op) and not adapted
         return need in self.ops
 
 
@@ -317,7 +336,8 @@ class Profile:
     path: Path
     assignments: dict[str, AssignmentProfile]
     text: str = field(default="", repr=False)
-    """The file as read: a rubric's digest covers it (what is graded depends on it)."""
+    """The file as read, and its adapters' text: a rubric's digest covers it (what is graded
+    depends on it)."""
 
     def of(self, assignment: str) -> AssignmentProfile:
         return self.assignments[assignment]
@@ -377,6 +397,8 @@ class Profile:
         own = self.of_kind(of_name(prefix).kind)
         if own is None:
             return suite_item
+        if own.walk.topo == "given" and rest in WALK_ITEMS:
+            return None
         renamed = own.items.get(rest, rest)
         return None if renamed is None else f"{own.name}.{renamed}"
 
@@ -397,6 +419,9 @@ def load(path: Path) -> Profile:
                 "See 'Grading another course's engine' in README.md."
             )
         api = _api(path, text, name, raw)
+        if isinstance(api, TensorApi):
+            _check_templates(path, text, name, api, raw["ops"])
+            api = _with_adapter(path, text, name, api)
         _check_contract(path, text, name, raw, api)
         assignments[name] = AssignmentProfile(
             name=name,
@@ -414,8 +439,16 @@ def load(path: Path) -> Profile:
                 for edition, spec in raw.get("editions", {}).items()
             ),
         )
+    # What is graded depends on an adapter too: a rubric's digest covers its text.
+    adapted = "".join(
+        a.api.adapter_source for a in assignments.values() if isinstance(a.api, TensorApi)
+    )
     return Profile(
-        name=data["profile"], title=data["title"], path=path, assignments=assignments, text=text
+        name=data["profile"],
+        title=data["title"],
+        path=path,
+        assignments=assignments,
+        text=text + adapted,
     )
 
 
@@ -456,6 +489,53 @@ def _check_contract(
                 f"{', '.join(unknown)} is not in the assignment's ops. "
                 "See 'Grading another course's engine' in README.md."
             )
+
+
+def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list[str]) -> None:
+    """Every op's spelling is Python, with a parameter and with its default (no argument): a
+    template that is not would fail in every student's run, as if it were their code."""
+    for op in ops:
+        try:
+            template = api.template(op)
+        except ValueError:
+            continue  # an op applied by its class only
+        operands = [f"x{i}" for i in range(OPS[op].arity)]
+        sources = {template.format(*operands, p="1")}
+        if without_param(template) != template:  # {p} is an argument: None leaves it out
+            sources.add(without_param(template).format(*operands))
+        for source in sources:
+            try:
+                compile(source, "<template>", "eval")
+            except SyntaxError as exc:
+                line = line_of(text, ["assignments", name, "api", "operators", op])
+                raise ProfileError(
+                    f"{path}:{line}: assignments/{name}/api/operators/{op}: {template!r} is not "
+                    f"a Python expression ({exc.msg}). "
+                    "See 'Grading another course's engine' in README.md."
+                ) from None
+
+
+def _with_adapter(path: Path, text: str, name: str, api: TensorApi) -> TensorApi:
+    """The spelling with its course adapter's text (``grader.language.adapters``), checked to
+    define the protocol; it is never run here, only in the worker."""
+    if not api.adapter:
+        return api
+    line = line_of(text, ["assignments", name, "api", "adapter"])
+    where = f"{path}:{line}: assignments/{name}/api/adapter"
+    file = path.parent / api.adapter
+    if not file.is_file():
+        raise ProfileError(f"{where}: no {api.adapter} beside the profile.")
+    source = file.read_text(encoding="utf-8")
+    try:
+        lacking = adapters.missing(source)
+    except SyntaxError as exc:
+        raise ProfileError(f"{where}: {api.adapter}:{exc.lineno}: {exc.msg}.") from None
+    if lacking:
+        raise ProfileError(
+            f"{where}: {api.adapter} does not define {', '.join(lacking)} (the adapter "
+            "protocol: grader/language/adapters.py)."
+        )
+    return dataclasses.replace(api, adapter_source=source)
 
 
 API_OF_KIND: dict[str, type[TensorApi] | type[FunctionApi]] = {

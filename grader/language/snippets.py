@@ -44,7 +44,7 @@ def _grad_source(var: str, assignment: Assignment) -> str:
     if functions := assignment.functions:
         return f"{var}.{functions.derivative}"
     return (
-        f"{var}.grad" if assignment.kind == "scalar" else assignment.api.value_source(f"{var}.grad")
+        f"{var}.grad" if assignment.kind == "scalar" else assignment.api.grad_source(f"{var}.grad")
     )
 
 

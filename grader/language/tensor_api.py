@@ -17,13 +17,19 @@ from types import CodeType
 from typing import Any
 
 from grader.language.graphs import OPS, Node
-from grader.language.package import PackagedApi
+from grader.language.package import PackagedApi, resolve
 
 
 @dataclass(frozen=True)
 class TensorApi(PackagedApi):
-    """A tensor course's spelling; its package is imported as ``from <package> import Tensor``
-    and ``<package>.ops``."""
+    """A tensor course's spelling; its package is imported as ``from <package>.<tensor_module>
+    import Tensor`` and ``<package>.<ops_module>``. Attribute names may be dotted paths
+    (``_grad_fn.saved_tensors``)."""
+
+    ops_module: str = "ops"
+    """The module of the package that holds the op classes (``core.autograd``)."""
+    tensor_module: str = ""
+    """The module of the package that holds ``Tensor`` (empty: the package itself)."""
 
     leaf: str = "Tensor({data}, requires_grad={requires_grad})"
     """A leaf with every argument the grader relies on spelled out, never a default."""
@@ -40,6 +46,15 @@ class TensorApi(PackagedApi):
     """The attribute of a tensor that holds the op that made it (None for a leaf)."""
     node_inputs: str = "_inputs"
     """The attribute of a tensor that holds its operands."""
+    grad: str = "tensor"
+    """What ``.grad`` holds: a ``tensor`` read like a value, or a bare numpy ``array``
+    (TinyTorch), printed as it is."""
+    adapter: str = ""
+    """A course adapter (``grader.language.adapters``): the file in the course's folder that
+    implements the grader's protocol where this spelling cannot; the worker runs it."""
+    adapter_source: str = ""
+    """The adapter's text, read when the profile is loaded and sent to the worker with the
+    rest of the spelling."""
     classes: Mapping[str, str] = field(default_factory=dict)
     """Op -> the op's class in ``<package>.ops``, where it differs from babygrad's name."""
     operators: Mapping[str, str] = field(default_factory=dict)
@@ -62,9 +77,24 @@ class TensorApi(PackagedApi):
         return cls(**message)
 
     @property
+    def ops_path(self) -> str:
+        """The module holding the op classes, as imported."""
+        return f"{self.package}.{self.ops_module}"
+
+    @property
+    def tensor_path(self) -> str:
+        """The module holding ``Tensor``, as imported."""
+        return ".".join(p for p in (self.package, self.tensor_module) if p)
+
+    @property
     def imports(self) -> str:
         """What a runnable snippet starts with."""
-        return f"from {self.package} import Tensor\nfrom {self.package} import ops"
+        ops = (
+            f"from {self.package} import ops"
+            if self.ops_module == "ops"
+            else f"import {self.ops_path} as ops"
+        )
+        return f"from {self.tensor_path} import Tensor\n{ops}"
 
     def leaf_source(self, data: str, requires_grad: bool) -> str:
         return self.leaf.format(data=data, requires_grad=requires_grad)
@@ -72,14 +102,31 @@ class TensorApi(PackagedApi):
     def value_source(self, expression: str) -> str:
         return f"{expression}.{self.value}"
 
+    def grad_source(self, expression: str) -> str:
+        """A gradient's numbers: a bare array prints them itself (its own ``.data`` is a
+        ``<memory at 0x...>``)."""
+        return expression if self.grad == "array" else self.value_source(expression)
+
     def read(self, tensor: Any, array_or_tensor: bool = False) -> Any:
         """The array a tensor holds; with ``array_or_tensor`` (a gradient, which an engine
         may keep as the array itself), a value without the attribute is the array."""
         name = self.value.removesuffix("()")
-        if array_or_tensor and not hasattr(tensor, name):
+        if array_or_tensor and (self.grad == "array" or not hasattr(tensor, name.split(".")[0])):
             return tensor
-        value = getattr(tensor, name)
+        value = resolve(tensor, name)
         return value() if self.value.endswith("()") else value
+
+    def op_of(self, node: Any) -> Any:
+        """The op that made ``node`` (``node_op``, dotted)."""
+        return resolve(node, self.node_op)
+
+    def inputs_of(self, node: Any) -> Any:
+        """``node``'s operands (``node_inputs``, dotted)."""
+        return resolve(node, self.node_inputs)
+
+    def set_inputs(self, node: Any, inputs: Any) -> None:
+        *path, last = self.node_inputs.split(".")
+        setattr(resolve(node, ".".join(path)) if path else node, last, inputs)
 
     def make_leaf(self, tensor_class: Any, data: Any, requires_grad: bool) -> Any:
         """A leaf made exactly as ``leaf_source`` spells it."""

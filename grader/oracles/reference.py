@@ -11,7 +11,7 @@ import numpy as np
 from grader.language import profiles
 from grader.language.graphs import Graph
 from grader.language.profiles import Profile
-from grader.language.tensor_api import BABYGRAD_API
+from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
 from grader.worker.engines import load_engine, reinstated
@@ -34,6 +34,11 @@ class ReferenceOracle:
         ]
         if not any((root / f).is_file() for f in files):
             raise OracleUnavailable(f"no reference engine in {root}")
+        tensor = self.profile.of_kind("tensor")
+        if tensor is not None and isinstance(tensor.api, TensorApi) and tensor.api.adapter:
+            # A course adapter runs in the worker only: such a reference is checked as a
+            # submission (check-reference); PyTorch and finite differences are the oracles.
+            raise OracleUnavailable(f"{self.profile.name} is graded through its adapter")
         self.root = root
         self.engines: dict[str, Any] = {}
 
@@ -49,7 +54,10 @@ class ReferenceOracle:
                 engine = load_engine(self.root, "micrograd")
             else:
                 api = assignment.api
-                loaded = load_engine(self.root, assignment.name, api.package, api.folder)
+                paths = (api.ops_path, api.tensor_path)
+                loaded = load_engine(
+                    self.root, assignment.name, api.package, api.folder, paths=paths
+                )
                 tensor = _float64(loaded.Tensor) if api == BABYGRAD_API else loaded.Tensor
                 engine = SimpleNamespace(
                     Tensor=tensor, ops=loaded.ops, api=api, modules=loaded.modules

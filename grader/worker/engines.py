@@ -17,18 +17,26 @@ from types import ModuleType, SimpleNamespace
 
 
 def import_engine(
-    assignment: str, package: str = "babygrad", whole: bool = False
+    assignment: str,
+    package: str = "babygrad",
+    whole: bool = False,
+    ops: str = "",
+    tensor: str = "",
 ) -> ModuleType | SimpleNamespace:
     """The engine of ``assignment``, imported from ``sys.path`` as it stands: micrograd's
-    ``engine`` module, a tensor course's ``package`` (its ``Tensor`` and ``ops``), or with
-    ``whole`` the package itself (a scalar course whose ops are classes: its scalar, its
-    functions and its walk are all reached from the package)."""
+    ``engine`` module, a tensor course's ``package`` (its ``Tensor``, from the module
+    ``tensor`` if named, and its op classes' module ``ops``, ``<package>.ops`` unless
+    named), or with ``whole`` the package itself (a scalar course whose ops are classes:
+    its scalar, its functions and its walk are all reached from the package)."""
     if assignment == "micrograd":
         return importlib.import_module("micrograd.engine")
     module = importlib.import_module(package)
     if whole:
         return SimpleNamespace(package=module)
-    return SimpleNamespace(Tensor=module.Tensor, ops=importlib.import_module(f"{package}.ops"))
+    tensor_class = importlib.import_module(tensor).Tensor if tensor else module.Tensor
+    return SimpleNamespace(
+        Tensor=tensor_class, ops=importlib.import_module(ops or f"{package}.ops")
+    )
 
 
 @contextmanager
@@ -90,14 +98,20 @@ def reinstated(engine: object) -> Iterator[None]:
 
 
 def load_engine(
-    root: Path, assignment: str, package: str = "", folder: str = "", whole: bool = False
+    root: Path,
+    assignment: str,
+    package: str = "",
+    folder: str = "",
+    whole: bool = False,
+    paths: tuple[str, str] = ("", ""),
 ) -> ModuleType | SimpleNamespace:
     """``import_engine`` from ``root`` (its ``folder``), leaving ``sys.modules`` as it was, so
-    that several engines (reference, test fixtures) can coexist in one process. A package's
+    that several engines (reference, test fixtures) can coexist in one process (``paths``:
+    the modules of the op classes and of ``Tensor``, as ``import_engine`` takes them). A package's
     engine keeps the modules it imported (``modules``), for ``reinstated``."""
     package = package or assignment
     with isolated(root / folder, "micrograd" if assignment == "micrograd" else package) as modules:
-        engine = import_engine(assignment, package, whole)
+        engine = import_engine(assignment, package, whole, *paths)
     if isinstance(engine, SimpleNamespace):
         engine.modules = modules
     return engine

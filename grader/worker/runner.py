@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
 
+from grader.language import adapters
 from grader.language.function_api import FunctionApi
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker import engines, framing, probes
@@ -106,8 +107,12 @@ class Submission:
         if spelling.folder:
             sys.path.insert(1, str(self.root / spelling.folder))
         try:
+            if isinstance(spelling, TensorApi) and spelling.adapter_source:
+                adapter = adapters.load_adapter(spelling.adapter_source, assignment)
+                return SimpleNamespace(adapter=adapter, engine=adapter.load(), api=spelling)
             whole = isinstance(spelling, FunctionApi)
-            loaded = engines.import_engine(assignment, spelling.package, whole)
+            paths = (spelling.ops_path, spelling.tensor_path) if not whole else ("", "")
+            loaded = engines.import_engine(assignment, spelling.package, whole, *paths)
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the student's
             return exc
         if isinstance(loaded, SimpleNamespace):

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from grader.language.function_api import FunctionApi, resolve
+from grader.language.function_api import FunctionApi
 from grader.language.graphs import Graph, build_source, names
+from grader.language.package import resolve
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker.encoding import Encoded, encode
 from grader.worker.probes.untouched import Watch

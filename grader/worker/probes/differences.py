@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.language.differences import CURVES
-from grader.language.function_api import resolve
+from grader.language.package import resolve
 from grader.worker.encoding import encode
 from grader.worker.probes.build import functions_of
 

@@ -7,6 +7,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.language.graphs import Graph
+from grader.worker.probes.adapted import adapted, walk_graph
 from grader.worker.probes.build import build, own_grads, reader, recorded, report
 from grader.worker.probes.untouched import Watch, values_of
 from grader.worker.recording import (
@@ -20,8 +21,11 @@ from grader.worker.recording import (
 
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Build with operators and methods, call ``backward()`` on the output, report everything,
-    and every node's value an op or the walk changed (``untouched``)."""
+    and every node's value an op or the walk changed (``untouched``); through a course adapter,
+    the grader's walk over the student's ops."""
     graph = Graph.from_json(case["graph"])
+    if adapted(engine):
+        return walk_graph(engine, graph)
     watch = Watch()
     nodes = build(engine, graph, watch)
     with watch.phase("backward", values_of(nodes, reader(engine, graph.kind))):

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from grader.language.function_api import FunctionApi, resolve
+from grader.language.function_api import FunctionApi
 from grader.language.graphs import Graph, expression, names
+from grader.language.package import resolve
 from grader.worker.encoding import ProbeError, encode
+from grader.worker.probes.adapted import adapted, run_op
 from grader.worker.probes.build import (
     api_namespace,
     api_of,
@@ -34,6 +36,8 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
     if functions := functions_of(engine):
         return _function_op(engine, functions, graph, float(out_grad))
+    if adapted(engine):
+        return run_op(engine, graph.nodes[0], list(graph.leaves), out_grad)
     watch = Watch()
     if graph.kind == "scalar":
         leaves = [engine.Value(float(v)) for v in graph.leaves]

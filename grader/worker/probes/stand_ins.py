@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.language.function_api import FunctionApi, resolve
+from grader.language.function_api import FunctionApi
+from grader.language.package import resolve
 from grader.worker.probes.build import api_of
 
 
@@ -124,7 +125,7 @@ def given_tensor(
         return sum(w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays, strict=True))
 
     def backward(self: Any, out_grad: Any, node: Any) -> Any:
-        if getattr(node, api.node_op) is not self:
+        if api.op_of(node) is not self:
             raise ValueError(NOT_THE_OUTPUT)
         calls.append(self.index)
         grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
@@ -151,10 +152,10 @@ def given_tensor(
     reads = [0] * len(nodes)
     if case.get("count_reads"):
         for index, node in enumerate(nodes):
-            if getattr(node, api.node_op) is not None:
-                counted = CountedInputs(getattr(node, api.node_inputs))
+            if api.op_of(node) is not None:
+                counted = CountedInputs(api.inputs_of(node))
                 counted.reads, counted.index = reads, index
-                setattr(node, api.node_inputs, counted)
+                api.set_inputs(node, counted)
     return nodes, calls, reads
 
 

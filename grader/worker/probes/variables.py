@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from grader.language.function_api import FunctionApi, resolve
+from grader.language.function_api import FunctionApi
+from grader.language.package import resolve
 from grader.worker.encoding import encode
 from grader.worker.probes.build import functions_of, scalar_data
 from grader.worker.probes.stand_ins import given_scalars, given_variables
