@@ -96,21 +96,24 @@ def op_snippet(
 def op_names(graph: Graph, assignment: Assignment) -> untouched.Names:
     """What one op alone is given, and its forward and backward, as the feedback names them."""
     var = names(graph)[: len(graph.leaves)]
-    op = graph.nodes[0].op
-    if functions := assignment.functions:
-        calls = {p: f"{functions.classes[op]}.{getattr(functions, p)}" for p in PHASES}
-    elif graph.kind == "scalar":
-        applied = expression(graph, len(graph.leaves), "micrograd", names(graph))
-        calls = {"forward": applied, "backward": f"the _backward of out = {applied}"}
-    else:
-        api = assignment.api
-        calls = {p: f"{api.class_name(op)}.{getattr(api, p)}" for p in PHASES}
     out_grad = "out.grad" if graph.kind == "scalar" else "out_grad"
     return untouched.Names(
         [*(f"its input {v}" for v in var), "its output out"],
         out_grad,
-        lambda change: calls[change.phase],
+        lambda change: _call(graph, assignment, change.phase),
     )
+
+
+def _call(graph: Graph, assignment: Assignment, phase: str) -> str:
+    """The call of ``phase`` (forward or backward) of the op alone, as the course names it:
+    asked only of a change found (an adapter's op may have no class to name)."""
+    op = graph.nodes[0].op
+    if functions := assignment.functions:
+        return f"{functions.classes[op]}.{getattr(functions, phase)}"
+    if graph.kind == "scalar":
+        applied = expression(graph, len(graph.leaves), "micrograd", names(graph))
+        return applied if phase == "forward" else f"the _backward of out = {applied}"
+    return f"{assignment.api.class_name(op)}.{getattr(assignment.api, phase)}"
 
 
 PHASES = ("forward", "backward")
