@@ -41,6 +41,8 @@ training loop at module level)."""
 TEST_BUDGET_FACTOR = 6
 """A grading test may use this many request budgets of CPU time in all: slow examples cannot
 make Hypothesis search, and above all shrink, for minutes."""
+FIRST_EXAMPLES = 8
+"""The snippets of a test's first examples kept (``Examples``)."""
 
 
 class Aborted(pytest.skip.Exception):
@@ -95,6 +97,31 @@ def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
     return remembering
 
 
+@dataclass
+class Examples:
+    """The snippets a test's checks asked with: the first ``FIRST_EXAMPLES`` examples (a check
+    that asks twice for one example gives the same snippet twice in a row: kept once), and
+    how many there were. A failing example may need the calls before it to go wrong again
+    (``grader.grading.reproduce``)."""
+
+    first: list[str] = field(default_factory=list)
+    count: int = 0
+    latest: str = ""
+
+    def add(self, snippet: str) -> None:
+        if not snippet or snippet == self.latest:
+            return
+        self.count += 1
+        self.latest = snippet
+        if len(self.first) < FIRST_EXAMPLES:
+            self.first.append(snippet)
+
+    @property
+    def before_last(self) -> list[str]:
+        """The first examples that came before the test's last one."""
+        return self.first if self.count > len(self.first) else self.first[:-1]
+
+
 WorkerFactory = Callable[["GradingSession"], Worker]
 """Starts the worker a session asks, at its first request; given the session for its launch
 settings (``submission``, ``sandbox``, ``slot``, ``limits``, ``reference_dir``)."""
@@ -138,6 +165,8 @@ class GradingSession:
         self._stopwatches: dict[str, Stopwatch] = {}
         self.asked: list[Request] = []
         """Every request the checks made, in order (a recording keeps each call's)."""
+        self.examples: dict[str, Examples] = {}
+        """Each test's example snippets, by test."""
         self._replay = ReplayPlan()
 
     @property
@@ -161,7 +190,7 @@ class GradingSession:
         """Forget what the running test did since ``mark``: it starts again, budget and all."""
         self.plan([])
         self.checks, self.oracles.disagreements = mark
-        for record in (self.failures, self.aborts, self._stopwatches):
+        for record in (self.failures, self.aborts, self._stopwatches, self.examples):
             record.pop(self.current_test, None)
 
     def plan(self, requests: list[Request]) -> None:
@@ -188,6 +217,7 @@ class GradingSession:
         self._import(assignment, budget)
         request = (assignment, probe, case)
         self.asked.append(request)
+        self.examples.setdefault(self.current_test, Examples()).add(snippet)
         result = self._planned_answer(request, budget)
         if result is None:
             result = self._request(assignment, probe, case, budget, on_timeout)

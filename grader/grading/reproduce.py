@@ -1,0 +1,107 @@
+"""Snippets that replay: a failure's example is run as the student will run it before it is shown.
+
+A grade's worker answers every test of a run in one process, so an engine that keeps state
+between calls (a module-level visited set, a mutable default argument, a cache on the class)
+can fail an example that, run alone, gives the right answer. Before feedback shows a failing
+example, it runs in a fresh interpreter against the student's engine and against the
+reference (whose output is the expected one). If the two differ, the example stands. If not,
+the test's earlier examples are run first (1, 2, 4, ... of them) and the shortest sequence that
+goes wrong is shown instead; if none does, the feedback says the failure depends on state kept
+between calls. Only the example shown and that note change: never a score or a status, and a
+run that hangs or crashes changes nothing.
+
+Cost: nothing for a passing grade; for a failing one, two sandboxed processes (the student's
+engine, the reference) and, per failing item, two forked runs (its first failure's example).
+Only an item whose example does not replay has all its failures tried with earlier examples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grader.checks.fresh import FreshRuns
+from grader.checks.launcher import LaunchSettings
+from grader.grading.scoring import TestOutcome
+
+RUN_SECONDS = 10.0
+"""Wall-clock time one run may take before it is killed (and says nothing)."""
+EARLIER = (1, 2, 4, 8)
+"""How many of the test's earlier examples are tried before the failing one."""
+CAUSES = "a module-level list or set, a mutable default argument, a class attribute used as a cache"
+STATE_NOTE = (
+    f"This failure depends on state kept between calls (e.g. {CAUSES}): running the example "
+    "alone gives the right answer."
+)
+SEQUENCE_NOTE = (
+    "Run alone, this example gives the right answer: it goes wrong after the test's earlier "
+    "examples, so the example below runs {count} of them first. Look for state kept between "
+    f"calls (e.g. {CAUSES})."
+)
+
+
+@dataclass
+class Shown:
+    """A failing test whose example the feedback shows, and the examples before it."""
+
+    outcome: TestOutcome
+    earlier: list[str]
+
+
+def shows_example(outcome: TestOutcome) -> bool:
+    """A verdict on the student's numbers or code, with an example to show."""
+    return not outcome.passed and outcome.status in ("failed", "error") and bool(outcome.snippet)
+
+
+def sequence(earlier: Sequence[str], snippet: str) -> str:
+    """The earlier examples, then the failing one, as one script."""
+    parts = [f"# --- earlier example {n} of this test\n{e}" for n, e in enumerate(earlier, 1)]
+    return "\n".join([*parts, f"# --- the example that goes wrong\n{snippet}"])
+
+
+def settle(shown: Shown, student: FreshRuns, reference: FreshRuns) -> bool:
+    """Make ``shown``'s example one that replays, or say why none does: False when its
+    example, run alone, does not go wrong."""
+    snippet = shown.outcome.snippet
+    expected = reference.run([snippet])
+    if expected is None or expected.raised:
+        return True  # no expected output to compare with: the example stands
+    alone = student.run([snippet])
+    if alone is None or not alone.same(expected):
+        return True
+    outcome = shown.outcome
+    for count in sorted({min(c, len(shown.earlier)) for c in EARLIER} - {0}):
+        run = student.run([*shown.earlier[:count], snippet])
+        if run is not None and not run.same(expected):
+            outcome.snippet = sequence(shown.earlier[:count], snippet)
+            outcome.details = [*outcome.details, SEQUENCE_NOTE.format(count=count)]
+            return False
+    outcome.details = [*outcome.details, STATE_NOTE]
+    return False
+
+
+def replay_shown(shown: Sequence[Shown], student: FreshRuns, reference: FreshRuns) -> None:
+    """Each item's first shown failure is replayed; where it does not replay alone, so are
+    the item's other failures."""
+    by_item: dict[str, list[Shown]] = {}
+    for one in shown:
+        by_item.setdefault(one.outcome.item, []).append(one)
+    for failures in by_item.values():
+        first, *others = failures
+        if not settle(first, student, reference):
+            for other in others:
+                settle(other, student, reference)
+
+
+def replay_examples(session: LaunchSettings, shown: Sequence[Shown]) -> None:
+    """``replay_shown`` against ``session``'s submission and reference (none: nothing to
+    compare with, every example stands), each in its own sandboxed process."""
+    if not shown or session.reference_dir is None:
+        return
+    student = FreshRuns(session, session.submission, RUN_SECONDS)
+    reference = FreshRuns(session, session.reference_dir, RUN_SECONDS)
+    try:
+        replay_shown(shown, student, reference)
+    finally:
+        student.close()
+        reference.close()
