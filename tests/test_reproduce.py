@@ -55,13 +55,14 @@ def runs(fresh_runs: Callable[[float], FreshRuns]) -> FreshRuns:
 
 
 def test_printed_values_are_the_numbers_and_nothing_else():
-    text = "[Value(data=1.5, grad=-2e-3), n0 <Value object at 0x7f00ab>] None nan -inf 3."
+    text = "[Value(data=1.5, grad=-2e-3), n0 <Value at 0x7f00ab>] None nan -inf 3. True"
     values = printed_values(text)
     assert values[:3] == [1.5, -0.002, None]
-    assert math.isnan(values[3]) and values[4:] == [-math.inf, 3.0]
+    assert math.isnan(values[3]) and values[4:] == [-math.inf, 3.0, 1.0]
 
 
-def test_two_outcomes_are_the_same_to_print_precision():
+def test_two_outcomes_are_the_same_to_print_precision_and_nesting():
+    assert not Printed((1.0, 1.0), False, "[[]]").same(Printed((1.0, 1.0), False, "[[][]]"))
     assert Printed((1.0, None), False).same(Printed((1.0 + 1e-9, None), False))
     assert not Printed((1.0, None), False).same(Printed((None, 1.0), False))
     assert not Printed((1.0,), False).same(Printed((1.0, 2.0), False))
@@ -118,6 +119,13 @@ class Stub:
 
 
 RIGHT, WRONG = Printed((1.0,), False), Printed((2.0,), False)
+
+
+def stateful(one: Shown) -> bool:
+    """A new worker answers otherwise than the grade's: the failure needs earlier calls."""
+    return False
+
+
 EARLIER = ["e1", "e2", "e3"]
 
 
@@ -129,7 +137,7 @@ def shown(item: str = "micrograd.topo", snippet: str = "failing") -> Shown:
 def test_an_example_that_goes_wrong_alone_stands_and_is_the_only_one_run():
     first, second = shown(), shown(snippet="other")
     student = Stub(lambda sources: WRONG)
-    replay_shown([first, second], student, Stub(lambda sources: RIGHT))
+    replay_shown([first, second], student, Stub(lambda sources: RIGHT), stateful)
     assert (first.outcome.snippet, first.outcome.details) == ("failing", ["detail"])
     assert student.runs == [["failing"]]
 
@@ -137,7 +145,7 @@ def test_an_example_that_goes_wrong_alone_stands_and_is_the_only_one_run():
 def test_an_example_right_alone_is_shown_after_the_fewest_earlier_examples_tried():
     first, second = shown(), shown(snippet="other")
     student = Stub(lambda sources: WRONG if len(sources) >= 3 else RIGHT)
-    replay_shown([first, second], student, Stub(lambda sources: RIGHT))
+    replay_shown([first, second], student, Stub(lambda sources: RIGHT), stateful)
     for one in (first, second):
         assert one.outcome.snippet == sequence(EARLIER[:2], one.outcome.snippet.split("\n")[-1])
         assert one.outcome.details == ["detail", SEQUENCE_NOTE.format(count=2)]
@@ -146,13 +154,24 @@ def test_an_example_right_alone_is_shown_after_the_fewest_earlier_examples_tried
 
 def test_an_example_right_after_every_sequence_tried_carries_the_state_note():
     one = shown()
-    replay_shown([one], Stub(lambda sources: RIGHT), Stub(lambda sources: RIGHT))
+    replay_shown([one], Stub(lambda sources: RIGHT), Stub(lambda sources: RIGHT), stateful)
     assert (one.outcome.snippet, one.outcome.details) == ("failing", ["detail", STATE_NOTE])
+
+
+@pytest.mark.parametrize("alike", [True, None], ids=["answered-alike", "unknown"])
+def test_an_example_that_fails_afresh_all_the_same_stands(alike):
+    """Right alone, yet a new worker gives the grade's answers (or cannot tell): the example
+    does not print what went wrong, and nothing says state is to blame."""
+    first, second = shown(), shown(snippet="other")
+    student = Stub(lambda sources: RIGHT)
+    replay_shown([first, second], student, Stub(lambda sources: RIGHT), lambda one: alike)
+    assert (first.outcome.snippet, first.outcome.details) == ("failing", ["detail"])
+    assert student.runs == [["failing"]]
 
 
 @pytest.mark.parametrize("reference", [None, Printed((), True)], ids=["no-answer", "raised"])
 def test_without_an_expected_output_the_example_stands(reference):
     one = shown()
     student = Stub(lambda sources: RIGHT)
-    replay_shown([one], student, Stub(lambda sources: reference))
+    replay_shown([one], student, Stub(lambda sources: reference), stateful)
     assert (one.outcome.snippet, one.outcome.details, student.runs) == ("failing", ["detail"], [])

@@ -43,6 +43,8 @@ TEST_BUDGET_FACTOR = 6
 make Hypothesis search, and above all shrink, for minutes."""
 FIRST_EXAMPLES = 8
 """The snippets of a test's first examples kept (``Examples``)."""
+FAILED_CALLS = 64
+"""The latest failing checks of a test whose requests and answers are kept."""
 
 
 class Aborted(pytest.skip.Exception):
@@ -88,11 +90,23 @@ def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(check)
     def remembering(self: GradingSession, *args: Any, **kwargs: Any) -> None:
+        outermost = self.answered is None
+        if outermost:
+            self.answered = []
         try:
             check(self, *args, **kwargs)
         except WrongAnswer as failure:
             self.failures[self.current_test] = failure
+            if outermost:
+                calls = self.failed_calls.setdefault(self.current_test, {})
+                calls.pop(failure.snippet, None)
+                calls[failure.snippet] = self.answered
+                if len(calls) > FAILED_CALLS:
+                    del calls[next(iter(calls))]
             raise
+        finally:
+            if outermost:
+                self.answered = None
 
     return remembering
 
@@ -120,6 +134,10 @@ class Examples:
     def before_last(self) -> list[str]:
         """The first examples that came before the test's last one."""
         return self.first if self.count > len(self.first) else self.first[:-1]
+
+
+Answered = list[tuple[Request, dict[str, Any]]]
+"""Requests, each with the result the worker gave."""
 
 
 WorkerFactory = Callable[["GradingSession"], Worker]
@@ -167,6 +185,11 @@ class GradingSession:
         """Every request the checks made, in order (a recording keeps each call's)."""
         self.examples: dict[str, Examples] = {}
         """Each test's example snippets, by test."""
+        self.answered: Answered | None = None
+        """What the running check asked the worker and was answered (None: no check runs)."""
+        self.failed_calls: dict[str, dict[str, Answered]] = {}
+        """Each test's latest failing checks, by snippet: what each asked and was answered
+        (the failure a test reports need not be its last: shrinking goes on after it)."""
         self._replay = ReplayPlan()
 
     @property
@@ -190,7 +213,13 @@ class GradingSession:
         """Forget what the running test did since ``mark``: it starts again, budget and all."""
         self.plan([])
         self.checks, self.oracles.disagreements = mark
-        for record in (self.failures, self.aborts, self._stopwatches, self.examples):
+        for record in (
+            self.failures,
+            self.aborts,
+            self._stopwatches,
+            self.examples,
+            self.failed_calls,
+        ):
             record.pop(self.current_test, None)
 
     def plan(self, requests: list[Request]) -> None:
@@ -221,6 +250,8 @@ class GradingSession:
         result = self._planned_answer(request, budget)
         if result is None:
             result = self._request(assignment, probe, case, budget, on_timeout)
+        if self.answered is not None:
+            self.answered.append((request, result))
         self.checks += 1
         if "ok" in result:
             return result["ok"]
@@ -314,7 +345,7 @@ class GradingSession:
             result = self._request(
                 assignment,
                 Probe.LOAD,
-                self._load_case(assignment),
+                self.load_case(assignment),
                 self._import_budget(assignment, budget),
             )
         except Aborted:
@@ -336,7 +367,7 @@ class GradingSession:
         """The assignment of the profile that grades graphs of ``kind``."""
         return self.profile.assignment(kind)
 
-    def _load_case(self, assignment: str) -> dict[str, Any]:
+    def load_case(self, assignment: str) -> dict[str, Any]:
         """The import request: a tensor course's API, unless it is babygrad's (the default)."""
         own = self.profile.assignments.get(assignment)
         api = own.api if own is not None else None

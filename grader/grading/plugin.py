@@ -349,7 +349,8 @@ def pytest_runtest_makereport(
         outcome.figure = failure.figure
     if shows_example(outcome):
         examples = session.examples.get(item.nodeid)
-        run.shown.append(Shown(outcome, examples.before_last if examples else []))
+        answered = session.failed_calls.get(item.nodeid, {}).get(outcome.snippet, [])
+        run.shown.append(Shown(outcome, examples.before_last if examples else [], answered))
     if run.recordings is not None and report.when == "call":
         if abort is None and (report.passed or failure is not None):
             run.recordings.save(item.nodeid, run.examples.get(item.nodeid, 0), failure)

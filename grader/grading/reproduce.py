@@ -5,23 +5,26 @@ between calls (a module-level visited set, a mutable default argument, a cache o
 can fail an example that, run alone, gives the right answer. Before feedback shows a failing
 example, it runs in a fresh interpreter against the student's engine and against the
 reference (whose output is the expected one). If the two differ, the example stands. If not,
-the test's earlier examples are run first (1, 2, 4, ... of them) and the shortest sequence that
-goes wrong is shown instead; if none does, the feedback says the failure depends on state kept
-between calls. Only the example shown and that note change: never a score or a status, and a
-run that hangs or crashes changes nothing.
+either the example does not print what went wrong (a structure, a gradient it does not show)
+or the failure needs what came before it: a new worker asked only this example's requests
+tells which. In the second case the test's earlier examples are run first (1, 2, 4, ... of
+them) and the shortest sequence that goes wrong is shown instead; if none does, the feedback
+says the failure depends on state kept between calls. Only the example shown and that note
+change: never a score or a status, and a run that hangs or crashes changes nothing.
 
 Cost: nothing for a passing grade; for a failing one, two sandboxed processes (the student's
 engine, the reference) and, per failing item, two forked runs (its first failure's example).
-Only an item whose example does not replay has all its failures tried with earlier examples.
+Only an example that does not replay costs more (a new worker, the sequences), and only an
+item whose failure depends on state has all its failures tried.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from grader.checks.fresh import FreshRuns
-from grader.checks.launcher import LaunchSettings
+from grader.checks.fresh import FreshRuns, answered_alike
+from grader.checks.session import Answered, GradingSession
 from grader.grading.scoring import TestOutcome
 
 RUN_SECONDS = 10.0
@@ -46,6 +49,8 @@ class Shown:
 
     outcome: TestOutcome
     earlier: list[str]
+    answered: Answered = field(default_factory=list)
+    """What the failing check asked the grade's worker, and its answers."""
 
 
 def shows_example(outcome: TestOutcome) -> bool:
@@ -59,41 +64,47 @@ def sequence(earlier: Sequence[str], snippet: str) -> str:
     return "\n".join([*parts, f"# --- the example that goes wrong\n{snippet}"])
 
 
-def settle(shown: Shown, student: FreshRuns, reference: FreshRuns) -> bool:
-    """Make ``shown``'s example one that replays, or say why none does: False when its
-    example, run alone, does not go wrong."""
+Alike = Callable[[Shown], bool | None]
+"""Does a new worker give the grade's answers to the example's requests (None: unknown)?"""
+
+
+def settle(shown: Shown, student: FreshRuns, reference: FreshRuns, alike: Alike) -> bool:
+    """Make ``shown``'s example one that replays, or say why none does. True when the
+    failure depends on state kept between calls."""
     snippet = shown.outcome.snippet
     expected = reference.run([snippet])
     if expected is None or expected.raised:
-        return True  # no expected output to compare with: the example stands
+        return False  # no expected output to compare with: the example stands
     alone = student.run([snippet])
-    if alone is None or not alone.same(expected):
-        return True
+    if alone is None or not alone.same(expected) or alike(shown) is not False:
+        return False
     outcome = shown.outcome
     for count in sorted({min(c, len(shown.earlier)) for c in EARLIER} - {0}):
         run = student.run([*shown.earlier[:count], snippet])
         if run is not None and not run.same(expected):
             outcome.snippet = sequence(shown.earlier[:count], snippet)
             outcome.details = [*outcome.details, SEQUENCE_NOTE.format(count=count)]
-            return False
+            return True
     outcome.details = [*outcome.details, STATE_NOTE]
-    return False
+    return True
 
 
-def replay_shown(shown: Sequence[Shown], student: FreshRuns, reference: FreshRuns) -> None:
-    """Each item's first shown failure is replayed; where it does not replay alone, so are
-    the item's other failures."""
+def replay_shown(
+    shown: Sequence[Shown], student: FreshRuns, reference: FreshRuns, alike: Alike
+) -> None:
+    """Each item's first shown failure is replayed; where it depends on state, so are the
+    item's other failures."""
     by_item: dict[str, list[Shown]] = {}
     for one in shown:
         by_item.setdefault(one.outcome.item, []).append(one)
     for failures in by_item.values():
         first, *others = failures
-        if not settle(first, student, reference):
+        if settle(first, student, reference, alike):
             for other in others:
-                settle(other, student, reference)
+                settle(other, student, reference, alike)
 
 
-def replay_examples(session: LaunchSettings, shown: Sequence[Shown]) -> None:
+def replay_examples(session: GradingSession, shown: Sequence[Shown]) -> None:
     """``replay_shown`` against ``session``'s submission and reference (none: nothing to
     compare with, every example stands), each in its own sandboxed process."""
     if not shown or session.reference_dir is None:
@@ -101,7 +112,12 @@ def replay_examples(session: LaunchSettings, shown: Sequence[Shown]) -> None:
     student = FreshRuns(session, session.submission, RUN_SECONDS)
     reference = FreshRuns(session, session.reference_dir, RUN_SECONDS)
     try:
-        replay_shown(shown, student, reference)
+        replay_shown(
+            shown,
+            student,
+            reference,
+            lambda one: answered_alike(session, one.outcome.item, one.answered),
+        )
     finally:
         student.close()
         reference.close()
