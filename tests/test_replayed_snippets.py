@@ -23,6 +23,15 @@ from tests.planted import PAIRS, STATE_BUG_ITEMS, STATE_BUGS, Bug, pair_label, p
 pytestmark = pytest.mark.slow
 
 CASES = [tuple(b for b in pair if b is not None) for pair in PAIRS] + [(b,) for b in STATE_BUGS]
+NOT_PRINTED = {
+    (
+        "babygrad.backward:grads-tensors-not-requiring-grad",
+        "test_backward_walks_the_graph_with_a_ledger",
+    )
+}
+"""A bug and a test whose example fails alike in a fresh worker (so it stands) but does not
+print what went wrong: the walk's example prints the gradients of the first leaf and the
+root, and the frozen leaf that wrongly got one is neither."""
 
 
 def as_a_student(snippet: str, folder: Path) -> tuple[int, str]:
@@ -44,6 +53,7 @@ def test_every_example_shown_for_a_planted_bug_replays(tmp_path, bugs: tuple[Bug
     report = grade_report(submission, assignment=assignments.pop() if len(bugs) == 1 else "all")
     state = set().union(*(STATE_BUG_ITEMS.get(b.item, set()) for b in bugs if b in STATE_BUGS))
     problems, notes = [], set()
+    not_printed = {test for bug, test in NOT_PRINTED if bug in {b.label for b in bugs}}
     for item in report.items:
         for failure in item["failures"]:
             where = f"{item['id']} {failure['test']}"
@@ -51,10 +61,17 @@ def test_every_example_shown_for_a_planted_bug_replays(tmp_path, bugs: tuple[Bug
                 notes.add(item["id"])
                 if "earlier example" not in failure["snippet"]:
                     continue  # the state note: no sequence made it go wrong
-            if failure["snippet"] and as_a_student(failure["snippet"], submission) == (
-                as_a_student(failure["snippet"], REFERENCE)
-            ):
-                problems.append(f"{where}: its example prints what the reference prints")
+            if not failure["snippet"]:
+                continue
+            replays = as_a_student(failure["snippet"], submission) != as_a_student(
+                failure["snippet"], REFERENCE
+            )
+            if replays == (failure["test"] in not_printed):
+                problems.append(
+                    f"{where}: its example prints what the reference prints"
+                    if not replays
+                    else f"{where}: its example replays now: drop it from NOT_PRINTED"
+                )
     if state:
         assert state <= notes, f"state bug without its note on {state - notes}"
     else:
