@@ -103,21 +103,27 @@ class FreshRuns:
         self._worker: Worker | None = None
         self._unavailable = False
 
+    def start(self) -> None:
+        """Start the process now: its interpreter starts up while the caller goes on. One
+        that cannot start (no free slot, no sandbox) makes every run say nothing."""
+        if self._worker is not None or self._unavailable:
+            return
+        try:
+            self._worker = self._start()
+            self._worker.start()
+        except (SandboxUnavailable, SlotBusy, OSError, WorkerFailure):
+            self._unavailable = True
+
     def run(self, sources: list[str]) -> Printed | None:
         """The examples run one after another in one fresh interpreter: the last one's
-        outcome, or None when the run says nothing (see ``read_reply``), as when no process
-        could be started (no free slot, no sandbox)."""
-        if self._unavailable:
+        outcome, or None when the run says nothing (see ``read_reply``)."""
+        self.start()
+        if self._worker is None:
             return None
         try:
-            if self._worker is None:
-                self._worker = self._start()
             reply = self._worker.request(
                 {"sources": sources, "seconds": self._seconds}, self._seconds + 5.0
             )
-        except (SandboxUnavailable, SlotBusy, OSError):
-            self._unavailable = True
-            return None
         except WorkerFailure:
             return None
         return read_reply(reply, len(sources))

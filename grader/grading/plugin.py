@@ -26,7 +26,7 @@ from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
-from grader.grading.reproduce import Shown, replay_examples, shows_example
+from grader.grading.reproduce import Replayer, Shown, shows_example
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
@@ -56,9 +56,11 @@ class GradingRun:
     """Each Hypothesis test's number of examples, by node id (part of its recording's key)."""
     bodies: dict[str, Callable[..., None]] = field(default_factory=dict)
     """Each Hypothesis test's body as written, by node id: what a replay calls."""
-    shown: list[Shown] = field(default_factory=list)
-    """The failures whose example the feedback shows, run afresh before it is
-    (``grader.grading.reproduce``)."""
+    replayer: Replayer = field(init=False)
+    """Runs the examples the feedback shows afresh before it shows them."""
+
+    def __post_init__(self) -> None:
+        self.replayer = Replayer(self.session)
 
 
 RUN = pytest.StashKey[GradingRun]()
@@ -350,7 +352,7 @@ def pytest_runtest_makereport(
     if shows_example(outcome):
         examples = session.examples.get(item.nodeid)
         answered = session.failed_calls.get(item.nodeid, {}).get(outcome.snippet, [])
-        run.shown.append(Shown(outcome, examples.before_last if examples else [], answered))
+        run.replayer.add(Shown(outcome, examples.before_last if examples else [], answered))
     if run.recordings is not None and report.when == "call":
         if abort is None and (report.passed or failure is not None):
             run.recordings.save(item.nodeid, run.examples.get(item.nodeid, 0), failure)
@@ -382,7 +384,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     grading = run.session
     grading.close()
-    replay_examples(grading, run.shown)
+    run.replayer.finish()
     items = run.rubric.selected_items(run.assignments, run.only)
     results = score_items(run.rubric, items, run.outcomes)
     not_importable = {

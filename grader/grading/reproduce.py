@@ -13,7 +13,8 @@ says the failure depends on state kept between calls. Only the example shown and
 change: never a score or a status, and a run that hangs or crashes changes nothing.
 
 Cost: nothing for a passing grade; for a failing one, two sandboxed processes (the student's
-engine, the reference) and, per failing item, two forked runs (its first failure's example).
+engine, the reference), started at the first failure so that they start up while the grade
+goes on, and, per failing item, two forked runs (its first failure's example).
 Only an example that does not replay costs more (a new worker, the sequences), and only an
 item whose failure depends on state has all its failures tried.
 """
@@ -104,20 +105,40 @@ def replay_shown(
                 settle(other, student, reference, alike)
 
 
-def replay_examples(session: GradingSession, shown: Sequence[Shown]) -> None:
-    """``replay_shown`` against ``session``'s submission and reference (none: nothing to
-    compare with, every example stands), each in its own sandboxed process."""
-    if not shown or session.reference_dir is None:
-        return
-    student = FreshRuns(session, session.submission, RUN_SECONDS)
-    reference = FreshRuns(session, session.reference_dir, RUN_SECONDS)
-    try:
-        replay_shown(
-            shown,
-            student,
-            reference,
-            lambda one: answered_alike(session, one.outcome.item, one.answered),
-        )
-    finally:
-        student.close()
-        reference.close()
+class Replayer:
+    """A grade's shown failures, replayed at its end against its submission and reference
+    (none: nothing to compare with, every example stands). Both processes start at the first
+    failure shown, so their interpreters start up while the grade goes on."""
+
+    def __init__(self, session: GradingSession) -> None:
+        self.session = session
+        self.shown: list[Shown] = []
+        self._runs: tuple[FreshRuns, FreshRuns] | None = None
+
+    def add(self, shown: Shown) -> None:
+        session = self.session
+        if session.reference_dir is None:
+            return
+        if self._runs is None:
+            self._runs = (
+                FreshRuns(session, session.submission, RUN_SECONDS),
+                FreshRuns(session, session.reference_dir, RUN_SECONDS),
+            )
+            for runs in self._runs:
+                runs.start()
+        self.shown.append(shown)
+
+    def finish(self) -> None:
+        if self._runs is None:
+            return
+        student, reference = self._runs
+        try:
+            replay_shown(
+                self.shown,
+                student,
+                reference,
+                lambda one: answered_alike(self.session, one.outcome.item, one.answered),
+            )
+        finally:
+            student.close()
+            reference.close()
