@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.checks.fresh import FreshRuns, Printed, printed_values
-from grader.checks.session import FIRST_EXAMPLES, Examples
+from grader.checks.fresh import FreshRuns, Printed, answered_alike, printed_values
+from grader.checks.session import FIRST_EXAMPLES, Examples, GradingSession
 from grader.grading import scoring
 from grader.grading.reproduce import (
     SEQUENCE_NOTE,
@@ -21,7 +21,12 @@ from grader.grading.reproduce import (
     replay_shown,
     sequence,
 )
+from grader.language.dags import diamonds
+from grader.worker import probes
+from grader.worker.engines import load_engine
 from grader.worker.launch import Limits
+from grader.worker.protocol import Probe
+from tests.grading import REFERENCE
 
 COUNTER = "calls = []\n\n\ndef count():\n    calls.append(1)\n    return len(calls)\n"
 """An engine that keeps state between calls."""
@@ -175,3 +180,16 @@ def test_without_an_expected_output_the_example_stands(reference):
     student = Stub(lambda sources: RIGHT)
     replay_shown([one], student, Stub(lambda sources: reference), stateful)
     assert (one.outcome.snippet, one.outcome.details, student.runs) == ("failing", ["detail"], [])
+
+
+def test_a_new_worker_tells_whether_the_grades_answers_need_earlier_calls():
+    """The failing check's requests asked again of a new worker: the same answers (the
+    failure does not need what came before it), or others (it does)."""
+    grading = GradingSession(submission=REFERENCE, tolerances={}, use_torch=False)
+    case = {"dag": diamonds(2).to_json()}
+    right = probes.probe_topo(load_engine(REFERENCE, "micrograd"), case)
+    request = ("micrograd", Probe.TOPO, case)
+    assert answered_alike(grading, "micrograd.topo", [(request, {"ok": right})]) is True
+    wrong = {"ok": {"order": right["order"][-1:]}}
+    assert answered_alike(grading, "micrograd.topo", [(request, wrong)]) is False
+    assert answered_alike(grading, "micrograd.topo", []) is None

@@ -85,8 +85,10 @@ class AbortRecord:
 
 def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
     """Remember a check's latest verdict on the running test (during shrinking, the smallest
-    example so far), for the test to report if its time runs out. (Writing a whole run down
-    for replay is ``replay.recording``'s job, not this.)"""
+    example so far), for the test to report if its time runs out, and what the failing check
+    asked the worker and was answered (``failed_calls``), for a new worker to be asked the
+    same (``grader.grading.reproduce``). (Writing a whole run down for replay is
+    ``replay.recording``'s job, not this.)"""
 
     @functools.wraps(check)
     def remembering(self: GradingSession, *args: Any, **kwargs: Any) -> None:
