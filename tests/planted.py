@@ -993,6 +993,44 @@ CALLS_OP_BACKWARD_WRONG = [
 a tuple, or another tensor than the op's output given as ``node``. They serve both
 ``babygrad.backward`` and ``babygrad.accumulate`` (one region) and cost both, nothing else."""
 
+STATE_BUGS = [
+    Bug(
+        "micrograd.topo",
+        "module-level-visited-set",
+        (
+            Edit(MICRO, "def build_topo(root):\n", "VISITED = set()\n\n\ndef build_topo(root):\n"),
+            Edit(
+                MICRO,
+                "    visited = {id(root)}\n    stack = [(root, iter(root._prev))]\n",
+                "    visited = VISITED\n    visited.add(id(root))\n"
+                "    stack = [(root, iter(root._prev))]\n",
+            ),
+        ),
+    ),
+    Bug(
+        "babygrad.backward",
+        "module-level-visited-set",
+        (
+            Edit(TENSOR, "\nclass Tensor:\n", "\nVISITED = set()\n\n\nclass Tensor:\n"),
+            Edit(
+                TENSOR,
+                "        visited = {id(self)}\n",
+                "        visited = VISITED\n        visited.add(id(self))\n",
+            ),
+        ),
+    ),
+]
+"""A walk whose visited set lives at module level, so it keeps the ids of every walk before:
+once those nodes are freed, new nodes that reuse their ids are skipped. Run alone, any example
+gives the right answer; after earlier calls, nodes go missing. The walk's region serves two
+items (``micrograd.topo`` and ``micrograd.deep``; ``babygrad.backward`` and
+``babygrad.accumulate``), which it costs, and no other."""
+STATE_BUG_ITEMS = {
+    "micrograd.topo": {"micrograd.topo", "micrograd.deep"},
+    "babygrad.backward": {"babygrad.backward", "babygrad.accumulate"},
+}
+"""The items each state bug's region serves."""
+
 UNBROADCAST_BODY = _reference_text(
     OPS, "    shape = tuple(shape)\n", "return grad.reshape(shape)\n"
 )

@@ -29,6 +29,8 @@ from tests.planted import (
     DO_NOTHING_BACKWARDS,
     MICROGRAD_BUGS,
     PAIRS,
+    STATE_BUG_ITEMS,
+    STATE_BUGS,
     UNBROADCAST_BUGS,
     UNBROADCAST_CALLERS,
     Bug,
@@ -122,14 +124,16 @@ def test_a_tensor_backward_that_does_nothing_earns_nothing(tmp_path, bug):
     assert lost == []
 
 
-def _babygrad_grade(tmp_path: Path, bug: Bug) -> dict[str, dict]:
-    """Every babygrad item but ``babygrad.graphs``, graded on the reference with ``bug``."""
+def _assignment_grade(tmp_path: Path, bug: Bug) -> dict[str, dict]:
+    """Every item of ``bug``'s assignment but its ``*.graphs`` one, graded on the reference
+    with ``bug``."""
+    assignment = bug.item.split(".")[0]
     only = [
         item.id
         for item in RUBRIC.items
-        if item.assignment == "babygrad" and not item.id.endswith(".graphs")
+        if item.assignment == assignment and not item.id.endswith(".graphs")
     ]
-    report = grade_report(plant(tmp_path, bug), assignment="babygrad", only=only)
+    report = grade_report(plant(tmp_path, bug), assignment=assignment, only=only)
     return {item["id"]: item for item in report.items}
 
 
@@ -149,7 +153,7 @@ def test_a_tensor_backward_that_calls_op_backward_wrong_costs_its_two_items(tmp_
     and check that ``backward(out_grad, node)`` is given their own output: a ``Tensor.backward``
     that takes the first for a tuple, or gives another tensor, fails ``babygrad.backward`` and
     ``babygrad.accumulate`` (one region serves both), and costs no other item."""
-    items = _babygrad_grade(tmp_path, bug)
+    items = _assignment_grade(tmp_path, bug)
     assert _lost(items) == {"babygrad.backward", "babygrad.accumulate"}, {
         item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)
     }
@@ -161,12 +165,22 @@ def test_an_unbroadcast_that_sums_nothing_earns_nothing(tmp_path, bug):
     op's own item grades it: ``babygrad.broadcasting`` is not gradable and scores 0. Returning
     its input is right there and wrong where broadcasting happened: it fails. Either costs
     nothing but ``babygrad.broadcasting`` and the items of the ops whose backward calls it."""
-    items = _babygrad_grade(tmp_path, bug)
+    items = _assignment_grade(tmp_path, bug)
     broadcasting = items["babygrad.broadcasting"]
     assert broadcasting["score"] == 0, broadcasting["feedback"]
     assert broadcasting["status"] == (
         "not_gradable" if bug.name == "unbroadcast-returns-zeros" else "failed"
     )
     assert _lost(items) - {"babygrad.broadcasting"} <= UNBROADCAST_CALLERS, {
+        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)
+    }
+
+
+@pytest.mark.parametrize("bug", STATE_BUGS, ids=[b.label for b in STATE_BUGS])
+def test_a_walk_that_keeps_state_between_calls_costs_its_region_items(tmp_path, bug):
+    """A visited set kept at module level goes wrong only after earlier walks: it costs the
+    items its region serves (``STATE_BUG_ITEMS``), and no other."""
+    items = _assignment_grade(tmp_path, bug)
+    assert _lost(items) == STATE_BUG_ITEMS[bug.item], {
         item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)
     }

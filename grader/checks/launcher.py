@@ -22,10 +22,14 @@ class LaunchSettings(Protocol):
     sandbox: str
 
 
-def sandboxed_worker(session: LaunchSettings) -> Worker:
+def sandboxed_worker(
+    session: LaunchSettings, module: str = "grader.worker.runner", submission: Path | None = None
+) -> Worker:
     """The worker for ``session``'s submission, sandbox, slot and limits. Hidden from it:
     ``SECRET`` (the grading tests, the oracles, the reference solutions), PyTorch, and the
-    reference this grade was given."""
+    reference this grade was given. ``module``: what runs inside (the probes' runner, or
+    ``grader.worker.fresh`` for snippets); ``submission``: another folder to copy in (the
+    reference, whose snippets' output is the expected one)."""
     hidden = list(SECRET)
     torch_dir = torch_oracle.location()
     if torch_dir is not None:
@@ -33,9 +37,9 @@ def sandboxed_worker(session: LaunchSettings) -> Worker:
     if session.reference_dir is not None:
         hidden.append(session.reference_dir.resolve())
     return worker_in_free_slot(
-        [sys.executable, "-I", "-m", "grader.worker.runner"],
+        [sys.executable, "-I", "-m", module],
         first_slot=session.slot,
-        submission=session.submission,
+        submission=submission or session.submission,
         readable=worker_readable(),
         hidden=hidden,
         limits=session.limits,

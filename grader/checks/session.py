@@ -41,6 +41,10 @@ training loop at module level)."""
 TEST_BUDGET_FACTOR = 6
 """A grading test may use this many request budgets of CPU time in all: slow examples cannot
 make Hypothesis search, and above all shrink, for minutes."""
+FIRST_EXAMPLES = 8
+"""The snippets of a test's first examples kept (``Examples``)."""
+FAILED_CALLS = 64
+"""The latest failing checks of a test whose requests and answers are kept."""
 
 
 class Aborted(pytest.skip.Exception):
@@ -81,18 +85,61 @@ class AbortRecord:
 
 def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
     """Remember a check's latest verdict on the running test (during shrinking, the smallest
-    example so far), for the test to report if its time runs out. (Writing a whole run down
-    for replay is ``replay.recording``'s job, not this.)"""
+    example so far), for the test to report if its time runs out, and what the failing check
+    asked the worker and was answered (``failed_calls``), for a new worker to be asked the
+    same (``grader.grading.reproduce``). (Writing a whole run down for replay is
+    ``replay.recording``'s job, not this.)"""
 
     @functools.wraps(check)
     def remembering(self: GradingSession, *args: Any, **kwargs: Any) -> None:
+        outermost = self.answered is None
+        if outermost:
+            self.answered = []
         try:
             check(self, *args, **kwargs)
         except WrongAnswer as failure:
             self.failures[self.current_test] = failure
+            if outermost:
+                calls = self.failed_calls.setdefault(self.current_test, {})
+                calls.pop(failure.snippet, None)
+                calls[failure.snippet] = self.answered
+                if len(calls) > FAILED_CALLS:
+                    del calls[next(iter(calls))]
             raise
+        finally:
+            if outermost:
+                self.answered = None
 
     return remembering
+
+
+@dataclass
+class Examples:
+    """The snippets a test's checks asked with: the first ``FIRST_EXAMPLES`` examples (a check
+    that asks twice for one example gives the same snippet twice in a row: kept once), and
+    how many there were. A failing example may need the calls before it to go wrong again
+    (``grader.grading.reproduce``)."""
+
+    first: list[str] = field(default_factory=list)
+    count: int = 0
+    latest: str = ""
+
+    def add(self, snippet: str) -> None:
+        if not snippet or snippet == self.latest:
+            return
+        self.count += 1
+        self.latest = snippet
+        if len(self.first) < FIRST_EXAMPLES:
+            self.first.append(snippet)
+
+    @property
+    def before_last(self) -> list[str]:
+        """The first examples that came before the test's last one."""
+        return self.first if self.count > len(self.first) else self.first[:-1]
+
+
+Answered = list[tuple[Request, dict[str, Any]]]
+"""Requests, each with the result the worker gave."""
 
 
 WorkerFactory = Callable[["GradingSession"], Worker]
@@ -138,6 +185,13 @@ class GradingSession:
         self._stopwatches: dict[str, Stopwatch] = {}
         self.asked: list[Request] = []
         """Every request the checks made, in order (a recording keeps each call's)."""
+        self.examples: dict[str, Examples] = {}
+        """Each test's example snippets, by test."""
+        self.answered: Answered | None = None
+        """What the running check asked the worker and was answered (None: no check runs)."""
+        self.failed_calls: dict[str, dict[str, Answered]] = {}
+        """Each test's latest failing checks, by snippet: what each asked and was answered
+        (the failure a test reports need not be its last: shrinking goes on after it)."""
         self._replay = ReplayPlan()
 
     @property
@@ -161,7 +215,13 @@ class GradingSession:
         """Forget what the running test did since ``mark``: it starts again, budget and all."""
         self.plan([])
         self.checks, self.oracles.disagreements = mark
-        for record in (self.failures, self.aborts, self._stopwatches):
+        for record in (
+            self.failures,
+            self.aborts,
+            self._stopwatches,
+            self.examples,
+            self.failed_calls,
+        ):
             record.pop(self.current_test, None)
 
     def plan(self, requests: list[Request]) -> None:
@@ -188,9 +248,12 @@ class GradingSession:
         self._import(assignment, budget)
         request = (assignment, probe, case)
         self.asked.append(request)
+        self.examples.setdefault(self.current_test, Examples()).add(snippet)
         result = self._planned_answer(request, budget)
         if result is None:
             result = self._request(assignment, probe, case, budget, on_timeout)
+        if self.answered is not None:
+            self.answered.append((request, result))
         self.checks += 1
         if "ok" in result:
             return result["ok"]
@@ -284,7 +347,7 @@ class GradingSession:
             result = self._request(
                 assignment,
                 Probe.LOAD,
-                self._load_case(assignment),
+                self.load_case(assignment),
                 self._import_budget(assignment, budget),
             )
         except Aborted:
@@ -306,7 +369,7 @@ class GradingSession:
         """The assignment of the profile that grades graphs of ``kind``."""
         return self.profile.assignment(kind)
 
-    def _load_case(self, assignment: str) -> dict[str, Any]:
+    def load_case(self, assignment: str) -> dict[str, Any]:
         """The import request: a tensor course's API, unless it is babygrad's (the default)."""
         own = self.profile.assignments.get(assignment)
         api = own.api if own is not None else None

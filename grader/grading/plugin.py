@@ -26,6 +26,7 @@ from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
 from grader.grading.replay import Diverged, Recordings, follow, recording
+from grader.grading.reproduce import Replayer, Shown, shows_example
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
 from grader.grading.strata import drawn_count, explicit
 from grader.language.editions import Edition
@@ -64,6 +65,11 @@ class GradingRun:
     )
     """A stratified test's body and explicit examples, by node id (``grader.grading.strata``):
     run once its drawn examples pass."""
+    replayer: Replayer = field(init=False)
+    """Runs the examples the feedback shows afresh before it shows them."""
+
+    def __post_init__(self) -> None:
+        self.replayer = Replayer(self.session)
 
 
 RUN = pytest.StashKey[GradingRun]()
@@ -398,6 +404,10 @@ def pytest_runtest_makereport(
             failure.bugs,
         )
         outcome.figure = failure.figure
+    if shows_example(outcome):
+        examples = session.examples.get(item.nodeid)
+        answered = session.failed_calls.get(item.nodeid, {}).get(outcome.snippet, [])
+        run.replayer.add(Shown(outcome, examples.before_last if examples else [], answered))
     if run.recordings is not None and report.when == "call":
         if abort is None and (report.passed or failure is not None):
             run.recordings.save(item.nodeid, run.examples.get(item.nodeid, 0), failure)
@@ -429,6 +439,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     grading = run.session
     grading.close()
+    run.replayer.finish()
     items = run.rubric.selected_items(run.assignments, run.only)
     results = score_items(run.rubric, items, run.outcomes, run.editions)
     not_importable = {

@@ -152,13 +152,20 @@ def answer(submission: Submission, request: dict[str, Any]) -> dict[str, Any]:
     return {"id": request["id"], "results": results}
 
 
-def main() -> None:
+def confine_imports() -> Path:
+    """Before any student code runs: block the modules it must not reach, drop hidden paths
+    from ``sys.path`` and put the submission first, as when the student runs a file in its
+    folder. Returns the submission's root."""
     root = Path(os.environ["GRADER_SUBMISSION"]).resolve()
     sys.meta_path.insert(0, ImportBlocker())
     hidden = [h for h in os.environ.get("GRADER_HIDDEN", "").split(os.pathsep) if h]
     sys.path[:] = [p for p in sys.path if p and not any(p.startswith(h) for h in hidden)]
     sys.path.insert(0, str(root))
-    submission = Submission(root)
+    return root
+
+
+def main() -> None:
+    submission = Submission(confine_imports())
     while True:
         try:
             request = framing.read_frame(framing.REQUEST_FD)

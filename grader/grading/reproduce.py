@@ -1,0 +1,144 @@
+"""Snippets that replay: a failure's example is run as the student will run it before it is shown.
+
+A grade's worker answers every test of a run in one process, so an engine that keeps state
+between calls (a module-level visited set, a mutable default argument, a cache on the class)
+can fail an example that, run alone, gives the right answer. Before feedback shows a failing
+example, it runs in a fresh interpreter against the student's engine and against the
+reference (whose output is the expected one). If the two differ, the example stands. If not,
+either the example does not print what went wrong (a structure, a gradient it does not show)
+or the failure needs what came before it: a new worker asked only this example's requests
+tells which. In the second case the test's earlier examples are run first (1, 2, 4, ... of
+them) and the shortest sequence that goes wrong is shown instead; if none does, the feedback
+says the failure depends on state kept between calls. Only the example shown and that note
+change: never a score or a status, and a run that hangs or crashes changes nothing.
+
+Cost: nothing for a passing grade; for a failing one, two sandboxed processes (the student's
+engine, the reference), started at the first failure so that they start up while the grade
+goes on, and, per failing item, two forked runs (its first failure's example).
+Only an example that does not replay costs more (a new worker, the sequences), and only an
+item whose failure depends on state has all its failures tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from grader.checks.fresh import FreshRuns, answered_alike
+from grader.checks.session import Answered, GradingSession
+from grader.grading.scoring import TestOutcome
+
+RUN_SECONDS = 10.0
+"""Wall-clock time one run may take before it is killed (and says nothing)."""
+EARLIER = (1, 2, 4, 8)
+"""How many of the test's earlier examples are tried before the failing one."""
+CAUSES = "a module-level list or set, a mutable default argument, a class attribute used as a cache"
+STATE_NOTE = (
+    f"This failure depends on state kept between calls (e.g. {CAUSES}): running the example "
+    "alone gives the right answer."
+)
+SEQUENCE_NOTE = (
+    "Run alone, this example gives the right answer: it goes wrong after the test's earlier "
+    "examples, so the example below runs {count} of them first. Look for state kept between "
+    f"calls (e.g. {CAUSES})."
+)
+
+
+@dataclass
+class Shown:
+    """A failing test whose example the feedback shows, and the examples before it."""
+
+    outcome: TestOutcome
+    earlier: list[str]
+    answered: Answered = field(default_factory=list)
+    """What the failing check asked the grade's worker, and its answers."""
+
+
+def shows_example(outcome: TestOutcome) -> bool:
+    """A verdict on the student's numbers or code, with an example to show."""
+    return not outcome.passed and outcome.status in ("failed", "error") and bool(outcome.snippet)
+
+
+def sequence(earlier: Sequence[str], snippet: str) -> str:
+    """The earlier examples, then the failing one, as one script."""
+    parts = [f"# --- earlier example {n} of this test\n{e}" for n, e in enumerate(earlier, 1)]
+    return "\n".join([*parts, f"# --- the example that goes wrong\n{snippet}"])
+
+
+Alike = Callable[[Shown], bool | None]
+"""Does a new worker give the grade's answers to the example's requests (None: unknown)?"""
+
+
+def settle(shown: Shown, student: FreshRuns, reference: FreshRuns, alike: Alike) -> bool:
+    """Make ``shown``'s example one that replays, or say why none does. True when the
+    failure depends on state kept between calls."""
+    snippet = shown.outcome.snippet
+    expected = reference.run([snippet])
+    if expected is None or expected.raised:
+        return False  # no expected output to compare with: the example stands
+    alone = student.run([snippet])
+    if alone is None or not alone.same(expected) or alike(shown) is not False:
+        return False
+    outcome = shown.outcome
+    for count in sorted({min(c, len(shown.earlier)) for c in EARLIER} - {0}):
+        run = student.run([*shown.earlier[:count], snippet])
+        if run is not None and not run.same(expected):
+            outcome.snippet = sequence(shown.earlier[:count], snippet)
+            outcome.details = [*outcome.details, SEQUENCE_NOTE.format(count=count)]
+            return True
+    outcome.details = [*outcome.details, STATE_NOTE]
+    return True
+
+
+def replay_shown(
+    shown: Sequence[Shown], student: FreshRuns, reference: FreshRuns, alike: Alike
+) -> None:
+    """Each item's first shown failure is replayed; where it depends on state, so are the
+    item's other failures."""
+    by_item: dict[str, list[Shown]] = {}
+    for one in shown:
+        by_item.setdefault(one.outcome.item, []).append(one)
+    for failures in by_item.values():
+        first, *others = failures
+        if settle(first, student, reference, alike):
+            for other in others:
+                settle(other, student, reference, alike)
+
+
+class Replayer:
+    """A grade's shown failures, replayed at its end against its submission and reference
+    (none: nothing to compare with, every example stands). Both processes start at the first
+    failure shown, so their interpreters start up while the grade goes on."""
+
+    def __init__(self, session: GradingSession) -> None:
+        self.session = session
+        self.shown: list[Shown] = []
+        self._runs: tuple[FreshRuns, FreshRuns] | None = None
+
+    def add(self, shown: Shown) -> None:
+        session = self.session
+        if session.reference_dir is None:
+            return
+        if self._runs is None:
+            self._runs = (
+                FreshRuns(session, session.submission, RUN_SECONDS),
+                FreshRuns(session, session.reference_dir, RUN_SECONDS),
+            )
+            for runs in self._runs:
+                runs.start()
+        self.shown.append(shown)
+
+    def finish(self) -> None:
+        if self._runs is None:
+            return
+        student, reference = self._runs
+        try:
+            replay_shown(
+                self.shown,
+                student,
+                reference,
+                lambda one: answered_alike(self.session, one.outcome.item, one.answered),
+            )
+        finally:
+            student.close()
+            reference.close()

@@ -1,0 +1,106 @@
+"""Snippets run as a student runs them, each run in an interpreter that never saw their code.
+
+Runs inside the sandbox (``python -I -m grader.worker.fresh``). Each request is one run: a list
+of examples (snippet sources) executed one after another in one namespace, exactly as their
+concatenation would run as a script. The process forks for every run before any of the
+submission is imported, so module-level state, caches and mutable defaults start afresh each
+time, and a hang is killed at the run's deadline. What each example printed comes back as text;
+nothing here judges, and the trusted parent reads nothing of it but numbers
+(``grader.checks.fresh``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import select
+import signal
+import time
+from typing import Any
+
+import numpy as np  # noqa: F401 - imported before the submission can shadow it
+
+from grader.worker import framing
+from grader.worker.runner import MAX_MESSAGE, confine_imports
+
+MAX_PRINTED = 16 * 1024
+"""Characters of one example's printed text sent back."""
+
+
+def execute(sources: list[str]) -> dict[str, Any]:
+    """Run the examples in one namespace: what each printed, and the exception (its type and
+    message) that stopped one, if any."""
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    printed: list[str] = []
+    for number, source in enumerate(sources):
+        buffer = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buffer):
+                exec(compile(source, f"<example {number}>", "exec"), namespace)  # noqa: S102
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, all of it
+            printed.append(buffer.getvalue()[:MAX_PRINTED])
+            return {"printed": printed, "raised": f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE]}
+        printed.append(buffer.getvalue()[:MAX_PRINTED])
+    return {"printed": printed, "raised": None}
+
+
+def _child(sources: list[str], write: int) -> None:
+    """The forked run: it cannot reach the parent's channel, only its own pipe."""
+    os.close(framing.REQUEST_FD)
+    os.close(framing.REPLY_FD)
+    try:
+        framing.write_frame(write, execute(sources))
+    finally:
+        os._exit(0)
+
+
+def _collect(read: int, deadline: float) -> bytes | None:
+    """The child's whole frame, or None when the deadline passes first."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([read], [], [], left)[0]:
+            return None
+        chunk = os.read(read, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def run(sources: list[str], seconds: float) -> dict[str, Any]:
+    """One run in a forked child: its answer, or ``{"timeout": True}`` / ``{"crashed":
+    True}``."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        _child(sources, write)
+    os.close(write)
+    try:
+        data = _collect(read, time.monotonic() + seconds)
+    finally:
+        os.close(read)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    if data is None:
+        return {"timeout": True}
+    try:
+        return framing.decode_body(data[framing.HEADER.size :])  # type: ignore[return-value]
+    except framing.FrameError:
+        return {"crashed": True}
+
+
+def main() -> None:
+    confine_imports()
+    while True:
+        try:
+            request = framing.read_frame(framing.REQUEST_FD)
+        except framing.FrameError:
+            return
+        framing.write_frame(framing.REPLY_FD, run(request["sources"], request["seconds"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""Snippets that replay: a fresh interpreter per run (``grader.worker.fresh``), the numbers the
+parent reads of it (``grader.checks.fresh``), and which example the feedback shows
+(``grader.grading.reproduce``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from grader.checks.fresh import FreshRuns, Printed, answered_alike, printed_values
+from grader.checks.session import FIRST_EXAMPLES, Examples, GradingSession
+from grader.grading import scoring
+from grader.grading.reproduce import (
+    SEQUENCE_NOTE,
+    STATE_NOTE,
+    Shown,
+    replay_shown,
+    sequence,
+)
+from grader.language.dags import diamonds
+from grader.worker import probes
+from grader.worker.engines import load_engine
+from grader.worker.launch import Limits
+from grader.worker.protocol import Probe
+from tests.grading import REFERENCE
+
+COUNTER = "calls = []\n\n\ndef count():\n    calls.append(1)\n    return len(calls)\n"
+"""An engine that keeps state between calls."""
+COUNT = "from micrograd.engine import count\nprint(count())"
+
+
+@pytest.fixture
+def fresh_runs(tmp_path: Path) -> Iterator[Callable[[float], FreshRuns]]:
+    """Fresh runs against an engine that counts its calls, with a deadline per run."""
+    engine = tmp_path / "submission" / "micrograd"
+    engine.mkdir(parents=True)
+    (engine / "__init__.py").write_text("")
+    (engine / "engine.py").write_text(COUNTER)
+    settings = SimpleNamespace(
+        submission=engine.parent, reference_dir=None, slot=0, limits=Limits(), sandbox="auto"
+    )
+    made: list[FreshRuns] = []
+
+    def make(seconds: float) -> FreshRuns:
+        made.append(FreshRuns(settings, engine.parent, seconds))
+        return made[-1]
+
+    yield make
+    for runs in made:
+        runs.close()
+
+
+@pytest.fixture
+def runs(fresh_runs: Callable[[float], FreshRuns]) -> FreshRuns:
+    return fresh_runs(20.0)
+
+
+def test_printed_values_are_the_numbers_and_nothing_else():
+    text = "[Value(data=1.5, grad=-2e-3), n0 <Value at 0x7f00ab>] None nan -inf 3. True"
+    values = printed_values(text)
+    assert values[:3] == [1.5, -0.002, None]
+    assert math.isnan(values[3]) and values[4:] == [-math.inf, 3.0, 1.0]
+
+
+def test_two_outcomes_are_the_same_to_print_precision_and_nesting():
+    assert not Printed((1.0, 1.0), False, "[[]]").same(Printed((1.0, 1.0), False, "[[][]]"))
+    assert Printed((1.0, None), False).same(Printed((1.0 + 1e-9, None), False))
+    assert not Printed((1.0, None), False).same(Printed((None, 1.0), False))
+    assert not Printed((1.0,), False).same(Printed((1.0, 2.0), False))
+    assert not Printed((1.0,), True).same(Printed((1.0,), False))
+    assert Printed((), True).same(Printed((1.0,), True))
+
+
+def test_each_run_starts_afresh_and_its_examples_share_one_interpreter(runs):
+    assert runs.run([COUNT]) == Printed((1.0,), False)
+    assert runs.run([COUNT]) == Printed((1.0,), False)
+    assert runs.run([COUNT, COUNT, COUNT]) == Printed((3.0,), False)
+
+
+def test_a_run_that_raises_or_crashes(runs):
+    assert runs.run([COUNT, "print(1)\nraise ValueError('no')"]) == Printed((1.0,), True)
+    assert runs.run(["raise ValueError('no')", COUNT]) is None  # stopped before the last
+    assert runs.run(["import os\nos._exit(3)"]) is None
+    assert runs.run([COUNT]) == Printed((1.0,), False)
+
+
+def test_a_run_that_hangs_says_nothing_and_the_next_runs(fresh_runs):
+    runs = fresh_runs(2.0)
+    assert runs.run(["while True:\n    pass"]) is None
+    assert runs.run(["print(1)"]) == Printed((1.0,), False)
+
+
+def test_a_run_cannot_write_on_the_parents_channel(runs):
+    forged = "import os\nos.write(4, b'{}')"
+    assert runs.run([forged]) == Printed((), True)
+    assert runs.run([COUNT]) == Printed((1.0,), False)
+
+
+def test_examples_kept_are_the_first_and_exclude_the_last():
+    few = Examples()
+    for snippet in ["a", "a", "b", "c"]:
+        few.add(snippet)
+    assert (few.first, few.before_last) == (["a", "b", "c"], ["a", "b"])
+    many = Examples()
+    for n in range(FIRST_EXAMPLES + 3):
+        many.add(str(n))
+    assert many.before_last == [str(n) for n in range(FIRST_EXAMPLES)]
+
+
+class Stub:
+    """Runs answered by a function of the examples run, each run remembered."""
+
+    def __init__(self, answer: Callable[[list[str]], Printed | None]) -> None:
+        self.answer = answer
+        self.runs: list[list[str]] = []
+
+    def run(self, sources: list[str]) -> Printed | None:
+        self.runs.append(sources)
+        return self.answer(sources)
+
+
+RIGHT, WRONG = Printed((1.0,), False), Printed((2.0,), False)
+
+
+def stateful(one: Shown) -> bool:
+    """A new worker answers otherwise than the grade's: the failure needs earlier calls."""
+    return False
+
+
+EARLIER = ["e1", "e2", "e3"]
+
+
+def shown(item: str = "micrograd.topo", snippet: str = "failing") -> Shown:
+    outcome = scoring.TestOutcome(item, "test", 1.0, False, "failed", "wrong", ["detail"], snippet)
+    return Shown(outcome, list(EARLIER))
+
+
+def test_an_example_that_goes_wrong_alone_stands_and_is_the_only_one_run():
+    first, second = shown(), shown(snippet="other")
+    student = Stub(lambda sources: WRONG)
+    replay_shown([first, second], student, Stub(lambda sources: RIGHT), stateful)
+    assert (first.outcome.snippet, first.outcome.details) == ("failing", ["detail"])
+    assert student.runs == [["failing"]]
+
+
+def test_an_example_right_alone_is_shown_after_the_fewest_earlier_examples_tried():
+    first, second = shown(), shown(snippet="other")
+    student = Stub(lambda sources: WRONG if len(sources) >= 3 else RIGHT)
+    replay_shown([first, second], student, Stub(lambda sources: RIGHT), stateful)
+    for one in (first, second):
+        assert one.outcome.snippet == sequence(EARLIER[:2], one.outcome.snippet.split("\n")[-1])
+        assert one.outcome.details == ["detail", SEQUENCE_NOTE.format(count=2)]
+    assert [len(run) for run in student.runs] == [1, 2, 3, 1, 2, 3]
+
+
+def test_an_example_right_after_every_sequence_tried_carries_the_state_note():
+    one = shown()
+    replay_shown([one], Stub(lambda sources: RIGHT), Stub(lambda sources: RIGHT), stateful)
+    assert (one.outcome.snippet, one.outcome.details) == ("failing", ["detail", STATE_NOTE])
+
+
+@pytest.mark.parametrize("alike", [True, None], ids=["answered-alike", "unknown"])
+def test_an_example_that_fails_afresh_all_the_same_stands(alike):
+    """Right alone, yet a new worker gives the grade's answers (or cannot tell): the example
+    does not print what went wrong, and nothing says state is to blame."""
+    first, second = shown(), shown(snippet="other")
+    student = Stub(lambda sources: RIGHT)
+    replay_shown([first, second], student, Stub(lambda sources: RIGHT), lambda one: alike)
+    assert (first.outcome.snippet, first.outcome.details) == ("failing", ["detail"])
+    assert student.runs == [["failing"]]
+
+
+@pytest.mark.parametrize("reference", [None, Printed((), True)], ids=["no-answer", "raised"])
+def test_without_an_expected_output_the_example_stands(reference):
+    one = shown()
+    student = Stub(lambda sources: RIGHT)
+    replay_shown([one], student, Stub(lambda sources: reference), stateful)
+    assert (one.outcome.snippet, one.outcome.details, student.runs) == ("failing", ["detail"], [])
+
+
+def test_a_new_worker_tells_whether_the_grades_answers_need_earlier_calls():
+    """The failing check's requests asked again of a new worker: the same answers (the
+    failure does not need what came before it), or others (it does)."""
+    grading = GradingSession(submission=REFERENCE, tolerances={}, use_torch=False)
+    case = {"dag": diamonds(2).to_json()}
+    right = probes.probe_topo(load_engine(REFERENCE, "micrograd"), case)
+    request = ("micrograd", Probe.TOPO, case)
+    assert answered_alike(grading, "micrograd.topo", [(request, {"ok": right})]) is True
+    wrong = {"ok": {"order": right["order"][-1:]}}
+    assert answered_alike(grading, "micrograd.topo", [(request, wrong)]) is False
+    assert answered_alike(grading, "micrograd.topo", []) is None
