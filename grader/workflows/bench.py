@@ -5,7 +5,8 @@ Targets (2 cores): a failing grade (one classic bug in each assignment) within 1
 one; a passing grade of both assignments with a warm replay cache within 1.5 s; a batch of
 correct and buggy engines, half each, at 60 submissions a minute or more. Each grade is
 reported as the median wall time of several runs and the CPU time of every process it
-started (the trusted pytest processes and the sandboxed workers), which load does not move.
+started (the trusted pytest processes and the sandboxed workers), which load does not move;
+then where that CPU time goes, process kind by process kind (``grader.workflows.profiling``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from grader.grading.replay import IN_MEMORY
 from grader.layout import DEFAULT_REFERENCE
 from grader.workflows.api import GradeOptions, grade
 from grader.workflows.batch import BatchOptions, run
+from grader.workflows.profiling import profile
 
 CLASSIC_BUGS: list[dict[str, tuple[str, str]]] = [
     {
@@ -131,6 +134,20 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
     )
 
 
+def bench_profile(reference: Path, work: Path) -> None:
+    """The sampled CPU of a passing and a failing grade, as ``python -m grader grade`` runs
+    them, by kind of process and function."""
+    buggy = with_classic_bugs(reference, work / "profiled-buggy")
+    for name, submission in (("passing", reference), ("failing", buggy)):
+        command = [sys.executable, "-m", "grader", "grade", "--submission", str(submission)]
+        found = profile([*command, "--no-replay"])
+        if found is None:
+            print(f"{name} grade: no profile (pip install py-spy, and allow ptrace)")
+            continue
+        print(f"where the CPU of a {name} grade goes:")
+        print("\n".join(found.lines()))
+
+
 def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] = (1, 2)) -> None:
     """Batch throughput on copies of the reference, every other one with a pair of classic bugs
     (each pair in turn), as ``python -m grader batch`` grades them (warm lanes, recordings in
@@ -171,11 +188,16 @@ def main() -> None:
         "--batch", type=int, default=12, help="submissions in the batch runs (0: skip them)"
     )
     parser.add_argument(
+        "--no-profile", action="store_true", help="skip the profile of a passing and failing grade"
+    )
+    parser.add_argument(
         "--jobs", type=int, nargs="+", default=[1, 2], help="the -j values the batch runs at"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
         bench_grades(args.submission, Path(tmp), args.repeats)
+        if not args.no_profile:
+            bench_profile(args.submission, Path(tmp))
         if args.batch:
             bench_batch(args.submission, Path(tmp), args.batch, tuple(args.jobs))
 
