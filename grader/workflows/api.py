@@ -91,6 +91,11 @@ Runner = Callable[[list[str], Path], tuple[int, str]]
 """Runs a grading pytest command in a working directory: its exit code and output."""
 
 
+def pytest_words(command: list[str]) -> list[str]:
+    """A grading command's arguments to pytest, for a process that runs pytest in itself."""
+    return command[command.index("pytest") + 1 :]
+
+
 def grading_environment() -> dict[str, str]:
     """The environment of a grading process: no plugin autoloading, no bytecode files, one
     hash seed, and no ``CI`` variable (Hypothesis would load its own CI profile)."""

@@ -46,7 +46,7 @@ from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.grading.completeness import unfinished
-from grader.grading.replay import grader_digest
+from grader.layout import grader_digest
 from grader.oracles import torch_oracle
 from grader.report.document import GradeReport
 from grader.report.formats import Change, StudentResult

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_REFERENCE
 from grader.workflows.api import GradeOptions, grade
 from grader.workflows.batch import BatchOptions, run

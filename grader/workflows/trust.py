@@ -18,9 +18,8 @@ from pathlib import Path
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
-from grader.grading.replay import grader_digest
 from grader.grading.scoring import ItemResult
-from grader.layout import REPLAY_CACHE
+from grader.layout import REPLAY_CACHE, grader_digest
 from grader.workflows.api import Runner, UsageFailure, given_reference, grade, in_subprocess
 from grader.workflows.submissions import Upload, prepared
 
