@@ -62,7 +62,6 @@ from grader.workflows.api import (
     Runner,
     UsageFailure,
     grade,
-    in_subprocess,
     selected_items,
 )
 from grader.workflows.arguments import add_grading_options, batch_grade_options
@@ -118,7 +117,7 @@ class BatchResult:
     none, this is the first run)."""
 
 
-def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
+def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
     grading = job.options.grading
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
