@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.util
 import os
 import sys
@@ -15,6 +17,18 @@ SUITES = PACKAGE / "grading" / "suites"
 """The grading tests: pytest runs them in the trusted parent."""
 TEMPLATES = PACKAGE / "workflows" / "templates"
 """The files a release writes for students, Gradescope and GitHub Classroom."""
+
+
+@functools.cache
+def grader_digest() -> str:
+    """The grader's own source: a change to a strategy or a suite changes what is drawn, and a
+    fixed check changes grades."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 THIS_COURSE = "course"
 """This course's name among the courses: in a checkout its profile is in ``courses/course/``
 and its rubric and reference stay at the top; an installed package lays it out as any other."""

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import IN_MEMORY
 from grader.language import profiles
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import IN_MEMORY
 from grader.grading.scoring import ItemResult
 from grader.layout import DEFAULT_REFERENCE
 from grader.report.document import GradeReport

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
 from grader.workflows.api import GradeOptions, UsageFailure, grade
 from grader.workflows.lane import Lanes

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from grader.grading.options import from_pytest
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import IN_MEMORY, from_pytest
 from grader.language.assignments import MICROGRAD
 from grader.workflows.api import GradeOptions, pytest_command
 from grader.workflows.arguments import grade_options

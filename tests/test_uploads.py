@@ -125,10 +125,10 @@ def test_not_a_submission_is_a_usage_error(tmp_path):
 
 
 def test_an_absent_assignment_is_one_line_and_every_item_a_zero(tmp_path, monkeypatch):
-    def no_worker(assignment, *args):
-        raise AssertionError(f"a worker was started for {assignment}, which is not there")
+    def no_worker(assignments, *args):
+        raise AssertionError(f"a worker was started for {assignments}, which are not there")
 
-    monkeypatch.setattr(api, "run_assignment", no_worker)
+    monkeypatch.setattr(api, "run_assignments", no_worker)
     report = grade(GradeOptions(submission=tmp_path))
     assert [i["id"] for i in report.items] == [i.id for i in RUBRIC.items]
     assert {(i["status"], i["score"]) for i in report.items} == {("missing", 0)}

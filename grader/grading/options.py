@@ -24,6 +24,9 @@ from grader.worker.sandbox import MODES
 if TYPE_CHECKING:  # the command-line process has no need of pytest itself
     import pytest
 
+IN_MEMORY = ":memory:"
+"""``replay`` for a batch lane's process: recordings live in ``grader.grading.replay.MEMORY``
+(here, not there, so that the command line need not import Hypothesis to name it)."""
 SPELLING = "spelling"
 """The field metadata key of an option's command-line spelling (``spelled``)."""
 

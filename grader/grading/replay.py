@@ -36,9 +36,10 @@ import numpy as np
 from hypothesis.internal.escalation import InterestingOrigin
 
 from grader.atomic import write_atomically
+from grader.grading.options import IN_MEMORY
 from grader.language.dags import Dag
 from grader.language.graphs import Graph
-from grader.layout import PACKAGE
+from grader.layout import grader_digest
 from grader.worker.protocol import Request
 
 FORMAT = 2
@@ -118,17 +119,6 @@ def decode_example(encoded: dict[str, Any]) -> dict[str, Any]:
     return {name: _decode(value) for name, value in encoded.items()}
 
 
-@functools.cache
-def grader_digest() -> str:
-    """The grader's own source: a change to a strategy or a suite changes what is drawn."""
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-IN_MEMORY = ":memory:"
-"""``--grader-replay`` value for a batch lane's process: recordings live in ``MEMORY``."""
 MEMORY: dict[str, str] = {}
 """A lane's recordings (by key), inherited by every grade it forks; never on disk."""
 FRESH: dict[str, str] = {}

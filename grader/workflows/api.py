@@ -1,9 +1,11 @@
 """Grade one submission folder: the options that decide a grade, and the run that makes it.
 
-Each assignment is graded by its own trusted pytest process (so both cores work), started with
-plugin autoloading off, our own ini and rootdir, isolated mode (no current directory or user
-site on ``sys.path``), in a private directory. The submission folder is never on its path. An
-assignment the folder lacks scores 0, item by item, without starting a worker for it.
+Each assignment is graded by its own trusted pytest run (so both cores work), with plugin
+autoloading off, our own ini and rootdir, isolated mode (no current directory or user site on
+``sys.path``), in a private directory. The runs of one grade are forks of one trusted process
+that starts Python, pytest, the plugin and the suites once (``in_one_process``). The submission
+folder is never on its path. An assignment the folder lacks scores 0, item by item, without
+starting a worker for it.
 
 Exit codes, shared by every command: 0 graded (whatever the score); 1 graded but below
 ``--fail-under``; 2 usage or configuration error; 3 the grader itself failed.
@@ -91,6 +93,11 @@ Runner = Callable[[list[str], Path], tuple[int, str]]
 """Runs a grading pytest command in a working directory: its exit code and output."""
 
 
+def pytest_words(command: list[str]) -> list[str]:
+    """A grading command's arguments to pytest, for a process that runs pytest in itself."""
+    return command[command.index("pytest") + 1 :]
+
+
 def grading_environment() -> dict[str, str]:
     """The environment of a grading process: no plugin autoloading, no bytecode files, one
     hash seed, and no ``CI`` variable (Hypothesis would load its own CI profile)."""
@@ -116,6 +123,33 @@ def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def in_one_process(commands: list[list[str]], workdir: Path) -> list[tuple[int, str]]:
+    """The grading commands of one grade, run at once as forks of one trusted process
+    (``grader.workflows.lane.serve_once``): each run's exit code and output, as
+    ``in_subprocess`` gives them."""
+    runs = [
+        {"args": pytest_words(command), "cwd": str(workdir), "output": f"run{n}.out"}
+        for n, command in enumerate(commands)
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-I", "-m", "grader.workflows.lane", "--once"],
+        input=json.dumps(runs),
+        cwd=workdir,
+        env=grading_environment(),
+        capture_output=True,
+        text=True,
+    )
+    try:
+        codes = [int(code) for code in json.loads(proc.stdout)]
+    except (ValueError, TypeError):
+        return [(proc.returncode or 3, proc.stdout + proc.stderr)] * len(commands)
+    outputs = [workdir / run["output"] for run in runs]
+    return [
+        (code, output.read_text(errors="replace") if output.is_file() else "")
+        for code, output in zip(codes, outputs, strict=True)
+    ]
+
+
 RESULTS = frozenset(
     {"items", "not_importable", "oracles", "protections", "internal_errors", "checks"}
 )
@@ -123,15 +157,28 @@ RESULTS = frozenset(
 reads."""
 
 
-def run_assignment(
-    assignment: Assignment,
-    options: GradeOptions,
-    workdir: Path,
-    slot: int,
-    runner: Runner = in_subprocess,
-) -> dict[str, Any]:
-    results = workdir / f"{assignment.name}.json"
-    returncode, output = runner(pytest_command(assignment, options, results, slot), workdir)
+def run_assignments(
+    assignments: list[Assignment], options: GradeOptions, workdir: Path, runner: Runner | None
+) -> dict[str, dict[str, Any]]:
+    """Each assignment's results, its run started in parallel with the others: by ``runner``
+    (a thread each), or, without one, as forks of one process (``in_one_process``)."""
+    commands = [
+        pytest_command(a, options, workdir / f"{a.name}.json", options.slot + n)
+        for n, a in enumerate(assignments)
+    ]
+    if runner is None:
+        ran = in_one_process(commands, workdir)
+    else:
+        with ThreadPoolExecutor(2) as pool:
+            ran = list(pool.map(runner, commands, [workdir] * len(commands)))
+    return {
+        a.name: _results(a, workdir / f"{a.name}.json", *outcome)
+        for a, outcome in zip(assignments, ran, strict=True)
+    }
+
+
+def _results(assignment: Assignment, results: Path, returncode: int, output: str) -> dict[str, Any]:
+    """The results file a grading run of ``assignment`` left, checked, or why there is none."""
     if returncode == 4:
         raise UsageFailure(_last_error(output))
     if returncode not in (0, 1) or not results.is_file():
@@ -185,20 +232,17 @@ def selected_items(options: GradeOptions, rubric: rubric_module.Rubric) -> list[
     return rubric.selected_items(assignments, options.only)
 
 
-def grade(options: GradeOptions, runner: Runner = in_subprocess) -> GradeReport:
-    """Grade the selected assignments in parallel; the results files are ours alone. A report
-    without a result for every selected item is a ``GraderFailure``, never a score."""
+def grade(options: GradeOptions, runner: Runner | None = None) -> GradeReport:
+    """Grade the selected assignments in parallel (``run_assignments``); the results files are
+    ours alone. A report without a result for every selected item is a ``GraderFailure``, never
+    a score."""
     rubric = rubric_module.load(options.rubric)
     selected = selected_assignments(options, rubric)
     absent = {a.name: not_submitted(a) for a in selected if not submitted(options.submission, a)}
     present = [a for a in selected if a.name not in absent]
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="grader-") as tmp, ThreadPoolExecutor(2) as pool:
-        futures = {
-            a.name: pool.submit(run_assignment, a, options, Path(tmp), options.slot + n, runner)
-            for n, a in enumerate(present)
-        }
-        payloads = {a: f.result() for a, f in futures.items()}
+    with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
+        payloads = run_assignments(present, options, Path(tmp), runner) if present else {}
     first = next(iter(payloads.values()), {"oracles": [], "protections": []})
     notice = oracle_notice(first["oracles"], options.torch) if payloads else None
     report = GradeReport(

@@ -12,8 +12,13 @@ from pathlib import Path
 from rich.console import Console
 
 from grader.grading import rubric as rubric_module
-from grader.grading.options import SPELLING, GradeOptions, as_field, command_line_default
-from grader.grading.replay import IN_MEMORY
+from grader.grading.options import (
+    IN_MEMORY,
+    SPELLING,
+    GradeOptions,
+    as_field,
+    command_line_default,
+)
 from grader.layout import (
     DEFAULT_REFERENCE,
     DEFAULT_RUBRIC,

@@ -46,7 +46,7 @@ from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.grading.completeness import unfinished
-from grader.grading.replay import grader_digest
+from grader.layout import grader_digest
 from grader.oracles import torch_oracle
 from grader.report.document import GradeReport
 from grader.report.formats import Change, StudentResult
@@ -62,7 +62,6 @@ from grader.workflows.api import (
     Runner,
     UsageFailure,
     grade,
-    in_subprocess,
     selected_items,
 )
 from grader.workflows.arguments import add_grading_options, batch_grade_options
@@ -118,7 +117,7 @@ class BatchResult:
     none, this is the first run)."""
 
 
-def grade_upload(job: Job, runner: Runner = in_subprocess) -> dict[str, Any]:
+def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
     grading = job.options.grading
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:

@@ -15,6 +15,11 @@ text}}`` (recordings other lanes made); one JSON reply per line on stdout, ``{"i
 "returncode": n, "recordings": {key: text}}`` (the ones this run made). The run's output is in
 ``cwd/pytest.out``. A reply whose ``id`` is not the request's is some other run's, whose
 results file may not exist yet or may be half of another grade: the lane is replaced.
+
+A single grade warms up the same way, once (``python -I -m grader.workflows.lane --once``,
+``api.in_one_process``): a JSON list of runs on stdin, ``[{"args": [...], "cwd": folder,
+"output": file}]``, forked all at once (one per assignment, so both cores work); the list of
+their exit codes on stdout.
 """
 
 from __future__ import annotations
@@ -33,15 +38,17 @@ from pathlib import Path
 import pytest
 
 from grader.grading import replay
+from grader.layout import grader_digest
 from grader.oracles import OracleUnavailable, torch_oracle
-from grader.workflows.api import grading_environment, in_subprocess
+from grader.workflows.api import grading_environment, in_subprocess, pytest_words
 
 OUTPUT = "pytest.out"
 
 
-def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str], bool]:
-    """Fork; the child runs pytest on ``args`` in ``cwd`` and hands back what it recorded, and
-    whether it had to import PyTorch (an oracle there)."""
+def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, int]:
+    """Fork; the child runs pytest on ``args`` in ``cwd``, its output in ``cwd/output``, and
+    hands back what it recorded and whether it had to import PyTorch (an oracle there): the
+    child's pid and the pipe to read that from (``_collect``)."""
     readable, writable = os.pipe()
     pid = os.fork()
     if pid == 0:  # the grading run
@@ -49,7 +56,7 @@ def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str], bool]:
         try:
             os.close(readable)
             os.chdir(cwd)
-            out = os.open(OUTPUT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            out = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
             os.dup2(out, 1)
@@ -63,6 +70,11 @@ def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str], bool]:
                 sys.stderr.flush()
             os._exit(code)
     os.close(writable)
+    return pid, readable
+
+
+def _collect(pid: int, readable: int) -> tuple[int, dict[str, str], bool]:
+    """A forked run's exit code, what it recorded, and whether it imported PyTorch."""
     with os.fdopen(readable) as pipe:
         fresh = pipe.read()
     _, status = os.waitpid(pid, 0)
@@ -76,11 +88,10 @@ def _run_forked(args: list[str], cwd: str) -> tuple[int, dict[str, str], bool]:
     return os.waitstatus_to_exitcode(status), recorded, needed_torch
 
 
-def serve() -> None:
-    """The lane process: warm up, then one forked grading run per request. The grading suites
-    are imported here too (a fork applies the run's settings to its own copy of them), and the
-    digest of the grader's source that keys every recording is computed once. Once a run has
-    had to import PyTorch, the lane imports it too, so the runs after it fork with it loaded."""
+def _warm_up() -> None:
+    """Import what every grading run imports, once, before the forks: the grading suites too (a
+    fork applies the run's settings to its own copy of them), and compute the digest of the
+    grader's source that keys every recording."""
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
 
     import grader.grading.plugin  # noqa: F401
@@ -88,12 +99,27 @@ def serve() -> None:
     import grader.grading.suites.test_micrograd  # noqa: F401
     import grader.grading.suites.test_scalar_functions  # noqa: F401
 
-    replay.grader_digest()
+    grader_digest()
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it
+
+
+def serve_once() -> None:
+    """A grade's one grading process (``api.in_one_process``): warm up once, then one fork per
+    assignment, all at once, each with its output file; their exit codes on stdout."""
+    runs = json.load(sys.stdin)
+    _warm_up()
+    forks = [_fork(run["args"], run["cwd"], run["output"]) for run in runs]
+    print(json.dumps([_collect(*fork)[0] for fork in forks]), flush=True)
+
+
+def serve() -> None:
+    """The lane process: warm up, then one forked grading run per request. Once a run has had
+    to import PyTorch, the lane imports it too, so the runs after it fork with it loaded."""
+    _warm_up()
     for line in sys.stdin:
         request = json.loads(line)
         replay.MEMORY.update(request["recordings"])
-        returncode, recorded, needed_torch = _run_forked(request["args"], request["cwd"])
+        returncode, recorded, needed_torch = _collect(*_fork(request["args"], request["cwd"]))
         if needed_torch and "torch" not in sys.modules:  # once: it costs more than a grade
             with contextlib.suppress(OracleUnavailable):
                 torch_oracle.load()
@@ -128,7 +154,7 @@ class Lane:
     ) -> tuple[int, str, dict[str, str]]:
         """Run ``command`` in a fork of the lane, handing it the recordings it lacks: exit
         code, output, and what the run recorded."""
-        args = command[command.index("pytest") + 1 :]
+        args = pytest_words(command)
         request = next(self._requests)
         requests, replies = self._process.stdin, self._process.stdout
         try:
@@ -196,4 +222,4 @@ class Lanes:
 
 if __name__ == "__main__":
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a batch: the batch says so
-        serve()
+        serve_once() if sys.argv[1:] == ["--once"] else serve()

@@ -34,7 +34,7 @@ class Key:
     assignment: str
     only: tuple[str, ...]
     grader: str
-    """The grader's own source (``replay.grader_digest``): a fixed check changes grades, while
+    """The grader's own source (``layout.grader_digest``): a fixed check changes grades, while
     ``__version__`` is a label nobody bumps."""
     reference: str | None
     """The reference solutions' content (None: graded without them); the primary oracle."""

@@ -18,10 +18,9 @@ from pathlib import Path
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
-from grader.grading.replay import grader_digest
 from grader.grading.scoring import ItemResult
-from grader.layout import REPLAY_CACHE
-from grader.workflows.api import Runner, UsageFailure, given_reference, grade, in_subprocess
+from grader.layout import REPLAY_CACHE, grader_digest
+from grader.workflows.api import Runner, UsageFailure, given_reference, grade
 from grader.workflows.submissions import Upload, prepared
 
 CHECKED = REPLAY_CACHE.parent / "references"
@@ -43,7 +42,7 @@ def digest(rubric: rubric_module.Rubric, reference: Path) -> str:
     return hashed.hexdigest()
 
 
-def verify_reference(options: GradeOptions, runner: Runner = in_subprocess) -> None:
+def verify_reference(options: GradeOptions, runner: Runner | None = None) -> None:
     """Raise ``ReferenceFailure`` unless the reference ``options`` give (if any) earns every
     point of its rubric without itself as an oracle."""
     reference = given_reference(options.reference)

@@ -1,0 +1,77 @@
+"""Grades before and after a change to the grader: ``python -m tests.same_grades OUT`` grades
+this course's reference and stubs, every planted pair of bugs (``planted.PAIRS``; ``--every N``:
+every Nth pair, on a busy machine), and each
+other course's reference and first planted bug with ``python -m grader grade --json``, and
+writes each grade to ``OUT/<name>.json`` without what differs from run to run (durations, the
+sandbox's uid in the protections). ``diff -r`` two such folders: a speed-up must leave them
+identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.planted import PAIRS, REFERENCE, course_bugs, pair_label, plant
+
+ROOT = REFERENCE.parent
+VOLATILE = ("duration_s",)
+UID = re.compile(r"\buid \d+")
+
+
+def stripped(value: Any) -> Any:
+    """``value`` without the keys whose values differ between two runs of one grade."""
+    if isinstance(value, dict):
+        return {k: stripped(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [stripped(v) for v in value]
+    return UID.sub("uid N", value) if isinstance(value, str) else value
+
+
+def engines(work: Path, every: int = 1) -> list[tuple[str, Path, tuple[str, ...]]]:
+    """(name, submission, extra arguments) of every engine graded."""
+    found = [("reference", REFERENCE, ()), ("stubs", ROOT / "exercises", ())]
+    for n, pair in list(enumerate(PAIRS))[::every]:
+        bugs = [b for b in pair if b is not None]
+        found.append((pair_label(pair).replace("/", "_"), plant(work / f"pair{n}", *bugs), ()))
+    for course in sorted((ROOT / "courses").glob("*/reference")):
+        name = course.parent.name
+        found.append((f"{name}-reference", course, ("--course", name)))
+        catalogue = ROOT / "tests" / "engines" / name / "planted.yaml"
+        if catalogue.is_file():
+            first = course_bugs(catalogue)[0]
+            submission = plant(work / name, first, reference=course)
+            found.append((f"{name}-{first.name}", submission, ("--course", name)))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--every", type=int, default=1)
+    args = parser.parse_args()
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="same-grades-") as tmp:
+        for name, submission, extra in engines(Path(tmp), args.every):
+            target = Path(tmp) / "grade.json"
+            command = [sys.executable, "-m", "grader", "grade", "--submission", str(submission)]
+            subprocess.run(
+                [*command, *extra, "--no-replay", "--json", str(target)],
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
+            grade = json.loads(target.read_text()) if target.exists() else {"missing": True}
+            (out / f"{name}.json").write_text(json.dumps(stripped(grade), indent=1) + "\n")
+            target.unlink(missing_ok=True)
+            print(name, flush=True)
+
+
+if __name__ == "__main__":
+    main()

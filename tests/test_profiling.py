@@ -1,0 +1,27 @@
+"""``make bench``'s profile: py-spy's raw samples summed by kind of process and function."""
+
+from __future__ import annotations
+
+from grader.workflows.profiling import RATE, kind, parsed
+
+RAW = (
+    'process 1:"python -m grader grade --submission x";thread (0x1);<module> (a.py:1);'
+    f"_find_and_load (<frozen importlib._bootstrap>:1);load (b.py:2) {RATE}\n"
+    'process 1:"python -m grader grade";process 2:"python -I -m pytest s.py\n-p x";'
+    f"thread (0x2);run (c.py:3) {RATE // 2}\n"
+    'process 1:"python -m grader grade";process 3:"python -I -m grader.worker.runner";'
+    f"thread (0x3);answer (d.py:4) {RATE * 3}\n"
+)
+
+
+def test_each_process_counts_towards_its_kind_and_its_innermost_function():
+    found = parsed(RAW)
+    assert dict(found.seconds) == {"command": 1.0, "grading": 0.5, "worker": 3.0}
+    assert found.importing["command"] == 1.0
+    assert found.functions["worker"] == {"answer (d.py:4)": 3.0}
+    assert found.lines()[0].startswith("  sampled CPU 4.50 s")
+
+
+def test_a_lane_is_a_grading_process_and_a_probe_is_another_helper():
+    assert kind("python -I -m grader.workflows.lane") == "grading"
+    assert kind("python -I -c print(1)") == "other"
