@@ -87,7 +87,8 @@ def plant(tmp_path: Path, *changes: Bug | Edit, reference: Path = REFERENCE) -> 
 
 
 def _edits(raw: dict) -> tuple[Edit, ...]:
-    return tuple(Edit(raw["file"], e["old"], e["new"]) for e in raw["edits"])
+    """An entry's edits, each in the entry's ``file`` unless it names its own."""
+    return tuple(Edit(e.get("file", raw["file"]), e["old"], e["new"]) for e in raw["edits"])
 
 
 def course_bugs(catalogue: Path) -> tuple[Bug, ...]:
