@@ -1,11 +1,12 @@
 """The inputs a course's contract specifies for its ops: what the grader may draw for it.
 
 A course is graded on its own contract and no more. needle's homework 1 takes a summation's
-``axes`` as a tuple or None (never an int), batches a matmul only over leading axes one operand
-lacks (never stretching a batch axis of size 1) and has no op of more than two inputs; a
-correct needle engine may fail outside that, and must not lose a point for it. A ``Domain``
-says which of the forms the op table can draw the course specifies; the strategies draw inside
-it only. The default is every form: this course's draws are the op table's own.
+``axes`` as a tuple counted from the front or None (never an int, never ``-1``), batches a
+matmul only over leading axes one operand lacks (never stretching a batch axis of size 1) and
+has no op of more than two inputs; a correct needle engine may fail outside that, and must
+not lose a point for it. A ``Domain`` says which of the forms the op table can draw the course
+specifies; the strategies draw inside it only. The default is every form: this course's draws
+are the op table's own.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-AXES_FORMS = ("none", "int", "tuple")
-"""How a summation's ``axes`` may be given: None (every axis), one int, a tuple of ints."""
+AXES_FORMS = ("none", "int", "tuple", "negative")
+"""How a summation's ``axes`` may be given: None (every axis), one int, a tuple of ints, and
+(``negative``) either of those with an axis counted from the end. A course that names
+``int`` or ``tuple`` without ``negative`` counts axes from the front: hw1's tests never pass
+``-1``, and its students write ``if i in self.axes`` over ``range(ndim)``."""
 MATMUL_BATCHES = ("stretch", "missing")
 """How batched matmul broadcasts its batch axes: as numpy does (``stretch``: also a batch
 axis of size 1 against a longer one), or only over leading axes one operand lacks
@@ -28,6 +32,8 @@ def axes_form(axes: Any) -> str:
     """The form of an ``axes`` parameter (one of ``AXES_FORMS``)."""
     if axes is None:
         return "none"
+    if min(axes if isinstance(axes, tuple) else (axes,), default=0) < 0:
+        return "negative"
     return "tuple" if isinstance(axes, tuple) else "int"
 
 

@@ -389,6 +389,7 @@ def measure_functions(engine: ModuleType, record: Record) -> None:
                 parts = function.backward(engine.Tensor(unit, requires_grad=False), out)
                 if not isinstance(parts, tuple | list):
                     parts = (parts,)
+                parts = parts[: len(inputs)]  # extras are never read by a walk
                 if len(parts) != len(inputs):
                     raise ProbeError(
                         f"{type(function).__name__}.backward returned "

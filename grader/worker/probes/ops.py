@@ -75,6 +75,7 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
         grads = getattr(op, api.backward)(upstream, out)
     if not isinstance(grads, tuple | list):
         grads = (grads,)
+    grads = grads[: len(leaves)]  # a walk pairs gradients with inputs: extras are never read
     if len(grads) != len(leaves):
         raise ProbeError(f"{api.backward} returned {len(grads)} gradients for {len(leaves)} inputs")
     return {
@@ -103,6 +104,7 @@ def _function_op(
         grads = getattr(function, api.backward)(resolve(out, api.context), out_grad)
     if not isinstance(grads, tuple | list):
         grads = (grads,)
+    grads = grads[: len(leaves)]  # a walk pairs gradients with inputs: extras are never read
     if len(grads) != len(leaves):
         raise ProbeError(
             f"{api.backward} returned {len(grads)} derivatives for {len(leaves)} inputs"
