@@ -14,6 +14,10 @@ from grader.worker.protocol import Probe
 ROUNDING = Tolerance(1e-8, 1e-8)
 """Any way of writing the central difference agrees to about 1e-12 at the epsilons drawn; a
 one-sided difference, or another epsilon than the one given, is off by 1e-4 or more."""
+HALF_STEPS = (1.0, 0.5)
+"""The central difference a course's docstring may mean: steps of epsilon either side, over
+2 epsilon (MiniTorch's guide), or of epsilon / 2, over epsilon (the Wikipedia article its
+docstring links). Both are central; a one-sided difference matches neither."""
 
 
 @remembers_verdict
@@ -46,11 +50,7 @@ def check_central_difference(
         got = protocol.decode_array(protocol.field(answer, "value", dict), "the difference")
     except protocol.InvalidAnswer as exc:
         raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
-    expected = np.asarray(central(curve, values, arg, epsilon))
-    if wrong := mismatch("central_difference", got, expected, ROUNDING):
-        raise WrongAnswer(
-            "failed",
-            "wrong central difference",
-            [wrong],
-            snippet,
-        )
+    candidates = [np.asarray(central(curve, values, arg, epsilon * h)) for h in HALF_STEPS]
+    wrongs = [mismatch("central_difference", got, each, ROUNDING) for each in candidates]
+    if all(wrongs):  # the first says what the course's guide expects
+        raise WrongAnswer("failed", "wrong central difference", [wrongs[0]], snippet)
