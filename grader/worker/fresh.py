@@ -45,16 +45,6 @@ def execute(sources: list[str]) -> dict[str, Any]:
     return {"printed": printed, "raised": None}
 
 
-def _child(sources: list[str], write: int) -> None:
-    """The forked run: it cannot reach the parent's channel, only its own pipe."""
-    os.close(framing.REQUEST_FD)
-    os.close(framing.REPLY_FD)
-    try:
-        framing.write_frame(write, execute(sources))
-    finally:
-        os._exit(0)
-
-
 def _collect(read: int, deadline: float) -> bytes | None:
     """The child's whole frame, or None when the deadline passes first."""
     chunks = []
@@ -73,9 +63,15 @@ def run(sources: list[str], seconds: float) -> dict[str, Any]:
     True}``."""
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:
+    if pid == 0:  # the child cannot reach the parent's channel, only its own pipe; written
+        # here, not as a function of its own, so that nothing but a fork closes the channel
         os.close(read)
-        _child(sources, write)
+        os.close(framing.REQUEST_FD)
+        os.close(framing.REPLY_FD)
+        try:
+            framing.write_frame(write, execute(sources))
+        finally:
+            os._exit(0)
     os.close(write)
     try:
         data = _collect(read, time.monotonic() + seconds)

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -45,10 +46,11 @@ from grader.workflows.api import grading_environment, in_subprocess, pytest_word
 OUTPUT = "pytest.out"
 
 
-def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, int]:
+def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, IO[str]]:
     """Fork; the child runs pytest on ``args`` in ``cwd``, its output in ``cwd/output``, and
     hands back what it recorded and whether it had to import PyTorch (an oracle there): the
-    child's pid and the pipe to read that from (``_collect``)."""
+    child's pid and the pipe to read that from (``_collect``), opened here, so that nothing
+    else closes a descriptor it was handed."""
     readable, writable = os.pipe()
     pid = os.fork()
     if pid == 0:  # the grading run
@@ -70,12 +72,12 @@ def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, int]:
                 sys.stderr.flush()
             os._exit(code)
     os.close(writable)
-    return pid, readable
+    return pid, os.fdopen(readable)
 
 
-def _collect(pid: int, readable: int) -> tuple[int, dict[str, str], bool]:
+def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
     """A forked run's exit code, what it recorded, and whether it imported PyTorch."""
-    with os.fdopen(readable) as pipe:
+    with pipe:
         fresh = pipe.read()
     _, status = os.waitpid(pid, 0)
     try:
