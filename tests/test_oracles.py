@@ -109,8 +109,8 @@ class EveryConfiguration:
         self.cases += 1
         return right_in_every_configuration(graph, out_grad)
 
-    def tolerance(self, rubric: Tolerance) -> Tolerance:
-        return rubric
+    def tolerance(self, rubric: Tolerance, graph: Graph) -> Tolerance:
+        return rubric  # this course defines no op otherwise than the oracles
 
     def confirmed(self, graph: Graph, out_grad: np.ndarray | None, first: Evaluation) -> bool:
         raise AssertionError("the reference engine, graded, disagrees with the oracles")
