@@ -322,9 +322,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 
 @pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
-def run_strata(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+def pytest_pyfunc_call_strata(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
     """Once a stratified test's drawn examples (or their replay) pass: its explicit examples,
-    each on the test's body, the first that fails failing the test."""
+    each on the test's body, the first that fails failing the test. (pytest takes a hook only
+    by a name that starts with ``pytest_``; ``specname`` says which hook it is.)"""
     result = yield
     run = _run(pyfuncitem.config)
     if run is not None and pyfuncitem.nodeid in run.strata:
