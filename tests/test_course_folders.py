@@ -14,6 +14,7 @@ import pytest
 from grader.grading import rubric as rubric_module
 from grader.layout import COURSES, REPO, THIS_COURSE, course_root, shipped_courses
 from grader.workflows.arguments import course
+from grader.workflows.submissions import Upload, prepare, submitted
 
 
 def _setup_module():
@@ -68,3 +69,14 @@ def test_the_build_stops_at_a_course_folder_that_lacks_a_file(tmp_path, missing)
     (tree / "courses" / "karpathy-micrograd" / missing).unlink()
     with pytest.raises(SystemExit, match=f"courses/karpathy-micrograd: no {missing}"):
         _setup_module().ship_courses(tree, tmp_path / "out")
+
+
+def test_a_package_without_a_top_init_is_found_below_its_files(tmp_path):
+    """TinyTorch's files sit in ``tinytorch/core/`` with no ``tinytorch/__init__.py``: the
+    upload is placed as its package, not as ``core``."""
+    rubric = rubric_module.load(COURSES / "tinytorch-autograd" / "rubric.yaml")
+    (assignment,) = rubric.profile.graded
+    upload = Upload("student", COURSES / "tinytorch-autograd" / "reference", "folder")
+    found = prepare(upload, tmp_path / "prepared", rubric.profile.graded, sandbox="none")
+    assert found.notes == ["tinytorch: tinytorch/"]
+    assert submitted(found.folder, assignment)

@@ -35,7 +35,10 @@ class Assignment:
 
     @property
     def folder(self) -> str:
-        """The folder of a prepared submission that holds its files."""
+        """The folder of a prepared submission that holds its files: a package's own folder
+        (whose files may sit below it, as TinyTorch's ``core/``), else the first file's."""
+        if self.package is not None:
+            return str(PurePosixPath(self.package.folder, self.package.package))
         return str(PurePosixPath(self.layout[0]).parent)
 
     @property

@@ -303,9 +303,11 @@ def choose_package(files: dict[str, bytes], api: PackagedApi) -> str | None:
     the files it needs, the shallowest first; or None."""
     folders = sorted(
         {
-            str(PurePosixPath(p).parent)
+            str(folder)
             for p in files
-            if _usable(p) and PurePosixPath(p).parent.name == api.package
+            if _usable(p)
+            for folder in PurePosixPath(p).parents  # files may sit below it (core/tensor.py)
+            if folder.name == api.package
         },
         key=_depth_then_name,
     )
