@@ -30,21 +30,10 @@ import pytest
 
 from tests.grading import REFERENCE, REPO
 from tests.test_watch import Output
-from tests.venvs import overlay_venv
+from tests.venvs import NOT_COPIED, overlay_venv
 
 pytestmark = pytest.mark.slow
 
-NOT_COPIED = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "dist",
-    "build",
-    "*.egg-info",
-    "__pycache__",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".hypothesis",
-)
 SECRET = "20261123"
 ENVIRONMENT = {  # what make reads from the environment, per command
     "make test": {"ARGS": "tests/test_formats.py"},
