@@ -211,6 +211,11 @@ PRELOADED += ("rich.console", "jsonschema", "anyio", "torch")
 its tests are imported afresh in each run, from the copy with the mutant in it)."""
 
 
+PYTEST = ("-x", "-q", "-m", "not slow", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+"""Stop at the first failure (a kill), the fast tests only; the preloaded plugins cannot be
+rewritten for assertions, and say so."""
+
+
 class Tester:
     """Runs tests in a private copy of the checkout: each run is a fork of a process that
     has imported ``PRELOADED`` already, which saves most of a run's start."""
@@ -268,7 +273,7 @@ class Tester:
             path.write_text(mutant.files[target.module], encoding="utf-8")
         start = time.monotonic()
         try:
-            code = self._pytest(["-x", "-q", "-m", "not slow", *target.tests], target.timeout)
+            code = self._pytest([*PYTEST, *target.tests], target.timeout)
         finally:
             path.write_text(original, encoding="utf-8")
         seconds = time.monotonic() - start
@@ -284,6 +289,7 @@ class Tester:
 def testers(count: int) -> Iterator[queue.Queue[Tester]]:
     """``count`` testers, each in a private copy of the checkout, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="self-audit-") as folder:
+        os.chmod(folder, 0o755)  # as the checkout: a worker's own uid reads the grader there
         made: list[Tester] = []
         try:
             for index in range(count):
@@ -348,9 +354,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--module", action="append", choices=[t.name for t in TARGETS], help="repeatable"
     )
+    parser.add_argument(
+        "--mutant", action="append", metavar="ID", help="only these mutants (repeatable)"
+    )
     parser.add_argument("-j", "--jobs", type=int, default=1)
     options = parser.parse_args(argv)
     targets = [t for t in TARGETS if options.module is None or t.name in options.module]
+    if options.mutant:
+        targets = [t for t in targets if any(m.id in options.mutant for m in t.mutants())]
     with testers(1) as available:
         tester = available.get()
         for target in targets:
@@ -358,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if baseline.outcome != SURVIVED:
                 print(f"{target.name}: its tests fail unmutated:\n{baseline.output}")
                 return 1
-    mutants = all_mutants(targets)
+    mutants = [m for m in all_mutants(targets) if not options.mutant or m.id in options.mutant]
     equivalent = judged()
     print(f"{len(mutants)} mutants of {len(targets)} modules, -j {options.jobs}", flush=True)
 
