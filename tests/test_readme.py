@@ -13,7 +13,8 @@ notebook engine; ``$SECRET`` is a seed and ``python`` the venv's, as after
 Commands that would run for long or forever get what make reads from the environment, or a
 Ctrl-C: ``make test`` and ``make check`` run one small test file (``ARGS``; they would
 otherwise run this test again), ``make bench`` one grade and a batch of one at ``-j 2``,
-``make audit`` a sample of four mutants, and ``make watch`` is stopped once it watches.
+``make audit`` a sample of four mutants, ``make self-audit`` the four of one module, and
+``make watch`` is stopped once it watches.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ ENVIRONMENT = {  # what make reads from the environment, per command
     "make check": {"ARGS": "tests/test_formats.py"},
     "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
     "make audit": {"ARGS": "--sample 4 --programs 20 -j 2"},
+    "make self-audit": {"MODULE": "checks/answers"},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from grader.worker import launch, policy, process, sandbox
+from grader.worker.framing import MAX_FRAME_BYTES
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.policy import Policy
 from grader.worker.sanitize import sanitize_message, sanitize_output
@@ -164,14 +165,58 @@ def _still_serves(worker: Worker) -> None:
 # --------------------------------------------------------------------------- pure parts
 
 
-def test_limits_are_validated():
+@pytest.mark.parametrize(
+    ("field", "lowest", "below"),
+    [
+        ("memory_mb", 256, 255),
+        ("file_size_mb", 1, 0),
+        ("processes", 4, 3),
+        ("output_cap_bytes", 1024, 1023),
+        ("reply_bytes", 1024, 1023),
+        ("wall_factor", 1.0, 0.99),
+    ],
+)
+def test_limits_are_validated_at_their_bounds(field, lowest, below):
     assert Limits() == policy.DEFAULT_LIMITS
-    with pytest.raises(ValueError):
-        Limits(memory_mb=128)
-    with pytest.raises(ValueError):
-        Limits(processes=1)
-    with pytest.raises(ValueError):
-        Limits(wall_factor=0.5)
+    assert getattr(Limits(**{field: lowest}), field) == lowest
+    with pytest.raises(ValueError, match=field):
+        Limits(**{field: below})
+
+
+def test_a_reply_cap_stays_within_a_frame():
+    assert Limits(reply_bytes=MAX_FRAME_BYTES).reply_bytes == MAX_FRAME_BYTES
+    with pytest.raises(ValueError, match="reply_bytes"):
+        Limits(reply_bytes=MAX_FRAME_BYTES + 1)
+
+
+def test_the_default_policy_is_what_the_security_model_promises():
+    """Each promise of the README's "Security model", and what the default policy enforces
+    and reports of it: one cannot change without the other."""
+    promised = " ".join((REPO / "README.md").read_text().split())
+    default = Policy(uid=64000)
+    lines = policy.protections(default, "bwrap")
+    report = " ".join(lines)
+    for promise, line in [
+        ("2 GiB of address space", "memory limit 2048 MB (address space)"),
+        ("64 MB per file", "file size limit 64 MB"),
+        ("no core dumps", "no core dumps"),
+        ("a 600 s CPU hard cap", "hard CPU cap 600 s per process"),
+        ("capped (64 KB)", "output capped at 65536 bytes"),
+        ("a wall-clock backstop (3 x budget + 5 s)", "wall-clock backstop (budget x 3 + 5 s)"),
+        ("the kernel's OOM killer picks it first", "oom_score_adj 1000"),
+        ("a 16 MB `/dev/shm` are writable", "(and a 16 MB /dev/shm)"),
+        ("a limit of 32 processes", "process limit 32"),
+    ]:
+        assert promise in promised and line in report, (promise, line)
+    assert "The parent parses at most a 4 MB reply" in promised
+    assert default.limits.reply_bytes == 4 << 20
+    assert dict(default.rlimits()) == {
+        resource.RLIMIT_AS: (2048 << 20,) * 2,
+        resource.RLIMIT_FSIZE: (64 << 20,) * 2,
+        resource.RLIMIT_CORE: (0, 0),
+        resource.RLIMIT_CPU: (600, 605),
+        resource.RLIMIT_NPROC: (32, 32),
+    }
 
 
 def test_slots_map_to_unused_uids(monkeypatch):
