@@ -28,7 +28,7 @@ from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer
 from grader.layout import DEFAULT_RUBRIC
-from grader.worker import encoding, probes
+from grader.worker import encoding, probes, protocol
 from grader.worker.engines import load_engine
 from grader.worker.launch import WorkerFailure
 from grader.worker.probes import stand_ins
@@ -442,6 +442,16 @@ def test_topo_right_answer_passes():
     assert asked(grading) == ["load", "topo"]
 
 
+def test_a_replys_results_keep_the_order_of_the_cases():
+    sent = protocol.request(7, "micrograd", "topo", [{"n": 0}, {"n": 1}, {"n": 2}])
+    reply = {"id": 7, "results": [{"ok": {"n": 0}}, error("boom", "engine.py:3"), {"ok": {}}]}
+    assert protocol.results(reply, sent) == [
+        {"ok": {"n": 0}},
+        {"error": {"status": "error", "message": "boom", "frames": ["engine.py:3"]}},
+        {"ok": {}},
+    ]
+
+
 def test_topo_in_the_wrong_order():
     grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [3, 2, 1, 0]}})
     verdict = wrong(walks.check_topo, grading, DAG)
@@ -460,10 +470,11 @@ def test_topo_with_a_shared_node_twice_is_named():
 
 
 def test_topo_with_foreign_objects_is_an_invalid_answer():
-    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": ["n0"]}})
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [0, 1, "n2", 3]}})
     verdict = wrong(walks.check_topo, grading, DAG)
     assert verdict.status == "error"
     assert verdict.reason == "invalid answer: build_topo returned non-nodes"
+    assert verdict.details == [] and "print(build_topo(" in verdict.snippet
 
 
 @pytest.mark.parametrize("passes", [1, 2])

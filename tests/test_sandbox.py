@@ -239,8 +239,8 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     args, bound, masked = policy.mount_plan(
-        Policy(
-            readable=(str(top), str(top / "nested"), str(tmp_path / "missing")),
+        Policy(  # /usr/lib is visible already, and sorts first: the paths after it still bind
+            readable=("/usr/lib", str(top), str(top / "nested"), str(tmp_path / "missing")),
             hidden=(str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent"),
         )
     )
@@ -256,6 +256,11 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     assert args.index("--tmpfs") > bind and args[args.index("--tmpfs") + 1] == str(top / "secret")
     assert f"--ro-bind /dev/null {top / 'answers.txt'}" in text
     assert "--ro-bind /usr /usr" in text
+
+
+def test_a_paths_ancestors_are_the_folders_above_it_below_the_root():
+    assert policy.ancestors("/a/b/c") == ["/a", "/a/b"]
+    assert policy.ancestors("/a") == []
 
 
 def test_failure_pickles():

@@ -10,9 +10,9 @@ import pytest
 
 from grader.workflows.mutants import sample
 from tests import self_audit
-from tests.self_audit import BROKEN, KILLED, SURVIVED
+from tests.self_audit import KILLED, SURVIVED
 
-SIZE, SEED = 24, 0
+SIZE, SEED = 20, 0
 """Small enough for ``make test`` (about a minute on one core), spread over the modules and
 operators by ``mutants.sample``."""
 
@@ -44,11 +44,11 @@ def test_the_runner_tells_a_killed_mutant_from_a_survivor():
 
 @pytest.mark.slow
 def test_a_sample_of_the_graders_mutants_is_killed_or_judged_equivalent():
+    """Each mutant of the sample fails a test of its module. No baseline run: those tests pass
+    unmutated in this very run of the suite, and in a copy (the test above)."""
     judged = self_audit.judged()
     unjudged = [m for m in self_audit.all_mutants() if self_audit.key(m) not in judged]
     chosen = sample(unjudged, SIZE, SEED)
     runs = self_audit.run_all(chosen)
     survivors = [self_audit.explain(m) for m in chosen if runs[m.id].outcome == SURVIVED]
-    broken = [f"{m.id}:\n{runs[m.id].output}" for m in chosen if runs[m.id].outcome == BROKEN]
-    assert not broken, "the tests could not run:\n" + "\n".join(broken)
     assert not survivors, "a mutant of the grader no test kills:\n" + "\n".join(survivors)
