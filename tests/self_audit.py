@@ -140,6 +140,21 @@ TARGETS = (
     Target("grader/checks/walks.py", (*FAKE_WORKER, "tests/test_tensor_api.py"), judges),
 )
 """What decides trust and points, and the tests that should notice when it breaks."""
+PENDING = frozenset(
+    {
+        "checks/accumulation",
+        "checks/answers",
+        "checks/broadcasting",
+        "checks/differences",
+        "checks/graphs",
+        "checks/ops",
+        "checks/session",
+        "checks/variables",
+        "checks/walks",
+    }
+)
+"""Modules whose full run has not yet ended with every survivor killed or judged: left out
+of ``make test``'s sample until then (README, "Auditing the grader", has their figures)."""
 
 
 def target_of(mutant: Mutant) -> Target:

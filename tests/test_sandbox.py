@@ -258,6 +258,31 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     assert "--ro-bind /usr /usr" in text
 
 
+def test_mount_plan_keeps_system_symlinks_and_masks_inside_system_folders(tmp_path):
+    system = tmp_path / "system"
+    (system / "secret").mkdir(parents=True)
+    link = tmp_path / "link"  # as /bin -> usr/bin on a merged /usr
+    link.symlink_to(system)
+    args, bound, masked = policy.mount_plan(
+        Policy(
+            system=(str(link), str(system), str(tmp_path / "missing")),
+            readable=(str(link / "secret"),),
+            hidden=(str(system / "secret"),),
+        )
+    )
+    text = " ".join(args) + " "
+    assert f"--symlink {system} {link} " in text and f"--ro-bind {system} {system} " in text
+    assert "missing" not in text and f"--dir {link} " not in text
+    assert bound[0] == str(system) and masked == (str(system / "secret"),)
+
+
+def test_mount_plan_makes_each_parent_once(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    args, _, _ = policy.mount_plan(Policy(readable=(str(tmp_path / "a"), str(tmp_path / "b"))))
+    assert args.count(str(tmp_path)) == 1  # its --dir, made once for both
+
+
 def test_a_paths_ancestors_are_the_folders_above_it_below_the_root():
     assert policy.ancestors("/a/b/c") == ["/a", "/a/b"]
     assert policy.ancestors("/a") == []
