@@ -452,6 +452,24 @@ def test_a_replys_results_keep_the_order_of_the_cases():
     ]
 
 
+def test_an_array_may_be_empty_but_its_shape_is_bounded():
+    for dims in ([2, 0], [1 << 20, 0], [1] * 7 + [0]):
+        assert protocol.decode_array({"shape": dims, "data": []}, "x").shape == tuple(dims)
+    for dims in ([-1], [(1 << 20) + 1], [1] * 9, [2.0], "2"):
+        with pytest.raises(protocol.InvalidAnswer, match="x: bad shape"):
+            protocol.decode_array({"shape": dims, "data": []}, "x")
+
+
+def test_an_array_is_float64_with_its_non_finite_numbers():
+    got = protocol.decode_array({"shape": [2, 2], "data": [1, 0.5, "-inf", "nan"]}, "x")
+    assert got.dtype == np.float64 and got[0].tolist() == [1.0, 0.5]
+    assert got[1, 0] == -np.inf and np.isnan(got[1, 1])
+    assert protocol.decode_array({"shape": [], "data": ["inf"]}, "x") == np.inf
+    for data in ([1], [1, 2, 3], ["1"], [None, 1], [True, 1]):
+        with pytest.raises(protocol.InvalidAnswer, match="^x: "):
+            protocol.decode_array({"shape": [2], "data": data}, "x")
+
+
 def test_topo_in_the_wrong_order():
     grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [3, 2, 1, 0]}})
     verdict = wrong(walks.check_topo, grading, DAG)

@@ -276,6 +276,38 @@ def test_mount_plan_keeps_system_symlinks_and_masks_inside_system_folders(tmp_pa
     assert bound[0] == str(system) and masked == (str(system / "secret"),)
 
 
+def test_parents_are_made_top_down_where_no_bound_folder_holds_them(tmp_path):
+    shelf, system = tmp_path / "shelf", tmp_path / "sys" / "lib"
+    (shelf / "deep").mkdir(parents=True)
+    system.mkdir(parents=True)
+    (tmp_path / "sys" / "share").mkdir()
+    made = Policy(system=(str(system),), readable=(str(shelf), str(tmp_path / "sys" / "share")))
+    args = policy.bwrap_arguments(made, str(shelf / "deep" / "scratch"), "setpriv")
+    dirs = [args[i + 1] for i, arg in enumerate(args) if arg == "--dir"]
+    above = policy.ancestors(str(shelf))
+    assert dirs[: len(above) + 1] == [*above, str(tmp_path / "sys")]
+    assert str(shelf) not in dirs and str(shelf / "deep") not in dirs  # the scratch's, bound
+
+
+def test_the_uid_is_dropped_inside_only_when_the_policy_has_one(tmp_path):
+    scratch = str(tmp_path / "scratch")
+    without = policy.bwrap_arguments(Policy(uid=None), scratch, "setpriv")
+    assert without[-1] == "--" and "setpriv" not in without and "--cap-add" not in without
+    assert without[without.index("--hostname") + 1] == "sandbox"
+    dropping = policy.bwrap_arguments(Policy(uid=64001), scratch, "setpriv")
+    assert dropping[dropping.index("setpriv") :] == [
+        "setpriv",
+        "--reuid=64001",
+        "--regid=64001",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
+    assert "--hostname" not in policy.bwrap_arguments(Policy(namespaces=("net",)), scratch, "")
+
+
 def test_mount_plan_makes_each_parent_once(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
