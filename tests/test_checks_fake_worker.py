@@ -465,9 +465,12 @@ def test_an_array_is_float64_with_its_non_finite_numbers():
     assert got.dtype == np.float64 and got[0].tolist() == [1.0, 0.5]
     assert got[1, 0] == -np.inf and np.isnan(got[1, 1])
     assert protocol.decode_array({"shape": [], "data": ["inf"]}, "x") == np.inf
-    for data in ([1], [1, 2, 3], ["1"], [None, 1], [True, 1]):
+    for data in ([1], [1, 2, 3], ["1"], [None, 1], [True, 1], (1, 2), {"0": 1, "1": 2}):
         with pytest.raises(protocol.InvalidAnswer, match="^x: "):
             protocol.decode_array({"shape": [2], "data": data}, "x")
+    for answer in ([[2], [1, 2]], {"shape": [2]}, {"shape": [2], "data": [1, 2], "dtype": "f"}):
+        with pytest.raises(protocol.InvalidAnswer, match="^x: not an array$"):
+            protocol.decode_array(answer, "x")
 
 
 def test_topo_in_the_wrong_order():
