@@ -293,6 +293,7 @@ def test_the_uid_is_dropped_inside_only_when_the_policy_has_one(tmp_path):
     scratch = str(tmp_path / "scratch")
     without = policy.bwrap_arguments(Policy(uid=None), scratch, "setpriv")
     assert without[-1] == "--" and "setpriv" not in without and "--cap-add" not in without
+    assert f"--perms 0755 --dir {tmp_path} " in " ".join(without)  # the scratch's parents
     assert without[without.index("--hostname") + 1] == "sandbox"
     dropping = policy.bwrap_arguments(Policy(uid=64001), scratch, "setpriv")
     assert dropping[dropping.index("setpriv") :] == [
@@ -364,6 +365,23 @@ def test_protections_and_the_bwrap_command_come_from_one_policy(tmp_path):
     assert "--unshare-net" not in command and "--unshare-ipc" not in command
     assert not any("network" in line for line in lines + fallback)
     assert "uts namespaces" in lines and "NO uts namespaces" in fallback
+
+
+def test_protections_say_who_the_worker_runs_as_and_what_is_missing():
+    own, shared = Policy(uid=64999), Policy(uid=None, namespaces=("net", "pid"))
+    assert "uid 64999 (unprivileged, no capabilities, no_new_privs)" in policy.protections(
+        own, "bwrap"
+    )
+    assert policy.protections(own, "none")[0] == "NO sandbox"
+    assert "same uid as the grader (not root: cannot switch to a worker uid)" in (
+        policy.protections(shared, "bwrap")
+    )
+    fallback = policy.protections(shared, "none", uid_note="pyenv under /root", as_root=True)
+    assert (
+        "runs as root (pyenv under /root): process limit NOT enforced, can read and write "
+        "everything"
+    ) in fallback
+    assert not any(line.endswith("namespaces") for line in policy.protections(shared, "bwrap"))
 
 
 def test_rlimits_and_protections_come_from_one_policy():
