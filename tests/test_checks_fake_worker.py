@@ -26,7 +26,7 @@ from grader.checks.session import Aborted, GradingSession, NotGradable
 from grader.grading import rubric as rubric_module
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
-from grader.language.verdicts import WrongAnswer
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.layout import DEFAULT_RUBRIC
 from grader.worker import encoding, probes, protocol
 from grader.worker.engines import load_engine
@@ -471,6 +471,14 @@ def test_an_array_is_float64_with_its_non_finite_numbers():
     for answer in ([[2], [1, 2]], {"shape": [2]}, {"shape": [2], "data": [1, 2], "dtype": "f"}):
         with pytest.raises(protocol.InvalidAnswer, match="^x: not an array$"):
             protocol.decode_array(answer, "x")
+
+
+def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
+    half = Tolerance(atol=0.0, rtol=0.6)
+    assert mismatch("x", np.float64(2.0), np.float64(1.0), half) is not None  # 1 > 0.6 * 1
+    assert mismatch("x", np.float64(1.0), np.float64(2.0), half) is None  # 1 <= 0.6 * 2
+    assert not half.close(np.ones(3), np.ones(1))
+    assert not half.close(np.ones((2, 1)), np.ones((1, 2)))
 
 
 def test_topo_in_the_wrong_order():
