@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -465,8 +466,14 @@ def test_an_array_is_float64_with_its_non_finite_numbers():
     assert got.dtype == np.float64 and got[0].tolist() == [1.0, 0.5]
     assert got[1, 0] == -np.inf and np.isnan(got[1, 1])
     assert protocol.decode_array({"shape": [], "data": ["inf"]}, "x") == np.inf
-    for data in ([1], [1, 2, 3], ["1"], [None, 1], [True, 1], (1, 2), {"0": 1, "1": 2}):
-        with pytest.raises(protocol.InvalidAnswer, match="^x: "):
+    for data, says in [
+        ([1], "1 numbers for shape (2,)"),
+        ((1, 2), "? numbers for shape (2,)"),
+        (["1", 2], "'1' is not a number"),
+        ([None, 1], "None is not a number"),
+        ([True, 1], "True is not a number"),
+    ]:
+        with pytest.raises(protocol.InvalidAnswer, match=f"^x: {re.escape(says)}$"):
             protocol.decode_array({"shape": [2], "data": data}, "x")
     for answer in ([[2], [1, 2]], {"shape": [2]}, {"shape": [2], "data": [1, 2], "dtype": "f"}):
         with pytest.raises(protocol.InvalidAnswer, match="^x: not an array$"):
@@ -479,6 +486,25 @@ def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
     assert mismatch("x", np.float64(1.0), np.float64(2.0), half) is None  # 1 <= 0.6 * 2
     assert not half.close(np.ones(3), np.ones(1))
     assert not half.close(np.ones((2, 1)), np.ones((1, 2)))
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        [7, []],
+        {"id": 7, "results": [{"ok": {}}], "extra": 1},
+        {"id": 8, "results": [{"ok": {}}]},
+        {"id": 7, "results": ({"ok": {}},)},
+        {"id": 7, "results": [{"ok": {}}, {"ok": {}}]},
+        {"id": 7, "results": [{"ok": 1}]},
+        {"id": 7, "results": [{"ok": {}, "error": {}}]},
+        {"id": 7, "results": [{"error": {"status": "passed", "message": ""}}]},
+        {"id": 7, "results": [{"error": {"status": "error", "frames": "engine.py"}}]},
+    ],
+)
+def test_a_reply_that_is_not_one_answer_or_error_per_case_is_invalid(reply):
+    with pytest.raises(protocol.InvalidAnswer):
+        protocol.results(reply, protocol.request(7, "micrograd", "topo", [{}]))
 
 
 def test_topo_in_the_wrong_order():

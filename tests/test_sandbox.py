@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.worker import launch, policy, process, sandbox
+from grader.worker import framing, launch, policy, process, sandbox
 from grader.worker.framing import MAX_FRAME_BYTES
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.policy import Policy
@@ -382,6 +382,18 @@ def test_protections_say_who_the_worker_runs_as_and_what_is_missing():
         "everything"
     ) in fallback
     assert not any(line.endswith("namespaces") for line in policy.protections(shared, "bwrap"))
+    assert "same uid as the grader: process limit NOT enforced" in policy.protections(
+        shared, "none"
+    )
+    assert (
+        "uid 64999 (unprivileged, no_new_privs); stray processes of that uid are killed"
+    ) in policy.protections(own, "none")
+
+
+def test_a_frame_may_be_as_large_as_its_cap_and_no_larger():
+    assert framing.body_size(framing.HEADER.pack(1024), 1024) == 1024
+    with pytest.raises(framing.FrameError, match="1025 bytes exceeds the 1024 byte cap"):
+        framing.body_size(framing.HEADER.pack(1025), 1024)
 
 
 def test_rlimits_and_protections_come_from_one_policy():
