@@ -488,10 +488,21 @@ def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
     assert not half.close(np.ones((2, 1)), np.ones((1, 2)))
 
 
+def test_an_error_report_keeps_five_frames_of_at_most_200_characters_on_one_line():
+    sent = protocol.request(7, "micrograd", "topo", [{}])
+    frames = ["x" * 300, *(f"engine.py:{i}" for i in range(1, 7))]
+    report = error("line one\n  line two", *frames)
+    (result,) = protocol.results({"id": 7, "results": [report]}, sent)
+    assert result["error"]["message"] == "line one line two"
+    assert len(result["error"]["frames"]) == 5 and len(result["error"]["frames"][0]) == 200
+    assert result["error"]["frames"][1:] == [f"engine.py:{i}" for i in range(1, 5)]
+
+
 @pytest.mark.parametrize(
     "reply",
     [
         [7, []],
+        {"id": 7, "results": [{"error": "boom"}]},
         {"id": 7, "results": [{"ok": {}}], "extra": 1},
         {"id": 8, "results": [{"ok": {}}]},
         {"id": 7, "results": ({"ok": {}},)},

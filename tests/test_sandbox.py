@@ -390,6 +390,17 @@ def test_protections_say_who_the_worker_runs_as_and_what_is_missing():
     ) in policy.protections(own, "none")
 
 
+def test_a_reply_is_decoded_once_it_is_whole_and_alone():
+    frame = framing.encode({"id": 1})
+    for part in (frame[:2], frame[: framing.HEADER.size], frame[:-1]):
+        assert process._reply(bytearray(part), 1024) is process._INCOMPLETE
+    assert process._reply(bytearray(frame), 1024) == {"id": 1}
+    with pytest.raises(process.Trouble, match="more than one reply"):
+        process._reply(bytearray(frame + frame), 1024)
+    with pytest.raises(process.Trouble, match="malformed reply"):
+        process._reply(bytearray(frame), len(frame) - framing.HEADER.size - 1)
+
+
 def test_a_frame_may_be_as_large_as_its_cap_and_no_larger():
     assert framing.body_size(framing.HEADER.pack(1024), 1024) == 1024
     with pytest.raises(framing.FrameError, match="1025 bytes exceeds the 1024 byte cap"):
