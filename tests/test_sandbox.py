@@ -381,6 +381,10 @@ def test_protections_say_who_the_worker_runs_as_and_what_is_missing():
         "runs as root (pyenv under /root): process limit NOT enforced, can read and write "
         "everything"
     ) in fallback
+    assert (
+        "runs as root: process limit NOT enforced, can read and write everything"
+        in policy.protections(shared, "none", as_root=True)
+    )
     assert not any(line.endswith("namespaces") for line in policy.protections(shared, "bwrap"))
     assert "same uid as the grader: process limit NOT enforced" in policy.protections(
         shared, "none"
