@@ -336,6 +336,7 @@ def test_op_answer_without_gradients_is_an_invalid_answer():
     verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
     assert verdict.status == "error"
     assert verdict.reason.startswith("invalid answer: ") and "grads" in verdict.reason
+    assert verdict.details == [] and "tanh()" in verdict.snippet  # the example that ran
 
 
 def test_a_missing_function_aborts_the_test_as_missing():
