@@ -7,7 +7,7 @@ SUBMISSION ?= exercises
 ASSIGNMENT ?= all
 ARGS ?=
 
-.PHONY: grade watch test check bench audit stubs lint clean release gradescope
+.PHONY: grade watch test check bench audit self-audit stubs lint clean release gradescope
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ bench: $(STAMP)
 # How strong is the rubric? Every mutant of reference/ graded (audit/audit.html).
 audit: $(STAMP)
 	$(PY) -m grader audit --out audit $(ARGS)
+
+# Do the project's tests notice a broken grader? Every mutant of what decides trust and points
+# against its module's tests (tests/self_audit.py; make test runs a sample). MODULE: some of it.
+self-audit: $(STAMP)
+	$(PY) -m tests.self_audit $(foreach module,$(MODULE),--module $(module)) $(ARGS)
 
 stubs: $(STAMP)
 	$(PY) -m grader.workflows.stubs

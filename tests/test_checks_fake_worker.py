@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,9 +27,9 @@ from grader.checks.session import Aborted, GradingSession, NotGradable
 from grader.grading import rubric as rubric_module
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
-from grader.language.verdicts import WrongAnswer
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.layout import DEFAULT_RUBRIC
-from grader.worker import encoding, probes
+from grader.worker import encoding, probes, protocol
 from grader.worker.engines import load_engine
 from grader.worker.launch import WorkerFailure
 from grader.worker.probes import stand_ins
@@ -335,6 +336,7 @@ def test_op_answer_without_gradients_is_an_invalid_answer():
     verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
     assert verdict.status == "error"
     assert verdict.reason.startswith("invalid answer: ") and "grads" in verdict.reason
+    assert verdict.details == [] and "tanh()" in verdict.snippet  # the example that ran
 
 
 def test_a_missing_function_aborts_the_test_as_missing():
@@ -442,6 +444,81 @@ def test_topo_right_answer_passes():
     assert asked(grading) == ["load", "topo"]
 
 
+def test_a_replys_results_keep_the_order_of_the_cases():
+    sent = protocol.request(7, "micrograd", "topo", [{"n": 0}, {"n": 1}, {"n": 2}])
+    reply = {"id": 7, "results": [{"ok": {"n": 0}}, error("boom", "engine.py:3"), {"ok": {}}]}
+    assert protocol.results(reply, sent) == [
+        {"ok": {"n": 0}},
+        {"error": {"status": "error", "message": "boom", "frames": ["engine.py:3"]}},
+        {"ok": {}},
+    ]
+
+
+def test_an_array_may_be_empty_but_its_shape_is_bounded():
+    for dims in ([2, 0], [1 << 20, 0], [1] * 7 + [0]):
+        assert protocol.decode_array({"shape": dims, "data": []}, "x").shape == tuple(dims)
+    for dims in ([-1], [(1 << 20) + 1], [1] * 9, [2.0], "2"):
+        with pytest.raises(protocol.InvalidAnswer, match="x: bad shape"):
+            protocol.decode_array({"shape": dims, "data": []}, "x")
+
+
+def test_an_array_is_float64_with_its_non_finite_numbers():
+    got = protocol.decode_array({"shape": [2, 2], "data": [1, 0.5, "-inf", "nan"]}, "x")
+    assert got.dtype == np.float64 and got[0].tolist() == [1.0, 0.5]
+    assert got[1, 0] == -np.inf and np.isnan(got[1, 1])
+    assert protocol.decode_array({"shape": [], "data": ["inf"]}, "x") == np.inf
+    for data, says in [
+        ([1], "1 numbers for shape (2,)"),
+        ((1, 2), "? numbers for shape (2,)"),
+        (["1", 2], "'1' is not a number"),
+        ([None, 1], "None is not a number"),
+        ([True, 1], "True is not a number"),
+    ]:
+        with pytest.raises(protocol.InvalidAnswer, match=f"^x: {re.escape(says)}$"):
+            protocol.decode_array({"shape": [2], "data": data}, "x")
+    for answer in ([[2], [1, 2]], {"shape": [2]}, {"shape": [2], "data": [1, 2], "dtype": "f"}):
+        with pytest.raises(protocol.InvalidAnswer, match="^x: not an array$"):
+            protocol.decode_array(answer, "x")
+
+
+def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
+    half = Tolerance(atol=0.0, rtol=0.6)
+    assert mismatch("x", np.float64(2.0), np.float64(1.0), half) is not None  # 1 > 0.6 * 1
+    assert mismatch("x", np.float64(1.0), np.float64(2.0), half) is None  # 1 <= 0.6 * 2
+    assert not half.close(np.ones(3), np.ones(1))
+    assert not half.close(np.ones((2, 1)), np.ones((1, 2)))
+
+
+def test_an_error_report_keeps_five_frames_of_at_most_200_characters_on_one_line():
+    sent = protocol.request(7, "micrograd", "topo", [{}])
+    frames = ["x" * 300, *(f"engine.py:{i}" for i in range(1, 7))]
+    report = error("line one\n  line two", *frames)
+    (result,) = protocol.results({"id": 7, "results": [report]}, sent)
+    assert result["error"]["message"] == "line one line two"
+    assert len(result["error"]["frames"]) == 5 and len(result["error"]["frames"][0]) == 200
+    assert result["error"]["frames"][1:] == [f"engine.py:{i}" for i in range(1, 5)]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        [7, []],
+        {"id": 7, "results": [{"error": "boom"}]},
+        {"id": 7, "results": [{"ok": {}}], "extra": 1},
+        {"id": 8, "results": [{"ok": {}}]},
+        {"id": 7, "results": ({"ok": {}},)},
+        {"id": 7, "results": [{"ok": {}}, {"ok": {}}]},
+        {"id": 7, "results": [{"ok": 1}]},
+        {"id": 7, "results": [{"ok": {}, "error": {}}]},
+        {"id": 7, "results": [{"error": {"status": "passed", "message": ""}}]},
+        {"id": 7, "results": [{"error": {"status": "error", "frames": "engine.py"}}]},
+    ],
+)
+def test_a_reply_that_is_not_one_answer_or_error_per_case_is_invalid(reply):
+    with pytest.raises(protocol.InvalidAnswer):
+        protocol.results(reply, protocol.request(7, "micrograd", "topo", [{}]))
+
+
 def test_topo_in_the_wrong_order():
     grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [3, 2, 1, 0]}})
     verdict = wrong(walks.check_topo, grading, DAG)
@@ -460,10 +537,11 @@ def test_topo_with_a_shared_node_twice_is_named():
 
 
 def test_topo_with_foreign_objects_is_an_invalid_answer():
-    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": ["n0"]}})
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [0, 1, "n2", 3]}})
     verdict = wrong(walks.check_topo, grading, DAG)
     assert verdict.status == "error"
     assert verdict.reason == "invalid answer: build_topo returned non-nodes"
+    assert verdict.details == [] and "print(build_topo(" in verdict.snippet
 
 
 @pytest.mark.parametrize("passes", [1, 2])

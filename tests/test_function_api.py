@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from grader.checks import variables
+from grader.checks import differences, variables
 from grader.checks.ops import op_snippet
 from grader.grading.suites.test_scalar_functions import FUNCTION_OPS
 from grader.language import profiles
@@ -27,11 +27,11 @@ from grader.language.graphs import Graph, Node
 from grader.language.profiles import ProfileError
 from grader.language.snippets import graph_snippet
 from grader.language.strategies import op_cases
-from grader.language.verdicts import Tolerance
+from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.layout import COURSES
 from grader.oracles import numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
-from grader.worker import probes
+from grader.worker import encoding, probes
 from grader.worker.engines import load_engine, reinstated
 from grader.worker.protocol import decode_array
 from tests.programs import needs_torch
@@ -114,6 +114,34 @@ def test_central_difference_is_the_grader_s_own(name):
     answer = probes.PROBES["central_difference"](loaded, case)
     got = float(decode_array(answer["value"], "value"))
     assert got == pytest.approx(central("bowl", [1.0, -0.5, 2.0], 2, 0.01), abs=1e-10)
+
+
+def central_difference_verdict(value: float) -> WrongAnswer | None:
+    """The check's verdict on a ``central_difference`` that answers ``value`` for the bowl."""
+
+    class Session:
+        def assignment(self, kind):
+            return ASSIGNMENT
+
+        def ask(self, assignment, probe, case, snippet, on_timeout=None):
+            return {"value": encoding.encode(np.float64(value), "value")}
+
+    try:
+        differences.check_central_difference.__wrapped__(
+            Session(), "bowl", [1.0, -0.5, 2.0], 2, 0.01
+        )
+    except WrongAnswer as verdict:
+        return verdict
+    return None
+
+
+def test_a_central_difference_is_judged_against_the_graders_own():
+    right = central("bowl", [1.0, -0.5, 2.0], 2, 0.01)
+    assert central_difference_verdict(right + 1e-12) is None
+    verdict = central_difference_verdict(right + 1e-4)  # what a one-sided difference is off by
+    assert verdict is not None
+    assert (verdict.status, verdict.reason) == ("failed", "wrong central difference")
+    assert "central_difference(f, 1.0, -0.5, 2.0, arg=2, epsilon=0.01)" in verdict.snippet
 
 
 @pytest.mark.parametrize("name", ENGINES)

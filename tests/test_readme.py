@@ -14,7 +14,8 @@ babygrad book reader's, ``path/to/TinyTorch`` a TinyTorch module 05 one,
 Commands that would run for long or forever get what make reads from the environment, or a
 Ctrl-C: ``make test`` and ``make check`` run one small test file (``ARGS``; they would
 otherwise run this test again), ``make bench`` one grade and a batch of one at ``-j 2``,
-``make audit`` a sample of four mutants, and ``make watch`` is stopped once it watches.
+``make audit`` a sample of four mutants, ``make self-audit`` the four of one module, and
+``make watch`` is stopped once it watches.
 """
 
 from __future__ import annotations
@@ -32,27 +33,17 @@ import pytest
 
 from tests.grading import REFERENCE, REPO
 from tests.test_watch import Output
-from tests.venvs import assert_not_unconfined, overlay_venv
+from tests.venvs import NOT_COPIED, assert_not_unconfined, overlay_venv
 
 pytestmark = pytest.mark.slow
 
-NOT_COPIED = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "dist",
-    "build",
-    "*.egg-info",
-    "__pycache__",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".hypothesis",
-)
 SECRET = "20261123"
 ENVIRONMENT = {  # what make reads from the environment, per command
     "make test": {"ARGS": "tests/test_formats.py"},
     "make check": {"ARGS": "tests/test_formats.py"},
     "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
     "make audit": {"ARGS": "--sample 4 --programs 20 -j 2"},
+    "make self-audit": {"MODULE": "checks/answers"},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",

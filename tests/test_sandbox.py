@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.worker import launch, policy, process, sandbox
+from grader.worker import framing, launch, policy, process, sandbox
+from grader.worker.framing import MAX_FRAME_BYTES
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.policy import Policy
 from grader.worker.sanitize import sanitize_message, sanitize_output
@@ -164,14 +165,58 @@ def _still_serves(worker: Worker) -> None:
 # --------------------------------------------------------------------------- pure parts
 
 
-def test_limits_are_validated():
+@pytest.mark.parametrize(
+    ("field", "lowest", "below"),
+    [
+        ("memory_mb", 256, 255),
+        ("file_size_mb", 1, 0),
+        ("processes", 4, 3),
+        ("output_cap_bytes", 1024, 1023),
+        ("reply_bytes", 1024, 1023),
+        ("wall_factor", 1.0, 0.99),
+    ],
+)
+def test_limits_are_validated_at_their_bounds(field, lowest, below):
     assert Limits() == policy.DEFAULT_LIMITS
-    with pytest.raises(ValueError):
-        Limits(memory_mb=128)
-    with pytest.raises(ValueError):
-        Limits(processes=1)
-    with pytest.raises(ValueError):
-        Limits(wall_factor=0.5)
+    assert getattr(Limits(**{field: lowest}), field) == lowest
+    with pytest.raises(ValueError, match=field):
+        Limits(**{field: below})
+
+
+def test_a_reply_cap_stays_within_a_frame():
+    assert Limits(reply_bytes=MAX_FRAME_BYTES).reply_bytes == MAX_FRAME_BYTES
+    with pytest.raises(ValueError, match="reply_bytes"):
+        Limits(reply_bytes=MAX_FRAME_BYTES + 1)
+
+
+def test_the_default_policy_is_what_the_security_model_promises():
+    """Each promise of the README's "Security model", and what the default policy enforces
+    and reports of it: one cannot change without the other."""
+    promised = " ".join((REPO / "README.md").read_text().split())
+    default = Policy(uid=64000)
+    lines = policy.protections(default, "bwrap")
+    report = " ".join(lines)
+    for promise, line in [
+        ("2 GiB of address space", "memory limit 2048 MB (address space)"),
+        ("64 MB per file", "file size limit 64 MB"),
+        ("no core dumps", "no core dumps"),
+        ("a 600 s CPU hard cap", "hard CPU cap 600 s per process"),
+        ("capped (64 KB)", "output capped at 65536 bytes"),
+        ("a wall-clock backstop (3 x budget + 5 s)", "wall-clock backstop (budget x 3 + 5 s)"),
+        ("the kernel's OOM killer picks it first", "oom_score_adj 1000"),
+        ("a 16 MB `/dev/shm` are writable", "(and a 16 MB /dev/shm)"),
+        ("a limit of 32 processes", "process limit 32"),
+    ]:
+        assert promise in promised and line in report, (promise, line)
+    assert "The parent parses at most a 4 MB reply" in promised
+    assert default.limits.reply_bytes == 4 << 20
+    assert dict(default.rlimits()) == {
+        resource.RLIMIT_AS: (2048 << 20,) * 2,
+        resource.RLIMIT_FSIZE: (64 << 20,) * 2,
+        resource.RLIMIT_CORE: (0, 0),
+        resource.RLIMIT_CPU: (600, 605),
+        resource.RLIMIT_NPROC: (32, 32),
+    }
 
 
 def test_slots_map_to_unused_uids(monkeypatch):
@@ -194,8 +239,8 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     args, bound, masked = policy.mount_plan(
-        Policy(
-            readable=(str(top), str(top / "nested"), str(tmp_path / "missing")),
+        Policy(  # /usr/lib is visible already, and sorts first: the paths after it still bind
+            readable=("/usr/lib", str(top), str(top / "nested"), str(tmp_path / "missing")),
             hidden=(str(top / "secret"), str(top / "answers.txt"), str(other), "/nonexistent"),
         )
     )
@@ -211,6 +256,69 @@ def test_mount_plan_binds_parents_then_masks(tmp_path):
     assert args.index("--tmpfs") > bind and args[args.index("--tmpfs") + 1] == str(top / "secret")
     assert f"--ro-bind /dev/null {top / 'answers.txt'}" in text
     assert "--ro-bind /usr /usr" in text
+
+
+def test_mount_plan_keeps_system_symlinks_and_masks_inside_system_folders(tmp_path):
+    system = tmp_path / "system"
+    (system / "secret").mkdir(parents=True)
+    link = tmp_path / "link"  # as /bin -> usr/bin on a merged /usr
+    link.symlink_to(system)
+    args, bound, masked = policy.mount_plan(
+        Policy(
+            system=(str(link), str(system), str(tmp_path / "missing")),
+            readable=(str(link / "secret"),),
+            hidden=(str(system / "secret"),),
+        )
+    )
+    text = " ".join(args) + " "
+    assert f"--symlink {system} {link} " in text and f"--ro-bind {system} {system} " in text
+    assert "missing" not in text and f"--dir {link} " not in text
+    assert bound[0] == str(system) and masked == (str(system / "secret"),)
+
+
+def test_parents_are_made_top_down_where_no_bound_folder_holds_them(tmp_path):
+    shelf, system = tmp_path / "shelf", tmp_path / "sys" / "lib"
+    (shelf / "deep").mkdir(parents=True)
+    system.mkdir(parents=True)
+    (tmp_path / "sys" / "share").mkdir()
+    made = Policy(system=(str(system),), readable=(str(shelf), str(tmp_path / "sys" / "share")))
+    args = policy.bwrap_arguments(made, str(shelf / "deep" / "scratch"), "setpriv")
+    dirs = [args[i + 1] for i, arg in enumerate(args) if arg == "--dir"]
+    above = policy.ancestors(str(shelf))
+    assert dirs[: len(above) + 1] == [*above, str(tmp_path / "sys")]
+    assert str(shelf) not in dirs and str(shelf / "deep") not in dirs  # the scratch's, bound
+
+
+def test_the_uid_is_dropped_inside_only_when_the_policy_has_one(tmp_path):
+    scratch = str(tmp_path / "scratch")
+    without = policy.bwrap_arguments(Policy(uid=None), scratch, "setpriv")
+    assert without[-1] == "--" and "setpriv" not in without and "--cap-add" not in without
+    assert f"--perms 0755 --dir {tmp_path} " in " ".join(without)  # the scratch's parents
+    assert without[without.index("--hostname") + 1] == "sandbox"
+    dropping = policy.bwrap_arguments(Policy(uid=64001), scratch, "setpriv")
+    assert dropping[dropping.index("setpriv") :] == [
+        "setpriv",
+        "--reuid=64001",
+        "--regid=64001",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
+    assert "--hostname" not in policy.bwrap_arguments(Policy(namespaces=("net",)), scratch, "")
+
+
+def test_mount_plan_makes_each_parent_once(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    args, _, _ = policy.mount_plan(Policy(readable=(str(tmp_path / "a"), str(tmp_path / "b"))))
+    assert args.count(str(tmp_path)) == 1  # its --dir, made once for both
+
+
+def test_a_paths_ancestors_are_the_folders_above_it_below_the_root():
+    assert policy.ancestors("/a/b/c") == ["/a", "/a/b"]
+    assert policy.ancestors("/a") == []
 
 
 def test_failure_pickles():
@@ -257,6 +365,50 @@ def test_protections_and_the_bwrap_command_come_from_one_policy(tmp_path):
     assert "--unshare-net" not in command and "--unshare-ipc" not in command
     assert not any("network" in line for line in lines + fallback)
     assert "uts namespaces" in lines and "NO uts namespaces" in fallback
+
+
+def test_protections_say_who_the_worker_runs_as_and_what_is_missing():
+    own, shared = Policy(uid=64999), Policy(uid=None, namespaces=("net", "pid"))
+    assert "uid 64999 (unprivileged, no capabilities, no_new_privs)" in policy.protections(
+        own, "bwrap"
+    )
+    assert policy.protections(own, "none")[0] == "NO sandbox"
+    assert "same uid as the grader (not root: cannot switch to a worker uid)" in (
+        policy.protections(shared, "bwrap")
+    )
+    fallback = policy.protections(shared, "none", uid_note="pyenv under /root", as_root=True)
+    assert (
+        "runs as root (pyenv under /root): process limit NOT enforced, can read and write "
+        "everything"
+    ) in fallback
+    assert (
+        "runs as root: process limit NOT enforced, can read and write everything"
+        in policy.protections(shared, "none", as_root=True)
+    )
+    assert not any(line.endswith("namespaces") for line in policy.protections(shared, "bwrap"))
+    assert "same uid as the grader: process limit NOT enforced" in policy.protections(
+        shared, "none"
+    )
+    assert (
+        "uid 64999 (unprivileged, no_new_privs); stray processes of that uid are killed"
+    ) in policy.protections(own, "none")
+
+
+def test_a_reply_is_decoded_once_it_is_whole_and_alone():
+    frame = framing.encode({"id": 1})
+    for part in (frame[:2], frame[: framing.HEADER.size], frame[:-1]):
+        assert process._reply(bytearray(part), 1024) is process._INCOMPLETE
+    assert process._reply(bytearray(frame), 1024) == {"id": 1}
+    with pytest.raises(process.Trouble, match="more than one reply"):
+        process._reply(bytearray(frame + frame), 1024)
+    with pytest.raises(process.Trouble, match="malformed reply"):
+        process._reply(bytearray(frame), len(frame) - framing.HEADER.size - 1)
+
+
+def test_a_frame_may_be_as_large_as_its_cap_and_no_larger():
+    assert framing.body_size(framing.HEADER.pack(1024), 1024) == 1024
+    with pytest.raises(framing.FrameError, match="1025 bytes exceeds the 1024 byte cap"):
+        framing.body_size(framing.HEADER.pack(1025), 1024)
 
 
 def test_rlimits_and_protections_come_from_one_policy():

@@ -279,6 +279,24 @@ def test_feedback_text_lists_fix_first_failures_examples_bugs_then_the_hint():
     ]
 
 
+def test_failures_with_the_same_verdict_are_told_once_with_every_test_they_stopped():
+    missing = {"reason": "Value has no method exp", "details": [], "snippet": "", "bugs": []}
+    failures = [
+        {"test": "t1", **missing},
+        {"test": "t2", **missing, "details": ["at engine.py:3"]},
+        {"test": "t3", **dict(reversed(missing.items()))},  # the same verdict, in any order
+    ]
+    assert feedback_text([], failures, "").splitlines() == [
+        "t1, t3: Value has no method exp",
+        "t2: Value has no method exp",
+        "at engine.py:3",
+    ]
+
+
+def test_results_come_in_the_rubrics_order_of_the_items():
+    assert [r.id for r in score_items(RUBRIC, ITEMS, all_pass())] == [i.id for i in ITEMS]
+
+
 def test_feedback_text_is_empty_with_nothing_to_say():
     assert feedback_text([], [], "a hint alone is not feedback") == ""
 

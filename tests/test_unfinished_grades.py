@@ -98,7 +98,7 @@ def test_a_whole_results_file_is_a_score():
         ),
         (results_file([ADD, EXP, EXP]), "more than one result for micrograd.ops.exp"),
         (results_file([ADD, BABYGRAD]), "not graded here: babygrad.ops.add"),
-        (results_file([ADD, EXP, "x"]), "results that are not items"),
+        (results_file([ADD, EXP, "x"]), r"results that are not items: 1\)"),
         (results_file(WHOLE)[:100], "broken results file"),
         ("[]", "without its results"),
         (json.dumps({"items": WHOLE}), "without its results"),

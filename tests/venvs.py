@@ -1,9 +1,10 @@
 """A throwaway venv in which ``grader`` is imported from a given folder (a release, an unzipped
-Gradescope source), with every other package borrowed from the project's venv: proves that the
-folder's own grader works, without installing anything."""
+Gradescope source, a copy of the working tree), with every other package borrowed from the
+project's venv: proves that the folder's own grader works, without installing anything."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -12,6 +13,20 @@ from pathlib import Path
 from grader.worker.sandbox import bwrap_status
 
 BWRAP_OK = bwrap_status()[0]
+NOT_COPIED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "dist",
+    "build",
+    "audit",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+)
+"""What a copy of the working tree leaves out, so it is as a fresh clone: history, the venv,
+and what builds, audits and test runs leave behind."""
 
 
 def overlay_venv(where: Path, first: Path) -> Path:

@@ -183,7 +183,12 @@ class Judgements:
 
 
 def load_judgements(reference: Path) -> Judgements:
-    path = reference / JUDGEMENTS
+    """The judgements of the audit of ``reference`` (none: no file)."""
+    return read_judgements(reference / JUDGEMENTS)
+
+
+def read_judgements(path: Path) -> Judgements:
+    """The judgements in ``path`` (also the grader's own, ``tests/self_audit.py``)."""
     if not path.is_file():
         return Judgements()
     data = yaml.safe_load(path.read_text()) or {}

@@ -51,7 +51,7 @@ import functools
 import random
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,9 @@ judgements is not part of a submission)."""
 
 @dataclass(frozen=True)
 class Region:
-    """One ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` region of the reference."""
+    """One ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` region of the reference, or one
+    definition of a module without such regions (``definition_mutants``: no markers, so
+    ``start`` and ``end`` are the lines just outside it, and it serves no item)."""
 
     file: str
     """Relative to the reference folder, POSIX style: ``micrograd/engine.py``."""
@@ -309,15 +311,29 @@ class _Place:
         return line, f"{where}: `{old}` -> `{new or '(nothing)'}`"
 
 
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _definition_place(
+    region: Region, lines: tuple[str, ...], node: Definition, last: int
+) -> _Place | None:
+    """The place of a function or class (decorators included) through line ``last``, or
+    None if its text does not dedent cleanly."""
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    line = lines[first - 1]
+    place = _Place(region, lines, first, last, line[: len(line) - len(line.lstrip())])
+    if "".join(place.indented(place.dedented(place.original))) == "".join(place.original):
+        return place
+    return None
+
+
 def _place(region: Region, source: str, tree: ast.Module) -> _Place:
     lines = tuple(source.splitlines(keepends=True))
     _, function = _enclosing(tree, region.start)
     if function is not None:
-        first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
         last = max(function.end_lineno or function.lineno, region.end)
-        line = lines[first - 1]
-        place = _Place(region, lines, first, last, line[: len(line) - len(line.lstrip())])
-        if "".join(place.indented(place.dedented(place.original))) == "".join(place.original):
+        place = _definition_place(region, lines, function, last)
+        if place is not None:
             return place
     return _Place(region, lines, 1, len(lines), "")
 
@@ -565,27 +581,70 @@ def _all(sources: tuple[tuple[str, str], ...]) -> tuple[tuple[Mutant, ...], tupl
                 )
             # A body of just ``pass`` did nothing, whether it is one of the variants or not.
             seen.add(place.program(_replaced_body(place, [f"{indent}pass\n"])))
-            counts: Counter[tuple[int, str]] = Counter()
-            for operator, function in _region_mutations(place):
-                program = place.program(function)
-                if program is None or program in seen or not place.only_inside(function):
-                    continue
-                seen.add(program)
-                line, description = place.describe(function)
-                number = counts[(line, operator)]
-                counts[(line, operator)] += 1
-                changed.append(
-                    Mutant(
-                        id=f"{_slug(relative)}-L{line}-{operator}-{number}",
-                        kind="mutant",
-                        region=region,
-                        operator=operator,
-                        line=line,
-                        description=description,
-                        files={relative: place.source(function)},
-                    )
-                )
+            changed += _place_mutants(place, seen)
     return tuple(changed), tuple(idle)
+
+
+def _place_mutants(place: _Place, seen: set[str | None]) -> Iterator[Mutant]:
+    """Every mutant of ``place``'s region that compiles, changes nothing outside the region
+    and is a program not in ``seen`` (each one made is added to it)."""
+    relative = place.region.file
+    counts: Counter[tuple[int, str]] = Counter()
+    for operator, function in _region_mutations(place):
+        program = place.program(function)
+        if program is None or program in seen or not place.only_inside(function):
+            continue
+        seen.add(program)
+        line, description = place.describe(function)
+        number = counts[(line, operator)]
+        counts[(line, operator)] += 1
+        yield Mutant(
+            id=f"{_slug(relative)}-L{line}-{operator}-{number}",
+            kind="mutant",
+            region=place.region,
+            operator=operator,
+            line=line,
+            description=description,
+            files={relative: place.source(function)},
+        )
+
+
+def definitions(tree: ast.Module) -> Iterator[tuple[str, ast.stmt]]:
+    """(name, node) of a module's top-level functions, classes and assignments, and of the
+    methods of its top-level classes (``Class.method``)."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name, node
+        if isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield f"{node.name}.{inner.name}", inner
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if isinstance(targets[0], ast.Name):
+                yield targets[0].id, node
+
+
+def definition_mutants(relative: str, source: str, names: Collection[str]) -> list[Mutant]:
+    """The mutants of the named ``definitions`` of a module that has no solution regions (the
+    grader's own: ``tests/self_audit.py``), each a region from its ``def``, ``class`` or
+    assignment line to its end, decorators left alone; the same operators and rules as
+    ``mutants``. Name a class or some of its methods, not both: they would overlap."""
+    tree = ast.parse(source, relative)
+    lines = tuple(source.splitlines(keepends=True))
+    found: list[Mutant] = []
+    for name, node in definitions(tree):
+        if name not in names:
+            continue
+        last = node.end_lineno or node.lineno
+        region = Region(relative, node.lineno - 1, last + 1, (), (), name)
+        if isinstance(node, Definition):
+            whole = _Place(region, lines, 1, len(lines), "")
+            place = _definition_place(region, lines, node, last) or whole
+        else:  # a top-level assignment
+            place = _Place(region, lines, node.lineno, last, "")
+        found += _place_mutants(place, {place.program(place.original)})
+    return found
 
 
 def mutants(reference: Path) -> list[Mutant]:
