@@ -38,7 +38,7 @@ def test_release_builds_where_the_caller_says(tmp_path):
     assert (tmp_path / "dist" / "student" / "rubric.yaml").is_file()
     _run(tmp_path, "-m", "grader.workflows.release", "gradescope", "--out", "out", "--seed", "7")
     with zipfile.ZipFile(tmp_path / "out" / "autograder.zip") as archive:
-        assert json.loads(archive.read("gradescope.json")) == {"seed": 7}
+        assert json.loads(archive.read("gradescope.json")) == {"seed": 7, "course": "course"}
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ def test_the_runner_tells_a_killed_mutant_from_a_survivor():
     mutant = next(  # ``counts[i] == 0`` -> ``counts[i] != 0``: whole grades are unfinished
         m for m in target.mutants() if m.operator == "compare-eq-to-ne"
     )
-    elsewhere = dataclasses.replace(target, tests=("tests/test_ledger.py",))
+    elsewhere = dataclasses.replace(target, tests=("tests/test_layout.py",))  # reads, imports none
     with self_audit.testers(1) as available:
         tester = available.get()
         assert tester.run(target, mutant).outcome == KILLED

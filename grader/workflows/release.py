@@ -247,9 +247,13 @@ def build_gradescope(dest: Path, seed: int | None = None, course: str = THIS_COU
         archive.writestr("gradescope.json", json.dumps({"seed": seed, "course": name}))
         for build in GRADESCOPE_BUILD:
             archive.write(REPO / build, build)
-        archive.write(source / "rubric.yaml", f"{folder}/rubric.yaml")
-        archive.write(rubric.profile.path, f"{folder}/profile.yaml")
-        for tree, inside in ((PACKAGE, "grader"), (source / "reference", f"{folder}/reference")):
+        # a course folder whole (its adapter too); this course's profile, rubric and reference
+        whole, inside_course = source, folder
+        if source == REPO:
+            archive.write(rubric.profile.path, f"{folder}/profile.yaml")
+            archive.write(source / "rubric.yaml", f"{folder}/rubric.yaml")
+            whole, inside_course = source / "reference", f"{folder}/reference"
+        for tree, inside in ((PACKAGE, "grader"), (whole, inside_course)):
             for path in _files(tree):
                 archive.write(path, f"{inside}/{path.relative_to(tree).as_posix()}")
     return target
