@@ -162,7 +162,7 @@ def test_a_changed_reference_regrades_and_reports_who_moved(first_run, tmp_path,
     and alice's correct answer is never failed (no second oracle confirms the reference). The
     batch's own check would refuse this reference (tests/test_trust.py): it is wrong on purpose,
     to move a grade, so the check is skipped here."""
-    monkeypatch.setattr(batch, "verify_reference", lambda options: None)
+    monkeypatch.setattr(batch, "verify_reference", lambda options, rubric: None)
     options, _ = first_run
     reference = tmp_path / "reference"
     shutil.copytree(REFERENCE, reference, ignore=shutil.ignore_patterns("__pycache__"))

@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
+from grader.layout import DEFAULT_RUBRIC
 from grader.workflows import trust
 from tests.grading import REFERENCE, REPO
 from tests.planted import TANH_DERIVATIVE, apply
 
+RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
 pytestmark = pytest.mark.slow  # each check grades a whole reference once
 
 
@@ -35,7 +38,7 @@ def broken_reference(tmp_path: Path) -> Path:
 def test_a_reference_that_fails_its_rubric_stops_the_grade_naming_the_item(tmp_path, checked):
     options = GradeOptions(submission=REFERENCE, reference=broken_reference(tmp_path))
     with pytest.raises(trust.ReferenceFailure) as failure:
-        trust.verify_reference(options)
+        trust.verify_reference(options, RUBRIC)
     said = str(failure.value)
     assert "micrograd.ops.tanh" in said and "instructor" in said and "Value(" in said
     assert not checked.exists() or not list(checked.iterdir())
@@ -43,14 +46,14 @@ def test_a_reference_that_fails_its_rubric_stops_the_grade_naming_the_item(tmp_p
 
 def test_a_passing_reference_is_checked_once_per_digest(checked, monkeypatch):
     options = GradeOptions(submission=REFERENCE, reference=REFERENCE)
-    trust.verify_reference(options)
+    trust.verify_reference(options, RUBRIC)
     assert len(list(checked.iterdir())) == 1
 
     def no_second_grade(*args, **kwargs):
         raise AssertionError("a checked reference was graded again")
 
     monkeypatch.setattr(trust, "grade", no_second_grade)
-    trust.verify_reference(options)
+    trust.verify_reference(options, RUBRIC)
 
 
 def test_the_command_line_says_it_to_the_instructor_in_one_line(tmp_path):

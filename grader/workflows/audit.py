@@ -328,7 +328,7 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
     """Make, grade, judge and triage; write ``audit.json`` and ``audit.html`` into ``out``."""
     started = time.monotonic()
     rubric = rubric_module.load(options.grading.rubric)
-    verify_reference(options.grading)
+    verify_reference(options.grading, rubric)
     chosen = candidates(options)
     grades = grade_all(options, chosen, rubric, console)
     judgements = load_judgements(options.reference)

@@ -85,7 +85,7 @@ def main() -> int:
         rubric = rubric_module.load(options.rubric)
         if not (course / "reference").is_dir():
             raise rubric_module.RubricError(f"{course / 'reference'}: no reference solution")
-        verify_reference(options)  # setup.sh checked it: a cached answer
+        verify_reference(options, rubric)  # setup.sh checked it: a cached answer
     except (rubric_module.RubricError, ReferenceFailure) as exc:
         print(f"autograder misconfigured (rebuild the zip with `make gradescope`): {exc}")
         document = misconfigured(time.monotonic() - started)

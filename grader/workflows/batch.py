@@ -242,7 +242,7 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
     selected = selected_items(options.grading, rubric)
     if not options.submissions.is_dir():
         raise UsageFailure(f"no submissions folder {options.submissions}")
-    verify_reference(options.grading)
+    verify_reference(options.grading, rubric)
     uploads, ignored = discover(options.submissions)
     if ignored:
         console.print(f"ignored (not a folder, .zip, .py or .ipynb): {', '.join(ignored)}")

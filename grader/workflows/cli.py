@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_reference(options: GradeOptions) -> int:
-    verify_reference(options)
+    verify_reference(options, rubric_module.load(options.rubric))
     print(f"the reference {options.reference} earns every point of {options.rubric}")
     return EXIT_OK
 
@@ -100,7 +100,7 @@ def _grade_and_report(
     upload: Upload, options: GradeOptions, args: argparse.Namespace, console: Console
 ) -> int:
     rubric = rubric_module.load(options.rubric)
-    verify_reference(options)
+    verify_reference(options, rubric)
     course = rubric.profile.graded
     with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))

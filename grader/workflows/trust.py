@@ -42,13 +42,15 @@ def digest(rubric: rubric_module.Rubric, reference: Path) -> str:
     return hashed.hexdigest()
 
 
-def verify_reference(options: GradeOptions, runner: Runner | None = None) -> None:
+def verify_reference(
+    options: GradeOptions, rubric: rubric_module.Rubric, runner: Runner | None = None
+) -> None:
     """Raise ``ReferenceFailure`` unless the reference ``options`` give (if any) earns every
-    point of its rubric without itself as an oracle."""
+    point of ``rubric`` (``options.rubric``, as the caller loaded it) without itself as an
+    oracle."""
     reference = given_reference(options.reference)
     if reference is None:
         return
-    rubric = rubric_module.load(options.rubric)
     passed = CHECKED / digest(rubric, reference)
     if passed.is_file():
         return

@@ -128,8 +128,9 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     """Grade, then on each save prepare the upload again and re-grade the assignments whose
     prepared files changed, until Ctrl-C. A save that changes no engine (a notebook's outputs,
     a file that is not carried) re-grades nothing."""
-    course = rubric_module.load(options.rubric).profile.graded
-    verify_reference(options)
+    rubric = rubric_module.load(options.rubric)
+    verify_reference(options, rubric)
+    course = rubric.profile.graded
     order = [a.name for a in course]
     items: Items | None = None
     notes: list[str] = []
