@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis.internal.conjecture import providers
 
+from grader.grading import course
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
@@ -93,6 +94,15 @@ def test_a_courses_domain_narrows_its_dimensions():
         "axes tuple of 1",
         "axes tuple of 2",
     }
+
+
+def test_measuring_another_course_leaves_the_process_drawing_its_own():
+    """A measurement in a process that also grades (this suite's workers, an audit) gives the
+    process back the profile it drew from: needle's ``swap_axes`` never reaches this course's
+    graphs afterwards."""
+    before = course.current()
+    _required("needle-hw1")
+    assert course.current() is before
 
 
 def test_the_audit_shows_the_coverage_table():

@@ -11,8 +11,9 @@ are the same as the plain strategy's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from hypothesis.strategies import SearchStrategy
@@ -28,6 +29,18 @@ def use(profile: Profile) -> None:
     """The profile of this process's grading run."""
     global _profile
     _profile = profile
+
+
+@contextlib.contextmanager
+def using(profile: Profile) -> Iterator[None]:
+    """``profile`` for the draws of a block, then the run's own again: a measurement made in a
+    process that also grades (the project's tests, an audit) must not change what it draws."""
+    global _profile
+    before, _profile = _profile, profile
+    try:
+        yield
+    finally:
+        _profile = before
 
 
 def current() -> Profile:

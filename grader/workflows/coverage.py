@@ -70,20 +70,20 @@ def measure(
     draws as grading runs do: ``without_local_constants``). ``stratified_only``: only the
     tests with explicit examples, which alone give an item dimensions it must reach."""
     without_local_constants()
-    course.use(rubric.profile)
     run_seed = rubric.seed if seed is None else seed
     found: dict[str, ItemCoverage] = {}
-    for item_id, test, examples in _graded_tests(rubric):
-        if stratified_only and not hasattr(test, ATTRIBUTE):
-            continue
-        mine = found.setdefault(item_id, ItemCoverage(item_id))
-        required = set(mine.required)
-        for case in explicit(test):
-            required |= dimensions(case)
-        arguments = drawn(test, run_seed, examples)
-        for example in arguments:
-            mine.counts.update(dimensions(example))
-        found[item_id] = ItemCoverage(
-            item_id, mine.examples + len(arguments), mine.counts, frozenset(required)
-        )
+    with course.using(rubric.profile):
+        for item_id, test, examples in _graded_tests(rubric):
+            if stratified_only and not hasattr(test, ATTRIBUTE):
+                continue
+            mine = found.setdefault(item_id, ItemCoverage(item_id))
+            required = set(mine.required)
+            for case in explicit(test):
+                required |= dimensions(case)
+            arguments = drawn(test, run_seed, examples)
+            for example in arguments:
+                mine.counts.update(dimensions(example))
+            found[item_id] = ItemCoverage(
+                item_id, mine.examples + len(arguments), mine.counts, frozenset(required)
+            )
     return [found[item.id] for item in rubric.items if item.id in found]
