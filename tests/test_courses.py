@@ -128,6 +128,13 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
     line = book[: book.index("kinks:")].count("\n") + 1
     with pytest.raises(ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/kinks"):
         profiles.load(profile)
+    line = book[: book.index("aliases:")].count("\n") + 1
+    for aliases in ("[baby-grad]", "[baby, baby]", "[]", "baby", "[baby, babygrad]"):
+        profile.write_text(book.replace("aliases: [baby]", f"aliases: {aliases}"))
+        with pytest.raises(
+            ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/aliases"
+        ):
+            profiles.load(profile)
 
 
 def test_a_rubric_grades_only_assignments_its_profile_describes(tmp_path):

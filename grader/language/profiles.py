@@ -584,7 +584,14 @@ def _api(path: Path, text: str, name: str, raw: dict[str, Any]) -> TensorApi | F
             f"{raw['kind']} API (one of {', '.join(known)}). "
             "See 'Grading another course's engine' in README.md."
         )
-    return spelling.from_json(raw["api"])
+    api = spelling.from_json(raw["api"])
+    if api.package in api.aliases:
+        line = line_of(text, ["assignments", name, "api", "aliases"])
+        raise ProfileError(
+            f"{path}:{line}: assignments/{name}/api/aliases: {api.package} is the package's own "
+            "name; aliases are its other names. See 'Grading another course's engine' in README.md."
+        )
+    return api
 
 
 @functools.cache
