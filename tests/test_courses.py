@@ -34,6 +34,7 @@ from grader.workflows import batch
 from grader.workflows.api import GradeOptions
 from grader.workflows.batch import BatchOptions
 from grader.workflows.stubs import write_stubs
+from grader.workflows.submissions import Upload, fingerprints, prepare, submitted
 from tests.grading import ENGINES, grade_report
 from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, course_deviations, plant
 
@@ -53,7 +54,7 @@ COURSE_ENGINES = {
     },
     "babygrad-book": {
         "reference": COURSES / "babygrad-book" / "reference",
-        "other": ENGINES / "babygrad-book" / "reader",
+        "other": ENGINES / "babygrad-book" / "author",
     },
     "tinytorch-autograd": {"reference": COURSES / "tinytorch-autograd" / "reference"},
 }
@@ -127,6 +128,13 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
     line = book[: book.index("kinks:")].count("\n") + 1
     with pytest.raises(ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/kinks"):
         profiles.load(profile)
+    line = book[: book.index("aliases:")].count("\n") + 1
+    for aliases in ("[baby-grad]", "[baby, baby]", "[]", "baby", "[baby, babygrad]"):
+        profile.write_text(book.replace("aliases: [baby]", f"aliases: {aliases}"))
+        with pytest.raises(
+            ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/aliases"
+        ):
+            profiles.load(profile)
 
 
 def test_a_rubric_grades_only_assignments_its_profile_describes(tmp_path):
@@ -289,11 +297,14 @@ def test_tinytorchs_reference_keeps_full_marks_over_seeds(seed):
 
 
 def test_a_package_is_imported_by_its_apis_name_whatever_its_assignment_is_called(tmp_path):
-    """The book's author names his package ``baby``: a profile saying so grades it there."""
+    """A profile whose package is ``baby`` (no other name) grades it there."""
     book = COURSES / "babygrad-book"
     profile = tmp_path / "profile.yaml"
     profile.write_text(
-        (book / "profile.yaml").read_text().replace("package: babygrad", "package: baby")
+        (book / "profile.yaml")
+        .read_text()
+        .replace("package: babygrad", "package: baby")
+        .replace("aliases: [baby]", "aliases: [babygrad]")
     )
     rubric = tmp_path / "rubric.yaml"
     named = (book / "rubric.yaml").read_text()
@@ -305,6 +316,60 @@ def test_a_package_is_imported_by_its_apis_name_whatever_its_assignment_is_calle
     assert [(i["id"], i["score"]) for i in report.items if i["max_score"]] == [
         ("babygrad.ops.mul", 3)
     ]
+
+
+BOOK_AUTHOR = ENGINES / "babygrad-book" / "author"
+"""The book's engine as its author writes his own: the package is ``baby``, imported by that
+name in its own modules (``from baby.tensor import Tensor``), so it cannot be renamed."""
+
+
+def test_the_books_package_may_have_the_name_its_author_gives_it(tmp_path):
+    """``aliases: [baby]``: an upload holding ``baby/`` is found, placed under that name and
+    graded; snippets import it as it is called, and the reference stays ``babygrad``."""
+    book = profiles.load(COURSES / "babygrad-book" / "profile.yaml")
+    api = book.of("babygrad").api
+    assert api.names == ("babygrad", "baby")
+    assert api.looked_for.startswith("a babygrad/ or baby/ folder with")
+    author = book.as_uploaded(BOOK_AUTHOR).of("babygrad").api
+    assert author.package == "baby"
+    assert author.imports == "from baby import Tensor\nfrom baby import ops"
+    reference = book.named_in(COURSES / "babygrad-book" / "reference")
+    assert reference.of("babygrad").api.package == "babygrad"
+    assert book.as_uploaded(BOOK_AUTHOR).editions == " babygrad:baby"
+    upload = tmp_path / "upload" / "babygrad-main"
+    shutil.copytree(BOOK_AUTHOR, upload)
+    folder = tmp_path / "prepared"
+    prepared = prepare(Upload("zek", upload.parent, "folder"), folder, book.graded)
+    assert "babygrad: babygrad-main/baby/" in prepared.notes
+    assert sorted(p.name for p in (folder / "baby").glob("*.py")) == [
+        "__init__.py",
+        "ops.py",
+        "tensor.py",
+    ]
+    (assignment,) = book.graded
+    assert submitted(folder, assignment)
+    assert fingerprints(folder, book.graded)["babygrad"] is not None
+    report = course_grade("babygrad-book", folder, only=["babygrad.ops.mul", "babygrad.backward"])
+    assert report.not_submitted == {}
+    assert {i["id"]: i["score"] == i["max_score"] for i in report.items} == {
+        "babygrad.ops.mul": True,
+        "babygrad.backward": True,
+    }
+
+
+def test_a_bug_in_the_authors_package_is_shown_in_its_own_name(tmp_path):
+    """The snippet a student runs imports the package by the name it has: ``baby``."""
+    shutil.copytree(BOOK_AUTHOR, tmp_path / "submission")
+    ops = tmp_path / "submission" / "baby" / "ops.py"
+    source = ops.read_text()
+    right = "return multiply(out_grad, b), multiply(out_grad, a)"
+    assert source.count(right) == 1
+    ops.write_text(source.replace(right, "return multiply(out_grad, b), b"))
+    report = course_grade("babygrad-book", tmp_path / "submission", only=["babygrad.ops.mul"])
+    (mul,) = (i for i in report.items if i["id"] == "babygrad.ops.mul")
+    assert mul["score"] < mul["max_score"]
+    assert "from baby import" in mul["feedback"]
+    assert "babygrad" not in mul["feedback"].replace("babygrad.ops.mul", "")
 
 
 def test_an_engine_that_runs_a_demo_at_import_is_told_once_with_the_fix(tmp_path):

@@ -99,7 +99,7 @@ def root(tmp_path_factory) -> Path:
         ignore=NOT_COPIED,
     )
     shutil.copytree(
-        REPO / "tests" / "engines" / "babygrad-book" / "reader",
+        REPO / "tests" / "engines" / "babygrad-book" / "author",
         root / "path" / "to" / "project",
         ignore=NOT_COPIED,
     )

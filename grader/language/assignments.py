@@ -8,8 +8,9 @@ hand."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from grader.language.function_api import FunctionApi
 from grader.language.package import PackagedApi
@@ -40,6 +41,17 @@ class Assignment:
         if self.package is not None:
             return str(PurePosixPath(self.package.folder, self.package.package))
         return str(PurePosixPath(self.layout[0]).parent)
+
+    def found_in(self, submission: Path) -> Assignment:
+        """This assignment with its package under the name the prepared ``submission`` gives
+        it (``PackagedApi.aliases``); unchanged where it has one name."""
+        if self.package is None or not self.package.aliases:
+            return self
+        spelling = self.package.found_in(submission)
+        assert isinstance(spelling, TensorApi | FunctionApi)
+        return dataclasses.replace(
+            self, spelling=spelling, imports=spelling.imports, layout=spelling.layout
+        )
 
     @property
     def api(self) -> TensorApi:

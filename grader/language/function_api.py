@@ -89,8 +89,9 @@ class FunctionApi(PackagedApi):
     @classmethod
     def from_json(cls, message: Mapping[str, Any]) -> FunctionApi:
         fields = {k: v for k, v in message.items() if k != "model"}
-        if "files" in fields:
-            fields["files"] = tuple(fields["files"])
+        for name in ("files", "aliases"):
+            if name in fields:
+                fields[name] = tuple(fields[name])
         return cls(**fields)
 
     @property

@@ -5,14 +5,20 @@ and reported missing the same way whatever the ops look like."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
 class PackagedApi:
     package: str = "babygrad"
     """The package a submission holds, imported by its name."""
+    aliases: tuple[str, ...] = ()
+    """The other names the course's editions give the package (the babygrad book writes
+    ``babygrad``, its author's own repository ``baby``): an upload whose package has one of
+    them is placed, imported and shown in snippets under that name (``found_in``)."""
     folder: str = ""
     """The folder holding the package, relative to the submission (``python`` for needle)."""
     files: tuple[str, ...] = ("tensor.py", "ops.py")
@@ -21,6 +27,28 @@ class PackagedApi:
     init: bool = True
     """The package has a top ``__init__.py`` (TinyTorch's student repositories have none:
     ``tinytorch`` is then a namespace package, and its first file stands for the upload)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name the package may have, ``package`` first."""
+        return (self.package, *self.aliases)
+
+    def named(self, name: str) -> Self:
+        """This API with its package called ``name`` (one of ``names``)."""
+        return dataclasses.replace(
+            self, package=name, aliases=tuple(n for n in self.names if n != name)
+        )
+
+    def found_in(self, submission: Path) -> Self:
+        """This API under the first of its names whose files the prepared ``submission``
+        holds (itself when it holds none: the report says what was looked for)."""
+        if self._holds(submission):
+            return self
+        found = (self.named(name) for name in self.aliases)
+        return next((api for api in found if api._holds(submission)), self)
+
+    def _holds(self, submission: Path) -> bool:
+        return all((submission / p).is_file() for p in self.layout)
 
     @property
     def engine_file(self) -> str:
@@ -39,7 +67,8 @@ class PackagedApi:
         *others, last = self.files
         files = f"{', '.join(others)} and {last}" if others else last
         where = f" (in {self.folder}/)" if self.folder else ""
-        return f"a {self.package}/ folder with {files}{where}"
+        folders = " or ".join(f"{name}/" for name in self.names)
+        return f"a {folders} folder with {files}{where}"
 
     def _in_package(self, name: str) -> str:
         return "/".join(p for p in (self.folder, self.package, name) if p)

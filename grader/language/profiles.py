@@ -124,6 +124,12 @@ SCHEMA: dict[str, Any] = {
                                     "tensor_module",
                                 )
                             },
+                            "aliases": {
+                                "type": "array",
+                                "minItems": 1,
+                                "uniqueItems": True,
+                                "items": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+                            },
                             "grad": {"enum": ["tensor", "array"]},
                             "init": {"type": "boolean"},
                             "adapter": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
@@ -291,6 +297,13 @@ class AssignmentProfile:
         ops = tuple(op for op in self.ops if op not in edition.lacks)
         return dataclasses.replace(self, ops=ops, edition=edition)
 
+    def named_in(self, submission: Path) -> AssignmentProfile:
+        """This assignment with its package under the name the prepared ``submission`` gives
+        it (``api: aliases``): the worker imports it and the snippets write it so."""
+        if not isinstance(self.api, TensorApi | FunctionApi) or not self.api.aliases:
+            return self
+        return dataclasses.replace(self, api=self.api.found_in(submission))
+
     def edition_in(self, submission: Path) -> Edition | None:
         """The edition a prepared submission holds (None: the assignment has none, or none
         matched: every op is graded)."""
@@ -373,19 +386,31 @@ class Profile:
 
     @property
     def editions(self) -> str:
-        """The editions graded, as text (empty: none detected): what is drawn depends on them,
-        so a recording of one edition's run is never replayed for another's."""
+        """The editions graded and the packages' names, as text (empty: none detected, no
+        other name): what is drawn and what the snippets import depend on them, so a
+        recording of one edition's run is never replayed for another's."""
         return "".join(
             f" {name}={own.edition.name}"
             for name, own in self.assignments.items()
             if own.edition is not None
+        ) + "".join(
+            f" {name}:{own.api.package}"
+            for name, own in self.assignments.items()
+            if isinstance(own.api, TensorApi | FunctionApi) and own.api.aliases
         )
 
+    def named_in(self, submission: Path) -> Profile:
+        """This profile with each assignment's package under the name ``submission`` (a
+        prepared upload, or a course's reference) gives it."""
+        assignments = {name: own.named_in(submission) for name, own in self.assignments.items()}
+        return dataclasses.replace(self, assignments=assignments)
+
     def as_uploaded(self, submission: Path) -> Profile:
-        """This profile with each assignment in the edition ``submission`` holds."""
+        """This profile with each assignment's package under the name ``submission`` gives
+        it, in the edition it holds."""
         assignments = {
             name: own.in_edition(own.edition_in(submission))
-            for name, own in self.assignments.items()
+            for name, own in self.named_in(submission).assignments.items()
         }
         return dataclasses.replace(self, assignments=assignments)
 
@@ -559,7 +584,14 @@ def _api(path: Path, text: str, name: str, raw: dict[str, Any]) -> TensorApi | F
             f"{raw['kind']} API (one of {', '.join(known)}). "
             "See 'Grading another course's engine' in README.md."
         )
-    return spelling.from_json(raw["api"])
+    api = spelling.from_json(raw["api"])
+    if api.package in api.aliases:
+        line = line_of(text, ["assignments", name, "api", "aliases"])
+        raise ProfileError(
+            f"{path}:{line}: assignments/{name}/api/aliases: {api.package} is the package's own "
+            "name; aliases are its other names. See 'Grading another course's engine' in README.md."
+        )
+    return api
 
 
 @functools.cache

@@ -72,9 +72,8 @@ class TensorApi(PackagedApi):
 
     @classmethod
     def from_json(cls, message: Mapping[str, Any]) -> TensorApi:
-        if "files" in message:
-            message = {**message, "files": tuple(message["files"])}
-        return cls(**message)
+        tuples = {name: tuple(message[name]) for name in ("files", "aliases") if name in message}
+        return cls(**{**message, **tuples})
 
     @property
     def ops_path(self) -> str:

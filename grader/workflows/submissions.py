@@ -299,15 +299,16 @@ def _notebook_defines_value(data: bytes) -> bool:
 
 
 def choose_package(files: dict[str, bytes], api: PackagedApi) -> str | None:
-    """The folder of a tensor course's package (``.../babygrad``, ``.../needle``) that holds
-    the files it needs, the shallowest first; or None."""
+    """The folder of a tensor course's package (``.../babygrad``, ``.../needle``, or one of
+    its ``aliases``: ``.../baby``) that holds the files it needs, the shallowest first; or
+    None."""
     folders = sorted(
         {
             str(folder)
             for p in files
             if _usable(p)
             for folder in PurePosixPath(p).parents  # files may sit below it (core/tensor.py)
-            if folder.name == api.package
+            if folder.name in api.names
         },
         key=_depth_then_name,
     )
@@ -395,7 +396,9 @@ def place(
     for packaged in (a for a in assignments if a.package is not None and single is None):
         folder = choose_package(files, packaged.package)
         if folder is not None:
-            _copy_package(files, folder, packaged.folder, dest)
+            # Under the name it has: its own modules may import it by that name.
+            name = PurePosixPath(folder).name
+            _copy_package(files, folder, str(PurePosixPath(packaged.folder).parent / name), dest)
             notes.append(f"{packaged.name}: {folder}/")
             placed = True
     if not placed:
@@ -454,7 +457,7 @@ def prepared(
 
 def submitted(folder: Path, assignment: Assignment) -> bool:
     """Whether the prepared ``folder`` holds ``assignment``'s files (else no worker starts)."""
-    return all((folder / name).is_file() for name in assignment.layout)
+    return all((folder / name).is_file() for name in assignment.found_in(folder).layout)
 
 
 def not_submitted(assignment: Assignment) -> str:
@@ -468,7 +471,7 @@ def fingerprints(
     """Each assignment's prepared files as a hash (None: not submitted); ``watch`` re-grades
     an assignment when its hash changes, whatever file of the upload was saved."""
     return {
-        a.name: content_hash(Upload(a.name, folder / a.folder, "folder"))
+        a.name: content_hash(Upload(a.name, folder / a.found_in(folder).folder, "folder"))
         if submitted(folder, a)
         else None
         for a in assignments

@@ -1,7 +1,8 @@
-"""A reader's babygrad after chapter 3 of the book, written the way its author writes his own
-engine: numbers routed to the scalar ops, a - b composed from Add and Negate, a recursive
-depth-first order, gradients kept as numpy arrays, and backward() on a tensor that needs no
-grad raising as PyTorch does. Each of these is the reader's choice within the book."""
+"""A babygrad after chapter 3 of the book, written the way its author writes his own engine:
+the package called baby and imported by that name (``from baby.tensor import Tensor``), numbers
+routed to the scalar ops, a - b composed from Add and Negate, a recursive depth-first order,
+gradients kept as numpy arrays, and backward() on a tensor that needs no grad raising as
+PyTorch does. Each of these is the reader's choice within the book."""
 
 import numpy as np
 

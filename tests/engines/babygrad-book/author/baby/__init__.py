@@ -1,0 +1,3 @@
+from baby.tensor import Tensor
+
+__all__ = ["Tensor"]

@@ -1,3 +1,0 @@
-from babygrad.tensor import Tensor
-
-__all__ = ["Tensor"]
