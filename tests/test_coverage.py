@@ -17,6 +17,7 @@ from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
 from grader.workflows.coverage import measure
+from tests import seed_sweep
 from tests.grading import grade_report
 from tests.planted import BABYGRAD_BUGS, CATALOGUE, MICROGRAD_BUGS, plant
 
@@ -144,3 +145,29 @@ def test_sampled_planted_bugs_are_killed_at_every_seed(tmp_path: Path, seed):
         if item["score"] >= item["max_score"]:
             survivors.append(bug.label)
     assert survivors == []
+
+
+def test_the_seed_sweep_names_survivors_leaks_and_a_reference_short_of_full_marks():
+    """``tests/seed_sweep.py``'s judge, on rows as ``grades.csv`` gives them."""
+    bug = CATALOGUE["babygrad.ops.summation:sorted-reinsertion"]
+    other = CATALOGUE["micrograd.ops.tanh:one-minus-t"]
+    columns = ("babygrad.ops.summation", "micrograd.ops.tanh", "babygrad.graphs")
+
+    def row(total: str, *scores: str) -> dict[str, str]:
+        cells = dict(zip(columns, scores, strict=True))
+        return {"student": "x", "total": total, "max": "9", **cells, "notes": ""}
+
+    rows = {
+        seed_sweep.REFERENCE_UPLOAD: row("9", "3", "3", "3"),
+        seed_sweep.upload_name(bug): row("3", "0", "3", "0"),
+        seed_sweep.upload_name(other): row("3", "3", "3", "3"),
+    }
+    planted = {seed_sweep.upload_name(b): b for b in (bug, other)}
+    assert seed_sweep.verdicts(rows, planted) == [f"{other.label}: survives"]
+    rows[seed_sweep.upload_name(bug)]["micrograd.ops.tanh"] = "1"
+    rows[seed_sweep.REFERENCE_UPLOAD]["total"] = "8"
+    assert seed_sweep.verdicts(rows, planted) == [
+        "reference: 8 of 9",
+        f"{bug.label}: also costs micrograd.ops.tanh",
+        f"{other.label}: survives",
+    ]

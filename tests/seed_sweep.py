@@ -1,0 +1,121 @@
+"""Every planted bug of a course, killed at every seed: the proof behind "by construction, not
+by luck" (issue 32), too long for ``make test`` (which grades a seeded sample of it:
+``tests/test_coverage.py``).
+
+Each bug is planted in a copy of its course's reference (``tests.planted``); the copies and the
+reference itself are graded as one batch per seed (``python -m grader batch``, as an
+instructor grades a class). At every seed the reference must keep full marks, and each bug
+must cost its own item, with nothing else lost but the course's whole-graph items. Prints one
+line per seed and every survivor or leak; exits 1 if there is one.
+
+    python -m tests.seed_sweep --course course --seeds 1-20 -j 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from grader import layout
+from tests.planted import CATALOGUE, Bug, course_bugs, plant
+
+ENGINES = Path(__file__).resolve().parent / "engines"
+REFERENCE_UPLOAD = "reference"
+
+
+def bugs_of(course: str) -> tuple[Bug, ...]:
+    """The course's planted bugs: this course's catalogue, another's ``planted.yaml``."""
+    if course == "course":
+        return tuple(CATALOGUE.values())
+    return course_bugs(ENGINES / course / "planted.yaml")
+
+
+def upload_name(bug: Bug) -> str:
+    return bug.label.replace(":", "--").replace(".", "-")
+
+
+def uploads(course: str, folder: Path) -> dict[str, Bug]:
+    """The reference and one copy of it per planted bug, in ``folder``, by upload name."""
+    reference = layout.course_root(course) / "reference"
+    plant(folder / REFERENCE_UPLOAD, reference=reference)
+    planted = {}
+    for bug in bugs_of(course):
+        plant(folder / upload_name(bug), bug, reference=reference)
+        planted[upload_name(bug)] = bug
+    return planted
+
+
+def graded(course: str, folder: Path, out: Path, seed: int, jobs: int) -> dict[str, dict]:
+    """``grades.csv`` of one batch at ``seed``, by upload."""
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out)]
+        + ["--course", course, "--seed", str(seed), "-j", str(jobs), "--force"],
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode != 0:
+        raise SystemExit(f"the batch at seed {seed} failed:\n{run.stdout}{run.stderr}")
+    with (out / "grades.csv").open() as rows:
+        return {row["student"]: row for row in csv.DictReader(rows)}
+
+
+def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
+    """What is wrong at one seed: the reference short of full marks, a bug its item does not
+    notice (a survivor), an item other than its own and the whole graph that it costs (a
+    leak), an upload not graded."""
+    reference = rows[REFERENCE_UPLOAD]
+    items = [c for c in reference if "." in c]
+    wrong = [f"reference: {reference['total']} of {reference['max']}"] * (
+        reference["total"] != reference["max"]
+    )
+    for name, bug in planted.items():
+        row = rows.get(name)
+        if row is None or row["total"] == "":
+            wrong.append(f"{bug.label}: not graded ({row and row['notes']})")
+            continue
+        if row[bug.item] == reference[bug.item]:
+            wrong.append(f"{bug.label}: survives")
+        leaks = [
+            i
+            for i in items
+            if i != bug.item and not i.endswith(".graphs") and row[i] != reference[i]
+        ]
+        wrong += [f"{bug.label}: also costs {i}" for i in leaks]
+    return wrong
+
+
+def seed_range(text: str) -> list[int]:
+    low, _, high = text.partition("-")
+    return list(range(int(low), int(high or low) + 1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.seed_sweep", description=__doc__)
+    parser.add_argument("--course", default="course", help="a shipped course (default: this)")
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("1-20"))
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    options = parser.parse_args()
+    failures = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "uploads"
+        planted = uploads(options.course, folder)
+        print(f"{options.course}: {len(planted)} planted bugs and the reference", flush=True)
+        for seed in options.seeds:
+            wrong = verdicts(
+                graded(options.course, folder, Path(scratch) / f"out{seed}", seed, options.jobs),
+                planted,
+            )
+            missed = {line.partition(": ")[0] for line in wrong}
+            print(f"seed {seed}: {len(planted) - len(missed)} of {len(planted)} right", flush=True)
+            for line in wrong:
+                print(f"  {line}", flush=True)
+            failures += len(wrong)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
