@@ -287,6 +287,20 @@ def test_the_walk_tinytorch_gives_is_not_the_students_to_answer_for(tmp_path):
     assert report.score == report.max_score
 
 
+def test_the_course_top_init_that_imports_unexported_modules_costs_nothing(tmp_path):
+    """TinyTorch's repository ships ``tinytorch/__init__.py`` importing every module of the
+    course: at module 05 it fails (no optimizers yet), and so did every item. The profile says
+    the package has none (``init: false``): the grader imports it as that namespace package."""
+    engine = tmp_path / "engine"
+    shutil.copytree(COURSES / "tinytorch-autograd" / "reference", engine)
+    shutil.copy(
+        ENGINES / "tinytorch-autograd" / "course-init" / "tinytorch" / "__init__.py",
+        engine / "tinytorch" / "__init__.py",
+    )
+    report = course_grade("tinytorch-autograd", engine)
+    assert report.score == report.max_score
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(1, 6))
 def test_tinytorchs_reference_keeps_full_marks_over_seeds(seed):
