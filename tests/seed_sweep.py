@@ -69,9 +69,8 @@ def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
     leak), an upload not graded."""
     reference = rows[REFERENCE_UPLOAD]
     items = [c for c in reference if "." in c]
-    wrong = [f"reference: {reference['total']} of {reference['max']}"] * (
-        reference["total"] != reference["max"]
-    )
+    short = float(reference["total"] or 0) < float(reference["max"])  # extra credit: above
+    wrong = [f"reference: {reference['total']} of {reference['max']}"] * short
     for name, bug in planted.items():
         row = rows.get(name)
         if row is None or row["total"] == "":

@@ -158,7 +158,7 @@ def test_the_seed_sweep_names_survivors_leaks_and_a_reference_short_of_full_mark
         return {"student": "x", "total": total, "max": "9", **cells, "notes": ""}
 
     rows = {
-        seed_sweep.REFERENCE_UPLOAD: row("9", "3", "3", "3"),
+        seed_sweep.REFERENCE_UPLOAD: row("10", "3", "3", "3"),  # 1 of extra credit
         seed_sweep.upload_name(bug): row("3", "0", "3", "0"),
         seed_sweep.upload_name(other): row("3", "3", "3", "3"),
     }
