@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from tests.grading import REFERENCE, REPO
+from tests.programs import needs_mkdocs
 from tests.test_watch import Output
 from tests.venvs import NOT_COPIED, assert_not_unconfined, overlay_venv
 
@@ -55,6 +56,8 @@ PRODUCES = {
     "make docs": "site/index.html",
     "python -m grader batch uploads/ --out grades/ --seed $SECRET -j 2": "grades/grades.csv",
 }
+NEEDS = {"make docs": needs_mkdocs}
+"""The commands that need an optional dependency: without it they skip, saying so."""
 CHAINS = {
     "install": ("python -m build", "../grader-env"),
     "new-course": ("my-course",),
@@ -142,6 +145,7 @@ def cases(commands: list[str]) -> list[Any]:
     for command in commands:
         chain = [name for name, shared in CHAINS.items() if any(s in command for s in shared)]
         marks = [pytest.mark.xdist_group(f"shown-{chain[0]}")] if chain else []
+        marks += [NEEDS[command]] if command in NEEDS else []
         params.append(pytest.param(command, marks=marks))
     return params
 

@@ -7,7 +7,6 @@ message sends a reader to has the section it names."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import re
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.language import adapters
+from tests import programs
 from tests.shown_commands import (
     ENVIRONMENT,
     PAGES,
@@ -28,6 +28,8 @@ from tests.shown_commands import (
     shown_commands,
 )
 
+# `from tests import programs`: .ci/run's second pass (without bwrap, dot and chromium) selects
+# the test files that import names from that module, and these tests need none of the three.
 REPO = README.parent
 DOCS = REPO / "docs"
 COMMANDS = commands_of(PAGES, shown_elsewhere=shown_commands(README.read_text()))
@@ -39,9 +41,8 @@ def root(tmp_path_factory) -> Path:
     return placeholders_made_real(tmp_path_factory)
 
 
+@programs.needs_mkdocs
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
-    if importlib.util.find_spec("mkdocs") is None:
-        pytest.skip("needs mkdocs (pip install -e '.[docs]'; make installs it)")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
         cwd=REPO,
