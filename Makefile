@@ -7,13 +7,13 @@ SUBMISSION ?= exercises
 ASSIGNMENT ?= all
 ARGS ?=
 
-.PHONY: grade watch test check bench audit self-audit stubs lint clean release gradescope
+.PHONY: grade watch test check bench audit self-audit stubs lint clean release gradescope docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch==2.13.0 resolves to the CPU build on this machine's disk; users may skip it.
-	$(PY) -m pip install -q -e '.[dev,cluster,audit]' 'torch==2.13.0'
+	$(PY) -m pip install -q -e '.[dev,cluster,audit,docs]' 'torch==2.13.0'
 	touch $(STAMP)
 
 grade: $(STAMP)
@@ -56,9 +56,13 @@ release: $(STAMP)
 gradescope: $(STAMP)
 	$(PY) -m grader.workflows.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED)) $(if $(COURSE),--course $(COURSE))
 
+# The documentation site (mkdocs.yml, docs/) into site/; a warning (a broken link) fails it.
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
 clean:
-	rm -rf $(VENV) dist build *.egg-info
+	rm -rf $(VENV) dist build site *.egg-info

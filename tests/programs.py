@@ -1,7 +1,7 @@
 """The optional programs (and PyTorch) some tests need, found the way the grader finds them.
 
 A student's laptop, a fresh CI image or an instructor's machine often lacks Graphviz, Chromium,
-bubblewrap or PyTorch, and ``make test`` must still pass there. A test that needs one skips
+bubblewrap, PyTorch or mkdocs, and ``make test`` must still pass there. A test that needs one skips
 with a reason in one format, naming it and how to install it, so ``tests/conftest.py`` can say
 in one line at the end of the run what did not run for want of what. What can be checked
 without it (the text drawing, the fallback sandbox, finite differences alone) is checked by
@@ -10,6 +10,7 @@ other tests.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 from types import ModuleType
@@ -26,6 +27,7 @@ INSTALL = {
     "chromium": "apt-get install chromium",
     # the Makefile's pin; from PyPI on Linux that is a CUDA build of several GB
     "torch": "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+    "mkdocs": "pip install -e '.[docs]'",  # the docs extra, which make installs
 }
 """Each optional dependency and how to install it."""
 REASON = re.compile(r"needs (\S+) \(([^()]+)\): ")
@@ -47,6 +49,10 @@ needs_chromium = pytest.mark.skipif(
 )
 SANDBOX_MODES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
 """A test of confinement runs with bubblewrap where it works, and always with the fallback."""
+needs_mkdocs = pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None,
+    reason=reason("mkdocs", "the documentation site cannot be built"),
+)
 TORCH_WHY = reason("torch", "PyTorch is not installed")
 needs_torch = pytest.mark.skipif(not torch_oracle.available(), reason=TORCH_WHY)
 

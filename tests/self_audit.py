@@ -12,7 +12,7 @@ judged equivalent in ``tests/self-audit-judgements.yaml``, with the reason, as t
 
 It lives in ``tests/``, not ``grader/workflows/``: it runs the project's tests, which only a
 checkout has, and nothing that grades needs it. ``python -m tests.self_audit`` is the full run
-(``make self-audit``; README, "Auditing the grader"); ``tests/test_self_audit.py`` runs a
+(``make self-audit``; docs/audit.md, "Auditing the grader"); ``tests/test_self_audit.py`` runs a
 seeded sample in ``make test``.
 """
 
@@ -153,7 +153,7 @@ PENDING = frozenset(
     }
 )
 """Modules whose full run has not yet ended with every survivor killed or judged: left out
-of ``make test``'s sample until then (README, "Auditing the grader", has their figures)."""
+of ``make test``'s sample until then (docs/audit.md, "Auditing the grader", has their figures)."""
 
 
 def target_of(mutant: Mutant) -> Target:

@@ -1,7 +1,8 @@
-"""An op is one row: a made-up op, ``square``, added to a copy of the project as README.md's
-"Adding an op" says (its row of the op table, its reference code, its rubric items, one grading
-test per assignment, all by text edits), is graded by the copy's own grader: full marks for the
-reference, and the new items lost by an engine whose derivative is ``a`` instead of ``2 * a``.
+"""An op is one row: a made-up op, ``square``, added to a copy of the project as
+docs/development.md's "Adding an op" says (its row of the op table, its reference code, its
+rubric items, one grading test per assignment, all by text edits), is graded by the copy's own
+grader: full marks for the reference, and the new items lost by an engine whose derivative is
+``a`` instead of ``2 * a``.
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ def test_a_bad_rubric_names_file_line_and_fix(tmp_path):
     )
     assert run.returncode == 2
     said = run.stdout.replace("\n", "")  # the console wraps a long path at its width
-    assert f"{rubric}:" in said and "points" in said and "README" in said
+    assert f"{rubric}:" in said and "points" in said and "docs/course-authors.md" in said
 
 
 def test_a_wrong_oracle_never_fails_a_correct_engine(tmp_path):

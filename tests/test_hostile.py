@@ -9,7 +9,7 @@ for them, that no process survives and no file outside the scratch space changed
 
 Entries run as graded by default ("auto": bubblewrap here); those that depend on the sandbox run
 with ``sandbox="bwrap"`` (never falling back) and ``sandbox="none"``, where several protections
-are weaker (README: Security model) and the test checks at least that the grade is right.
+are weaker (docs/security.md) and the test checks at least that the grade is right.
 Bombs are bounded: a few hundred processes, 2 GiB.
 """
 
@@ -601,7 +601,7 @@ def _digests() -> dict[str, str]:
 
 @needs_bwrap
 def test_overwriting_the_grader_rubric_tests_and_reference_fails(tmp_path):
-    """Only with bubblewrap: without it a worker running as root could write them (README).
+    """Only with bubblewrap: without it a worker running as root could write them (security.md).
     Each target is on a read-only mount: the worker's uid alone (root owns them) would also
     refuse the writes, and must not be what stops them."""
     before = _digests()
@@ -619,7 +619,7 @@ def test_killing_the_parent(tmp_path, mode):
     kill = in_op("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
     submission = planted(tmp_path, {MICRO: [kill]})
     only = ["micrograd.ops.exp", "micrograd.ops.add"]
-    if mode == "none":  # as root (README): the worker can kill the grader; the run fails loudly
+    if mode == "none":  # as root (security.md): the worker can kill the grader; the run fails
         with pytest.raises(GraderFailure, match="pytest exit -9"):
             grade_report(submission, only, sandbox=mode)
     else:  # its parent is the sandbox's init, of another uid
@@ -740,7 +740,7 @@ def test_snooping_finds_nothing_to_leak(tmp_path, mode):
     assert_graded(report, {"micrograd.ops.exp": ("error", "ValueError: leaked ")})
     reason = next(i for i in report.items if i["id"] == "micrograd.ops.exp")["reason"]
     assert not [m for m in SECRET_MODULES if m in reason]  # the import blocker holds in both
-    if mode == "none":  # no filesystem isolation (README)
+    if mode == "none":  # no filesystem isolation (docs/security.md)
         assert f"leaked {len(SECRET_FILES)}: " in reason
     else:
         assert reason == "ValueError: leaked 0:"
@@ -759,7 +759,7 @@ def test_network(tmp_path, mode):
         )
         submission = planted(tmp_path, {MICRO: [in_op(call)]})
         report = grade_report(submission, ["micrograd.ops.exp", "micrograd.ops.add"], sandbox=mode)
-        if mode == "none":  # no network isolation (README): graded as the engine it is
+        if mode == "none":  # no network isolation (docs/security.md): graded as the engine it is
             assert_graded(report, {})
             return
         assert_graded(report, {"micrograd.ops.exp": ("error", "Connection refused")})

@@ -90,7 +90,7 @@ def test_schema_errors_name_line_and_field(tmp_path, change, message) -> None:
     with pytest.raises(rubric_module.RubricError) as error:
         rubric_module.load(path)
     text = str(error.value)
-    assert text.startswith(f"{path}:") and "README" in text
+    assert text.startswith(f"{path}:") and "docs/course-authors.md" in text
     line = int(text.split(":")[1])
     assert message.split(":")[0].strip("{ ") in path.read_text().splitlines()[line - 1]
 

@@ -190,9 +190,9 @@ def test_a_reply_cap_stays_within_a_frame():
 
 
 def test_the_default_policy_is_what_the_security_model_promises():
-    """Each promise of the README's "Security model", and what the default policy enforces
+    """Each promise of the security model (docs/security.md), and what the default policy enforces
     and reports of it: one cannot change without the other."""
-    promised = " ".join((REPO / "README.md").read_text().split())
+    promised = " ".join((REPO / "docs" / "security.md").read_text().split())
     default = Policy(uid=64000)
     lines = policy.protections(default, "bwrap")
     report = " ".join(lines)

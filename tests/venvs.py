@@ -24,9 +24,10 @@ NOT_COPIED = shutil.ignore_patterns(
     ".pytest_cache",
     ".ruff_cache",
     ".hypothesis",
+    "site",
 )
 """What a copy of the working tree leaves out, so it is as a fresh clone: history, the venv,
-and what builds, audits and test runs leave behind."""
+and what builds, audits, docs builds and test runs leave behind."""
 
 
 def overlay_venv(where: Path, first: Path) -> Path:

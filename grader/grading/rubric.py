@@ -19,6 +19,8 @@ from grader.layout import COURSES, DEFAULT_PROFILE
 
 VISIBILITIES = ("visible", "hidden", "after_due_date")
 
+SEE = "See 'Writing a rubric' in docs/course-authors.md."
+"""Where a mistake in a rubric sends its author."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["assignments", "items"],
@@ -113,7 +115,7 @@ class Rubric:
 
 
 def load(path: Path) -> Rubric:
-    data, text = load_validated(path, SCHEMA, "the rubric", "Writing a rubric", RubricError)
+    data, text = load_validated(path, SCHEMA, "the rubric", SEE, RubricError)
     items = tuple(
         Item(**{**raw, "depends_on": tuple(raw.get("depends_on", ()))}) for raw in data["items"]
     )

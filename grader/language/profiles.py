@@ -80,6 +80,8 @@ OPERATOR = "operator."
 """``operator.<op>``: the API applies the op with one of Tensor's operators or methods, not
 by calling its op class: which op the operator reaches is then the student's to grade."""
 
+SEE = "See 'Profiles' in docs/course-authors.md."
+"""Where a mistake in a profile sends its author."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["profile", "title", "assignments"],
@@ -430,9 +432,7 @@ class Profile:
 
 def load(path: Path) -> Profile:
     """The profile at ``path``; a ``ProfileError`` naming the line of the first problem."""
-    data, text = load_validated(
-        path, SCHEMA, "the profile", "Grading another course's engine", ProfileError
-    )
+    data, text = load_validated(path, SCHEMA, "the profile", SEE, ProfileError)
     assignments = {}
     for name, raw in data["assignments"].items():
         unknown = [op for op in raw["ops"] if op not in KIND_OPS[raw["kind"]]]
@@ -441,7 +441,7 @@ def load(path: Path) -> Profile:
             raise ProfileError(
                 f"{path}:{line}: assignments/{name}/ops: {', '.join(unknown)} is not an op of "
                 f"{raw['kind']} graphs (one of {', '.join(KIND_OPS[raw['kind']])}). "
-                "See 'Grading another course's engine' in README.md."
+                f"{SEE}"
             )
         api = _api(path, text, name, raw)
         if isinstance(api, TensorApi):
@@ -497,7 +497,7 @@ def _check_contract(
             line = line_of(text, [*where, "definitions", op])
             raise ProfileError(
                 f"{path}:{line}: assignments/{name}/definitions: {op} is not in the "
-                "assignment's ops. See 'Grading another course's engine' in README.md."
+                f"assignment's ops. {SEE}"
             )
     for edition, spec in raw.get("editions", {}).items():
         line = line_of(text, [*where, "editions", edition])
@@ -505,14 +505,14 @@ def _check_contract(
             raise ProfileError(
                 f"{path}:{line}: assignments/{name}/editions: an edition is told apart by a "
                 "file of the assignment's package: give the assignment an api: with its "
-                "package. See 'Grading another course's engine' in README.md."
+                f"package. {SEE}"
             )
         unknown = [op for op in spec.get("lacks", ()) if op not in raw["ops"]]
         if unknown:
             raise ProfileError(
                 f"{path}:{line}: assignments/{name}/editions/{edition}/lacks: "
                 f"{', '.join(unknown)} is not in the assignment's ops. "
-                "See 'Grading another course's engine' in README.md."
+                f"{SEE}"
             )
 
 
@@ -536,7 +536,7 @@ def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list
                 raise ProfileError(
                     f"{path}:{line}: assignments/{name}/api/operators/{op}: {template!r} is not "
                     f"a Python expression ({exc.msg}). "
-                    "See 'Grading another course's engine' in README.md."
+                    f"{SEE}"
                 ) from None
 
 
@@ -582,7 +582,7 @@ def _api(path: Path, text: str, name: str, raw: dict[str, Any]) -> TensorApi | F
         raise ProfileError(
             f"{path}:{line}: assignments/{name}/api: {', '.join(foreign)} is not part of a "
             f"{raw['kind']} API (one of {', '.join(known)}). "
-            "See 'Grading another course's engine' in README.md."
+            f"{SEE}"
         )
     api = spelling.from_json(raw["api"])
     if api.package in api.aliases:

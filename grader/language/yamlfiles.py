@@ -1,7 +1,7 @@
 """Reading a YAML file that a JSON Schema describes, with errors a person can act on.
 
 The rubric and the course profiles are both written by hand; a mistake in either is reported
-as ``file:line: path: problem``, never a traceback, and names the README section to read.
+as ``file:line: path: problem``, never a traceback, and names the documentation section to read.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def line_of(text: str, path: list[Any]) -> int:
 
 
 def load_validated(
-    path: Path, schema: dict[str, Any], what: str, section: str, error: type[Exception]
+    path: Path, schema: dict[str, Any], what: str, see: str, error: type[Exception]
 ) -> tuple[Any, str]:
     """The data of the YAML file at ``path`` and its text, once it matches ``schema``; else
-    ``error("file:line: path: problem. See 'section' in README.md.")``. ``what`` names the
-    file's role in the messages (``the rubric``)."""
+    ``error("file:line: path: problem. <see>")``, ``see`` naming the section of the docs to
+    read. ``what`` names the file's role in the messages (``the rubric``)."""
     try:
         text = path.read_text()
         data = yaml.load(text, Loader=_LOADER)
@@ -56,7 +56,6 @@ def load_validated(
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "top level"
         raise error(
-            f"{path}:{line_of(text, list(first.absolute_path))}: {where}: "
-            f"{first.message}. See '{section}' in README.md."
+            f"{path}:{line_of(text, list(first.absolute_path))}: {where}: {first.message}. {see}"
         )
     return data, text

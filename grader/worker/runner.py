@@ -33,8 +33,8 @@ MICROGRAD_ENGINE = "micrograd/engine.py"
 class ImportBlocker(importlib.abc.MetaPathFinder):
     """Refuses modules a student engine must not reach (an oracle it could copy answers from).
 
-    Without bubblewrap this is the only barrier, and student code can remove it: the README says
-    so. With bubblewrap the files are not even mounted.
+    Without bubblewrap this is the only barrier, and student code can remove it: the security
+    model (docs/security.md) says so. With bubblewrap the files are not even mounted.
     """
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
