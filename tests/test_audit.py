@@ -27,6 +27,7 @@ from grader.report.formats.audit import (
     LEAK,
     NOTHING_EARNED,
     AuditReport,
+    Verdict,
     audit_html,
 )
 from grader.workflows import audit
@@ -195,6 +196,29 @@ def test_a_seeded_sample_of_the_audit_holds(tmp_path: Path):
     ]
     assert not problems, "\n\n".join(problems)
     assert (tmp_path / "audit.json").is_file() and (tmp_path / "audit.html").is_file()
+
+
+def test_another_courses_survivor_is_confirmed_where_a_person_judged_it(tmp_path: Path):
+    """No differential program speaks needle's API: a survivor a person judged equivalent is
+    confirmed with their reason; one nobody judged keeps its verdict and says why."""
+    judged, unjudged = (
+        Verdict(f"needle-{n}", "mutant", "insert-sorted", "", "needle.backward", (), EQUIVALENT)
+        for n in ("judged", "unjudged")
+    )
+    triaged = audit.triage(
+        audit.AuditOptions(out=tmp_path, jobs=1),
+        [judged, unjudged],
+        audit.Judgements(equivalent={judged.id: "the same list"}),
+        Console(quiet=True),
+    )
+    assert [(v.verdict, v.note) for v in triaged] == [
+        (CONFIRMED, "the same list"),
+        (
+            EQUIVALENT,
+            "no differential run: its programs are written in micrograd, babygrad's "
+            "APIs, not needle's",
+        ),
+    ]
 
 
 def test_the_audit_grades_only_the_operators_asked_for():

@@ -57,8 +57,14 @@ def test_the_issues_dimensions_are_each_items_contract():
     expected = {
         "babygrad.ops.summation": RANKS | AXES,
         "babygrad.ops.broadcast_to": RANKS | PREPENDED | STRETCHED,
-        "babygrad.broadcasting": PREPENDED | STRETCHED | {"broadcast on the left"},
-        "babygrad.ops.matmul": {"batch stretched on both sides", "batch on one side"},
+        "babygrad.broadcasting": PREPENDED
+        | STRETCHED
+        | {"broadcast on the left", "prepended several and stretched"},
+        "babygrad.ops.matmul": {
+            "batch stretched on both sides",
+            "batch on one side",
+            "batch of several on one side",
+        },
         "babygrad.backward": {
             "frozen leaves",
             "every leaf trainable",
@@ -89,6 +95,7 @@ def test_a_courses_domain_narrows_its_dimensions():
     assert not ({"axes int"} | negative) & needle["needle.ops.summation"]
     assert {"axes None", "axes tuple of 2"} <= needle["needle.ops.summation"]
     assert not any("stretched" in d for d in needle["needle.ops.matmul"])
+    assert "batch of several on one side" in needle["needle.ops.matmul"]
     book = _required("babygrad-book")
     assert AXES & book["babygrad.ops.summation"] == {
         "axes None",

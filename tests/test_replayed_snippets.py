@@ -13,7 +13,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -47,19 +46,7 @@ def noted(failure: dict) -> bool:
     return any(CAUSES in line for line in failure["details"])
 
 
-STRATA_STATE = "babygrad.backward:module-level-visited-set"
-"""Open: since the stratified tests run their fixed examples after the draws, this state bug
-fails first on a fixed example, and the example shown neither replays alone nor carries the
-state note. Strict: the test fails the day it does."""
-
-
-def _case(bugs: tuple[Bug, ...]) -> Any:
-    open_ = any(bug.label == STRATA_STATE for bug in bugs)
-    marks = [pytest.mark.xfail(strict=True, reason=STRATA_STATE + ": see STRATA_STATE")]
-    return pytest.param(bugs, marks=marks if open_ else [], id=pair_label(bugs))
-
-
-@pytest.mark.parametrize("bugs", [_case(c) for c in CASES])
+@pytest.mark.parametrize("bugs", CASES, ids=[pair_label(c) for c in CASES])
 def test_every_example_shown_for_a_planted_bug_replays(tmp_path, bugs: tuple[Bug, ...]):
     submission = plant(tmp_path, *bugs)
     assignments = {bug.item.split(".")[0] for bug in bugs}

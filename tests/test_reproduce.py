@@ -28,8 +28,12 @@ from grader.worker.launch import Limits
 from grader.worker.protocol import Probe
 from tests.grading import REFERENCE
 
-COUNTER = "calls = []\n\n\ndef count():\n    calls.append(1)\n    return len(calls)\n"
-"""An engine that keeps state between calls."""
+COUNTER = (
+    "calls = []\nseen = set()\n\n\ndef count():\n    calls.append(1)\n    return len(calls)\n"
+    "\n\ndef first_time(obj):\n    new = id(obj) not in seen\n    seen.add(id(obj))\n"
+    "    return new\n"
+)
+"""An engine that keeps state between calls: a count, and the ids it was given."""
 COUNT = "from micrograd.engine import count\nprint(count())"
 
 
@@ -81,6 +85,18 @@ def test_each_run_starts_afresh_and_its_examples_share_one_interpreter(runs):
     assert runs.run([COUNT, COUNT, COUNT]) == Printed((3.0,), False)
 
 
+FIRST = "from micrograd.engine import first_time\nx = [0.0]\nprint(first_time(x))"
+AGAIN = "del x\nx = [0.0]\nprint(first_time(x))"
+"""The earlier list freed, a new one takes its memory and so its id (CPython's list free
+list gives back the one freed last)."""
+
+
+def test_a_run_that_keeps_frees_nothing_an_earlier_example_made(runs):
+    assert runs.run([FIRST, AGAIN]) == Printed((0.0,), False)  # the id came back
+    assert runs.run([FIRST, AGAIN], keep=True) == Printed((1.0,), False)
+    assert runs.run([FIRST, AGAIN]) == Printed((0.0,), False)  # the next run does not keep
+
+
 def test_a_run_that_raises_or_crashes(runs):
     assert runs.run([COUNT, "print(1)\nraise ValueError('no')"]) == Printed((1.0,), True)
     assert runs.run(["raise ValueError('no')", COUNT]) is None  # stopped before the last
@@ -114,13 +130,19 @@ def test_examples_kept_are_the_first_and_exclude_the_last():
 class Stub:
     """Runs answered by a function of the examples run, each run remembered."""
 
-    def __init__(self, answer: Callable[[list[str]], Printed | None]) -> None:
-        self.answer = answer
+    def __init__(
+        self,
+        answer: Callable[[list[str]], Printed | None],
+        kept: Callable[[list[str]], Printed | None] | None = None,
+    ) -> None:
+        self.answer, self.kept = answer, kept or answer
         self.runs: list[list[str]] = []
+        self.keeps: list[bool] = []
 
-    def run(self, sources: list[str]) -> Printed | None:
+    def run(self, sources: list[str], keep: bool = False) -> Printed | None:
         self.runs.append(sources)
-        return self.answer(sources)
+        self.keeps.append(keep)
+        return (self.kept if keep else self.answer)(sources)
 
 
 RIGHT, WRONG = Printed((1.0,), False), Printed((2.0,), False)
@@ -154,7 +176,26 @@ def test_an_example_right_alone_is_shown_after_the_fewest_earlier_examples_tried
     for one in (first, second):
         assert one.outcome.snippet == sequence(EARLIER[:2], one.outcome.snippet.split("\n")[-1])
         assert one.outcome.details == ["detail", SEQUENCE_NOTE.format(count=2)]
-    assert [len(run) for run in student.runs] == [1, 2, 3, 1, 2, 3]
+    assert [len(run) for run in student.runs] == [1, 2, 3, 3, 1, 2, 3, 3]
+    assert student.keeps == [False, False, False, True] * 2  # the sequence shown, kept
+
+
+def test_a_sequence_that_goes_wrong_only_when_earlier_objects_are_freed_is_not_shown():
+    """Wrong after the earlier examples, right when nothing they made is freed: a new object
+    took an earlier one's id, which a student's interpreter may or may not do."""
+    one = shown()
+    student = Stub(lambda sources: WRONG if len(sources) >= 2 else RIGHT, lambda sources: RIGHT)
+    replay_shown([one], student, Stub(lambda sources: RIGHT), stateful)
+    assert (one.outcome.snippet, one.outcome.details) == ("failing", ["detail", STATE_NOTE])
+    assert [(len(run), keep) for run, keep in zip(student.runs, student.keeps, strict=True)] == [
+        (1, False),
+        (2, False),
+        (2, True),
+        (3, False),
+        (3, True),
+        (4, False),
+        (4, True),
+    ]
 
 
 def test_an_example_right_after_every_sequence_tried_carries_the_state_note():

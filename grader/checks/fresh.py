@@ -114,15 +114,16 @@ class FreshRuns:
         except (SandboxUnavailable, SlotBusy, OSError, WorkerFailure):
             self._unavailable = True
 
-    def run(self, sources: list[str]) -> Printed | None:
+    def run(self, sources: list[str], keep: bool = False) -> Printed | None:
         """The examples run one after another in one fresh interpreter: the last one's
-        outcome, or None when the run says nothing (see ``read_reply``)."""
+        outcome, or None when the run says nothing (see ``read_reply``). ``keep``: nothing an
+        example leaves behind is freed before the run ends (``grader.worker.fresh``)."""
         self.start()
         if self._worker is None:
             return None
         try:
             reply = self._worker.request(
-                {"sources": sources, "seconds": self._seconds}, self._seconds + 5.0
+                {"sources": sources, "seconds": self._seconds, "keep": keep}, self._seconds + 5.0
             )
         except WorkerFailure:
             return None

@@ -12,11 +12,19 @@ them) and the shortest sequence that goes wrong is shown instead; if none does, 
 says the failure depends on state kept between calls. Only the example shown and that note
 change: never a score or a status, and a run that hangs or crashes changes nothing.
 
+A sequence is shown only if it also goes wrong when nothing its earlier examples made is
+freed (``FreshRuns.run(keep=True)``). One that goes right then went wrong only because a new
+object took a freed one's memory, and so its ``id`` (a walk whose visited set of ids lives at
+module level): whether that happens is luck of the interpreter's allocator and collector, the
+same in every fork of one process and another in the student's, so the sequence proves
+nothing there, and the state note is shown instead.
+
 Cost: nothing for a passing grade; for a failing one, two sandboxed processes (the student's
 engine, the reference), started at the first failure so that they start up while the grade
 goes on, and, per failing item, two forked runs (its first failure's example).
-Only an example that does not replay costs more (a new worker, the sequences), and only an
-item whose failure depends on state has all its failures tried.
+Only an example that does not replay costs more (a new worker, the sequences, and a run that
+keeps for each sequence that goes wrong), and only an item whose failure depends on state has
+all its failures tried.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from grader.checks.fresh import FreshRuns, answered_alike
+from grader.checks.fresh import FreshRuns, Printed, answered_alike
 from grader.checks.session import Answered, GradingSession
 from grader.grading.scoring import TestOutcome
 
@@ -65,6 +73,11 @@ def sequence(earlier: Sequence[str], snippet: str) -> str:
     return "\n".join([*parts, f"# --- the example that goes wrong\n{snippet}"])
 
 
+def goes_wrong(run: Printed | None, expected: Printed) -> bool:
+    """A run that said something, and not what the reference says."""
+    return run is not None and not run.same(expected)
+
+
 Alike = Callable[[Shown], bool | None]
 """Does a new worker give the grade's answers to the example's requests (None: unknown)?"""
 
@@ -81,8 +94,10 @@ def settle(shown: Shown, student: FreshRuns, reference: FreshRuns, alike: Alike)
         return False
     outcome = shown.outcome
     for count in sorted({min(c, len(shown.earlier)) for c in EARLIER} - {0}):
-        run = student.run([*shown.earlier[:count], snippet])
-        if run is not None and not run.same(expected):
+        sources = [*shown.earlier[:count], snippet]
+        if goes_wrong(student.run(sources), expected) and goes_wrong(
+            student.run(sources, keep=True), expected
+        ):
             outcome.snippet = sequence(shown.earlier[:count], snippet)
             outcome.details = [*outcome.details, SEQUENCE_NOTE.format(count=count)]
             return True

@@ -45,6 +45,10 @@ MAX_RANK = 4
 DEEP = 4
 """Ops on the longest path from a leaf to the root that make a ``deep chain``."""
 LEFT_NUMBERS = ("radd", "rsub", "rmul", "rdiv")
+SEVERAL_PREPENDED_STRETCHED = "prepended several and stretched"
+SEVERAL_BATCH_AXES = (((2, 2), ()), ((), (2, 2)))
+"""Batch axes of a matmul's operands the draws (``MATMUL_BATCHES``) do not give, only the
+strata: several on one side, all of them prepended to the other operand."""
 PRELOAD = PRELOADS[0]
 
 
@@ -63,15 +67,20 @@ def _axes_dimensions(axes: Any) -> set[str]:
 
 
 def _broadcast_dimensions(operand: Sequence[int], result: Sequence[int]) -> set[str]:
-    """Prepended axes and stretched positions (counted in ``result``) of one operand."""
+    """Prepended axes and stretched positions (counted in ``result``) of one operand, and
+    whether it has both, several axes prepended to an operand of two or more with one
+    stretched (a reduction that sums the first prepended axis alone reads the stretched
+    one's position off by the others, and sums an axis that was never stretched)."""
     extra = len(result) - len(operand)
     dims = {f"prepended {extra}"} if extra or tuple(operand) != tuple(result) else set()
-    dims |= {
+    stretched = {
         f"stretched axis {extra + i}"
         for i, d in enumerate(operand)
         if d == 1 and result[extra + i] != 1
     }
-    return dims
+    if extra > 1 and len(operand) > 1 and stretched:
+        dims.add(SEVERAL_PREPENDED_STRETCHED)
+    return dims | stretched
 
 
 def graph_dimensions(graph: Graph) -> set[str]:
@@ -108,7 +117,7 @@ def _batch_dimension(a: Sequence[int], b: Sequence[int]) -> str:
     if not a and not b:
         return "batch none"
     if not a or not b:
-        return "batch on one side"
+        return "batch on one side" if len(a or b) == 1 else "batch of several on one side"
     if tuple(a) == tuple(b):
         return "batch same"
     if 1 in (*a, *b) and np.broadcast_shapes(tuple(a), tuple(b)) not in (tuple(a), tuple(b)):
@@ -249,7 +258,7 @@ def _op_candidates(op: str, domain: Domain) -> Iterator[tuple[list[tuple[int, ..
                     yield [shape] * row.arity, param
         return
     batched = isinstance(row.operands, MatMulShapes) and row.operands.batched
-    for batch_a, batch_b in MATMUL_BATCHES if batched else [((), ())]:
+    for batch_a, batch_b in (*MATMUL_BATCHES, *SEVERAL_BATCH_AXES) if batched else [((), ())]:
         yield [batch_a + (2, 3), batch_b + (3, 2)], None
 
 
@@ -268,11 +277,19 @@ def broadcast_strata(ops: tuple[str, ...]) -> dict[str, list[tuple[Graph, np.nda
     shapes = (
         pair
         for shape in _small_shapes(2)
-        for other in broadcast_partners(shape)
+        for other in [*broadcast_partners(shape), *_prepended_and_stretched(shape)]
         for pair in ([shape, other], [other, shape])
     )
     cases = _cover(((ops[k % len(ops)], pair, None) for k, pair in enumerate(shapes)), EVERY_FORM)
     return {op: [case for case in cases if case[0].nodes[0].op == op] for op in ops}
+
+
+def _prepended_and_stretched(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Partners of ``shape`` the draws do not give, only the strata: two or more leading axes
+    fewer, two or more left, and the last of size 1 (stretched, where ``shape``'s is not)."""
+    if shape[-1] == 1:
+        return []
+    return [(*shape[k:-1], 1) for k in range(2, len(shape) - 1)]
 
 
 def backward_strata(edges: bool, frozen_leaves: bool, max_operands: int | None) -> list[Any]:

@@ -7,11 +7,17 @@ submission is imported, so module-level state, caches and mutable defaults start
 time, and a hang is killed at the run's deadline. What each example printed comes back as text;
 nothing here judges, and the trusted parent reads nothing of it but numbers
 (``grader.checks.fresh``).
+
+A run may ``keep`` what each example leaves behind: then nothing an earlier example made is
+freed (its names are held, the cycle collector is off), so no later object can take an
+earlier one's memory, and so its ``id``. A failure that goes away when kept needed earlier
+objects freed: whether a student's interpreter reuses their ids is luck of its allocator.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import select
@@ -28,12 +34,17 @@ MAX_PRINTED = 16 * 1024
 """Characters of one example's printed text sent back."""
 
 
-def execute(sources: list[str]) -> dict[str, Any]:
+def execute(sources: list[str], keep: bool = False) -> dict[str, Any]:
     """Run the examples in one namespace: what each printed, and the exception (its type and
-    message) that stopped one, if any."""
+    message) that stopped one, if any. ``keep``: every example's objects outlive the run."""
     namespace: dict[str, Any] = {"__name__": "__main__"}
     printed: list[str] = []
+    kept: list[dict[str, Any]] = []
+    if keep:
+        gc.disable()
     for number, source in enumerate(sources):
+        if keep:
+            kept.append(dict(namespace))  # what the examples before left bound is never freed
         buffer = io.StringIO()
         try:
             with contextlib.redirect_stdout(buffer):
@@ -58,9 +69,9 @@ def _collect(read: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def run(sources: list[str], seconds: float) -> dict[str, Any]:
-    """One run in a forked child: its answer, or ``{"timeout": True}`` / ``{"crashed":
-    True}``."""
+def run(sources: list[str], seconds: float, keep: bool = False) -> dict[str, Any]:
+    """One run in a forked child (``execute``): its answer, or ``{"timeout": True}`` /
+    ``{"crashed": True}``."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child cannot reach the parent's channel, only its own pipe; written
@@ -69,7 +80,7 @@ def run(sources: list[str], seconds: float) -> dict[str, Any]:
         os.close(framing.REQUEST_FD)
         os.close(framing.REPLY_FD)
         try:
-            framing.write_frame(write, execute(sources))
+            framing.write_frame(write, execute(sources, keep))
         finally:
             os._exit(0)
     os.close(write)
@@ -95,7 +106,10 @@ def main() -> None:
             request = framing.read_frame(framing.REQUEST_FD)
         except framing.FrameError:
             return
-        framing.write_frame(framing.REPLY_FD, run(request["sources"], request["seconds"]))
+        framing.write_frame(
+            framing.REPLY_FD,
+            run(request["sources"], request["seconds"], request.get("keep") is True),
+        )
 
 
 if __name__ == "__main__":

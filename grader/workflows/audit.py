@@ -281,13 +281,18 @@ def triage(
     correct one (``equivalent``). A mutant a person judged equivalent is ``confirmed`` with
     their reason, also where the differential run shows a difference the course does not
     grade (kept beside it). The differential programs speak this course's APIs only: another
-    course's survivor keeps its verdict, with a note that says so, for a person to judge."""
+    course's survivor is confirmed where a person judged it, and otherwise keeps its verdict,
+    with a note that says so, for a person to judge."""
     survivors = [v for v in verdicts if v.verdict in (EQUIVALENT, EARNS_POINTS)]
     folder = options.out / "mutants"
 
     def run(verdict: Verdict) -> Verdict:
         assignment = verdict.home.split(".")[0]
         if assignment not in SPOKEN:
+            if verdict.id in judgements.equivalent:
+                return dataclasses.replace(
+                    verdict, verdict=CONFIRMED, note=judgements.equivalent[verdict.id]
+                )
             return dataclasses.replace(
                 verdict,
                 note=f"no differential run: its programs are written in {', '.join(SPOKEN)}'s "
