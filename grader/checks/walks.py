@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from grader.language.snippets import (
     tensor_imports,
 )
 from grader.language.tensor_api import TensorApi
-from grader.language.verdicts import WrongAnswer, mismatch, show
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.protocol import Probe
 
@@ -623,7 +624,8 @@ def check_second_walk(
     """``Tensor.backward`` from op node ``first``, then from the root built on it (a tree: no
     tensor receives two shares, so the ledger's sums are not graded here): after each walk,
     every tensor it reaches has the gradient the course's ``walk.second_backward`` gives it
-    (``Dag.walks``: overwritten, or added to what the first walk left), and the second walk
+    (``Dag.walks``: overwritten, or added to what the first walk left; either, where the
+    course does not say), and the second walk
     runs each op's backward once, consumers first. A walk that keeps what it saw between
     calls (a visited set, an order) loses, or walks again, what it saw the first time."""
     own = session.assignment("tensor")
@@ -632,34 +634,24 @@ def check_second_walk(
     assert run.first is not None
     untouched.fail_walk(run.changed, dag.size, "Tensor.backward", own, snippet)
     tol = session.tolerances[own.name]
-    ones = np.ones(shape)
     root = dag.size - 1
-    grads = session.profile.of(own.name).walk.second_backward
-    wanted = dag.walks([first, root], grads)
-    for walked, start, want in zip((run.first, run), (first, root), wanted, strict=True):
-        label = f"after n{start}.backward(): "
-        wrong = [
-            m
-            for i, got in enumerate(walked.grads)
-            if want[i] is not None
-            and (m := mismatch(f"{label}n{i}.grad", got, want[i] * ones, tol))
-        ]
-        if wrong:
-            expected = [None if w is None else w * ones for w in want]
-            second = start == root
-            raise WrongAnswer(
-                "failed",
-                "wrong gradients from a second Tensor.backward()"
-                if second
-                else "wrong gradients from Tensor.backward()",
-                [
-                    *wrong[:4],
-                    *([SECOND_GRADS[grads], KEPT_STATE] if second else []),
-                ],
-                snippet,
-                [],
-                partial(dag_figure, dag, expected, walked.grads, tol),
-            )
+    rule = session.profile.of(own.name).walk.second_backward
+    rules = tuple(SECOND_GRADS) if rule == "unspecified" else (rule,)
+    found = [_second_walk_mismatch(dag, run, first, each, tol, shape) for each in rules]
+    if all(found):
+        start, wrong, walked, want = found[0]
+        second = start == root
+        told = [SECOND_GRADS.get(rule, EITHER_GRADS), KEPT_STATE]
+        raise WrongAnswer(
+            "failed",
+            "wrong gradients from a second Tensor.backward()"
+            if second
+            else "wrong gradients from Tensor.backward()",
+            [*wrong[:4], *(told if second else [])],
+            snippet,
+            [],
+            partial(dag_figure, dag, want, walked.grads, tol),
+        )
     try:
         judge_walk(dag, run, [True] * dag.size, snippet)
     except WrongAnswer as exc:
@@ -671,9 +663,35 @@ def check_second_walk(
         raise
 
 
+def _second_walk_mismatch(
+    dag: Dag, run: Any, first: int, rule: str, tol: Tolerance, shape: tuple[int, ...]
+) -> tuple[int, list[str], Any, list[np.ndarray | None]] | None:
+    """The first of the two walks whose gradients ``rule`` (``Dag.walks``) does not give:
+    where it started, what is wrong, the walk and what was wanted; None if both are right."""
+    ones = np.ones(shape)
+    root = dag.size - 1
+    for walked, start, want in zip(
+        (run.first, run), (first, root), dag.walks([first, root], rule), strict=True
+    ):
+        label = f"after n{start}.backward(): "
+        wrong = [
+            m
+            for i, got in enumerate(walked.grads)
+            if want[i] is not None
+            and (m := mismatch(f"{label}n{i}.grad", got, want[i] * ones, tol))
+        ]
+        if wrong:
+            return start, wrong, walked, [None if w is None else w * ones for w in want]
+    return None
+
+
 SECOND_GRADS = {
     "overwrite": "In this course a second backward() gives each tensor it reaches that walk's "
     "gradient (it overwrites .grad).",
     "accumulate": "In this course a second backward() adds each tensor's gradient to the .grad "
     "an earlier one left.",
 }
+EITHER_GRADS = (
+    "This course does not say whether a second backward() overwrites .grad or adds to it: "
+    "either is right, and this is neither."
+)

@@ -167,7 +167,7 @@ SCHEMA: dict[str, Any] = {
                             "topo": {"enum": ["module", "nested", "given"]},
                             "zero_grad": {"enum": ["module", "absent"]},
                             "frozen_leaves": {"enum": ["no_grad", "grad", "unspecified"]},
-                            "second_backward": {"enum": ["overwrite", "accumulate"]},
+                            "second_backward": {"enum": ["overwrite", "accumulate", "unspecified"]},
                         },
                     },
                     "items": {
