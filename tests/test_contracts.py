@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from grader.language import profiles
-from grader.language.dags import Dag, _gathered, dags
+from grader.language.dags import Dag, _gathered, dags, second_walks
 from grader.language.definitions import Definitions
 from grader.language.domains import axes_form, batches_prepend
 from grader.language.graphs import TENSOR_GRAPH_OPS, Graph, Node, evaluate
@@ -144,3 +144,26 @@ def test_minitorchs_log_is_taken_at_x_plus_eps_and_either_reading_passes():
         rubric
     )
     assert np.array_equal(evaluate(graph)[1], np.log(x))  # the op table itself stays exact
+
+
+def test_a_second_walk_gives_what_the_courses_own_code_gives():
+    """``y = 2 x0 + 2 x1``, walked; then ``z = y + x2`` (``walk.second_backward``): needle and
+    this course's babygrad overwrite each ``.grad``, the babygrad book's own code adds to it."""
+    dag = Dag(3, (((0, 2.0), (1, 2.0)), ((3, 1.0), (2, 1.0))))
+    first, overwritten = dag.walks([3, 4], "overwrite")
+    assert first == [2.0, 2.0, None, 1.0, None]
+    assert overwritten == [2.0, 2.0, 1.0, 1.0, 1.0]
+    assert dag.walks([3, 4], "accumulate")[1] == [4.0, 4.0, 1.0, 2.0, 1.0]
+    book = profiles.load(COURSES / "babygrad-book" / "profile.yaml").of("babygrad")
+    needle = profiles.load(COURSES / "needle-hw1" / "profile.yaml").of("needle")
+    assert (book.walk.second_backward, needle.walk.second_backward) == ("accumulate", "overwrite")
+
+
+@seed(5)
+@settings(max_examples=60, database=None, phases=[Phase.generate], deadline=None)
+@given(second_walks(max_operands=2))
+def test_a_second_walk_starts_below_the_root_of_a_tree(case):
+    dag, first = case
+    assert dag.leaves <= first < dag.size - 1 and first in dag.reachable()
+    uses = [i for pairs in dag.nodes for i, _ in pairs]
+    assert len(uses) == len(set(uses)) and max(len(pairs) for pairs in dag.nodes) <= 2

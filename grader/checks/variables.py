@@ -288,3 +288,49 @@ def _decoded(per_node: list, what: str) -> list[list[np.ndarray]]:
         [protocol.decode_array(v, f"n{i}'s {what}") for v in values]
         for i, values in enumerate(per_node)
     ]
+
+
+@remembers_verdict
+def check_second_sort(session: GradingSession, dag: Dag, first: int) -> None:
+    """``topological_sort`` from op node ``first``, then from the root built on it: each a
+    valid order of what its start depends on. An order is the same whatever was sorted
+    before: a walk that keeps the ``unique_id`` of what it visited between calls leaves out,
+    the second time, every variable the first call saw."""
+    assignment = session.assignment("scalar")
+    api = assignment.functions
+    sort = _as_call(api, api.topological_sort)
+    root = dag.size - 1
+    show = "print([next((i for i, m in enumerate(nodes) if m is v), -1) for v in order])"
+    snippet = "\n".join(
+        [
+            *dag_lines(api, dag, [], scalars=False),
+            f"order = {sort}(n{first})  # an order from a variable of the graph",
+            show,
+            f"order = {sort}(n{root})  # then from a variable made from it",
+            show,
+        ]
+    )
+    case = {"dag": dag.to_json(), "constants": [], "first": first}
+    answer = session.ask(assignment.name, Probe.VARIABLE_TOPO, case, snippet)
+    name = api.topological_sort.rpartition(".")[2]
+    for key, start, graph in (("first_order", first, dag.upto(first)), ("order", root, dag)):
+        order = protocol.field(answer, key, list)
+        if not all(type(i) is int for i in order):
+            raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
+        problems = graph.topo_problems(order[::-1], root_first=True)
+        if problems:
+            if not graph.topo_problems(order):
+                problems.append(ROOT_LAST)
+            elif start == root:
+                problems.append(
+                    f"{name} sorts anew on every call: the unique_ids visited by an earlier "
+                    "call (kept in a module-level or default-argument container) leave out "
+                    "what that call saw"
+                )
+            raise WrongAnswer(
+                "failed",
+                f"{name}(n{start}) returned an invalid order"
+                + (f", after {name}(n{first})" if start == root else ""),
+                [f"order (as node numbers): {order}", *problems],
+                snippet,
+            )

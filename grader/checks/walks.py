@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from grader.language.snippets import (
     tensor_imports,
 )
 from grader.language.tensor_api import TensorApi
-from grader.language.verdicts import WrongAnswer, mismatch, show
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.protocol import Probe
 
@@ -394,6 +395,9 @@ class TensorRun:
     """The op nodes whose backward ran, in the order it ran."""
     changed: list[untouched.Change]
     """The nodes' values, and the gradient given, the walk changed (``untouched``)."""
+    first: TensorRun | None = None
+    """Where a walk from an op node below the root came first: what that walk did (its
+    calls alone; ``changed`` holds both walks')."""
 
 
 def tensor_backward(
@@ -406,12 +410,16 @@ def tensor_backward(
     frozen: tuple[int, ...] = (),
     grad: np.ndarray | None = None,
     wrap_leaves: bool = False,
+    first: int | None = None,
 ) -> TensorRun:
     """The student's ``Tensor.backward`` on grader-made ops (``probe_tensor_backward``): the
     leaves in ``frozen`` do not require grad; ``grad`` is the upstream gradient (None: call
     ``backward()``); ``wrap_leaves``: each leaf is the grader's op of a tensor, so the calls
-    show when the walk reaches it."""
+    show when the walk reaches it; ``first``: ``backward()`` from that op node first, then
+    from the root (``TensorRun.first``)."""
     case: dict[str, object] = {"dag": dag.to_json(), "shape": list(shape)}
+    if first is not None:
+        case["first"] = first
     if frozen:
         case["frozen"] = list(frozen)
     if grad is not None:
@@ -421,12 +429,24 @@ def tensor_backward(
     answer = session.ask(
         session.assignment("tensor").name, Probe.TENSOR_BACKWARD, case, snippet, on_timeout
     )
+    changed = untouched.decoded(answer, dag.size, snippet)
+    before = None
+    if first is not None:
+        earlier = protocol.field(answer, "first", dict)
+        before = TensorRun(*_walked(earlier, dag, snippet, wrap_leaves), changed)
+    return TensorRun(*_walked(answer, dag, snippet, wrap_leaves), changed, before)
+
+
+def _walked(
+    answer: dict, dag: Dag, snippet: str, wrap_leaves: bool
+) -> tuple[list[np.ndarray | None], list[int]]:
+    """A walk's gradients, and the op nodes whose backward it ran, from a probe's answer."""
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     calls = protocol.field(answer, "calls", list)
-    first = 0 if wrap_leaves else dag.leaves
-    if not all(type(i) is int and first <= i < dag.size for i in calls):
+    lowest = 0 if wrap_leaves else dag.leaves
+    if not all(type(i) is int and lowest <= i < dag.size for i in calls):
         raise WrongAnswer("error", "invalid answer: the record of backward calls", [], snippet)
-    return TensorRun(grads, calls, untouched.decoded(answer, dag.size, snippet))
+    return grads, calls
 
 
 def _revisits(session: GradingSession) -> list[str]:
@@ -571,3 +591,107 @@ def check_tensor_backward(
         requires,
         tensor_dag_snippet(session.assignment("tensor").api, dag, shape, frozen, grad, order=True),
     )
+
+
+def second_walk_snippet(api: TensorApi, dag: Dag, first: int, shape: tuple[int, ...]) -> str:
+    """``check_second_walk``'s graph: ``backward()`` from node ``first``, then from the root
+    built on it, printing every gradient after each."""
+    lines = tensor_dag_snippet(api, dag, shape).splitlines()[:-2]  # the graph, not its walk
+    grads = f"[{', '.join(f'n{i}.grad' for i in range(dag.size))}]"
+    return "\n".join(
+        [
+            *lines,
+            f"n{first}.backward()  # a walk from a node of the graph",
+            f"print({grads})",
+            f"n{dag.size - 1}.backward()  # then from a root built on what was walked",
+            f"print({grads})",
+        ]
+    )
+
+
+KEPT_STATE = (
+    "Each backward() walks anew: a visited set or an order kept from an earlier call "
+    "(a module-level or default-argument container) leaves out, or walks again, what that "
+    "call saw."
+)
+"""Said where a walk from a root built on a walked graph goes wrong."""
+
+
+@remembers_verdict
+def check_second_walk(
+    session: GradingSession, dag: Dag, first: int, shape: tuple[int, ...]
+) -> None:
+    """``Tensor.backward`` from op node ``first``, then from the root built on it (a tree: no
+    tensor receives two shares, so the ledger's sums are not graded here): after each walk,
+    every tensor it reaches has the gradient the course's ``walk.second_backward`` gives it
+    (``Dag.walks``: overwritten, or added to what the first walk left; either, where the
+    course does not say), and the second walk
+    runs each op's backward once, consumers first. A walk that keeps what it saw between
+    calls (a visited set, an order) loses, or walks again, what it saw the first time."""
+    own = session.assignment("tensor")
+    snippet = second_walk_snippet(own.api, dag, first, shape)
+    run = tensor_backward(session, dag, shape, snippet, first=first)
+    assert run.first is not None
+    untouched.fail_walk(run.changed, dag.size, "Tensor.backward", own, snippet)
+    tol = session.tolerances[own.name]
+    root = dag.size - 1
+    rule = session.profile.of(own.name).walk.second_backward
+    rules = tuple(SECOND_GRADS) if rule == "unspecified" else (rule,)
+    found = [_second_walk_mismatch(dag, run, first, each, tol, shape) for each in rules]
+    if all(found):
+        start, wrong, walked, want = found[0]
+        second = start == root
+        told = [SECOND_GRADS.get(rule, EITHER_GRADS), KEPT_STATE]
+        raise WrongAnswer(
+            "failed",
+            "wrong gradients from a second Tensor.backward()"
+            if second
+            else "wrong gradients from Tensor.backward()",
+            [*wrong[:4], *(told if second else [])],
+            snippet,
+            [],
+            partial(dag_figure, dag, want, walked.grads, tol),
+        )
+    try:
+        judge_walk(dag, run, [True] * dag.size, snippet)
+    except WrongAnswer as exc:
+        exc.details = [
+            f"in the walk from n{root}, the root built on n{first}",
+            *exc.details,
+            KEPT_STATE,
+        ]
+        raise
+
+
+def _second_walk_mismatch(
+    dag: Dag, run: Any, first: int, rule: str, tol: Tolerance, shape: tuple[int, ...]
+) -> tuple[int, list[str], Any, list[np.ndarray | None]] | None:
+    """The first of the two walks whose gradients ``rule`` (``Dag.walks``) does not give:
+    where it started, what is wrong, the walk and what was wanted; None if both are right."""
+    ones = np.ones(shape)
+    root = dag.size - 1
+    for walked, start, want in zip(
+        (run.first, run), (first, root), dag.walks([first, root], rule), strict=True
+    ):
+        label = f"after n{start}.backward(): "
+        wrong = [
+            m
+            for i, got in enumerate(walked.grads)
+            if want[i] is not None
+            and (m := mismatch(f"{label}n{i}.grad", got, want[i] * ones, tol))
+        ]
+        if wrong:
+            return start, wrong, walked, [None if w is None else w * ones for w in want]
+    return None
+
+
+SECOND_GRADS = {
+    "overwrite": "In this course a second backward() gives each tensor it reaches that walk's "
+    "gradient (it overwrites .grad).",
+    "accumulate": "In this course a second backward() adds each tensor's gradient to the .grad "
+    "an earlier one left.",
+}
+EITHER_GRADS = (
+    "This course does not say whether a second backward() overwrites .grad or adds to it: "
+    "either is right, and this is neither."
+)

@@ -170,6 +170,8 @@ def _value_dimensions(value: Any) -> set[str]:
     if isinstance(value, tuple) and value and isinstance(value[0], Graph):
         graph, upstream = value[:2]  # and, for micrograd's ledger, the leaves' preloads
         return graph_dimensions(graph) | {_upstream_dimension(upstream)}
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Dag):
+        return dag_dimensions(value[0])  # a graph and the node walked first (second_walks)
     if isinstance(value, tuple) and value and isinstance(value[0], Dag):
         dag, shape, frozen, upstream = value
         dims = dag_dimensions(dag) | {f"rank {len(shape)}", _upstream_dimension(upstream)}

@@ -57,6 +57,29 @@ class Dag:
             history.append(list(grads))
         return history
 
+    def upto(self, root: int) -> Dag:
+        """The graph as it stood when node ``root`` was made: its nodes up to ``root`` (the
+        same numbers), ``root`` the last."""
+        return Dag(self.leaves, self.nodes[: root - self.leaves + 1])
+
+    def walks(self, roots: list[int], grads: str) -> list[list[float | None]]:
+        """Every node's gradient after each ledger walk from ``roots`` in turn (each a fresh
+        ``backward()`` with a ledger of its own, from a root seeded with 1.0), as a course
+        whose second walk ``grads`` (``overwrite``: each node it reaches gets this walk's
+        gradient; ``accumulate``: its gradient is added to what the node held). None: no walk
+        reached the node yet."""
+        held: list[float | None] = [None] * self.size
+        history = []
+        for root in roots:
+            sub = self.upto(root)
+            (own,) = sub.backward()
+            for index in sub.reachable():
+                before = held[index]
+                accumulated = grads == "accumulate" and before is not None
+                held[index] = own[index] + before if accumulated else own[index]
+            history.append(list(held))
+        return history
+
     def unrolled(self) -> tuple[Dag, list[int]]:
         """The tree this DAG stands for: every use of a node gets a copy of the node (and of
         everything under it) of its own, so no node receives more than one contribution; and
@@ -155,6 +178,15 @@ def dags(
     if unused:
         nodes += _gathered([dag.size - 1, *unused], max_operands or len(unused) + 1)
     return Dag(leaves, tuple(nodes))
+
+
+@st.composite
+def second_walks(draw: st.DrawFn, max_operands: int | None = None) -> tuple[Dag, int]:
+    """A tree (``dags(shared=False)``: nothing to sum, so only the walk is graded) and an op
+    node of it other than the root, to walk first: the root is then a new root built on a
+    graph already walked (``y = f(x); y.backward(); z = g(y, w); z.backward()``)."""
+    dag = draw(dags(shared=False, max_operands=max_operands).filter(lambda d: len(d.nodes) >= 2))
+    return dag, draw(st.integers(dag.leaves, dag.size - 2))
 
 
 def _gathered(sinks: list[int], max_operands: int) -> list[tuple[tuple[int, float], ...]]:

@@ -167,6 +167,7 @@ SCHEMA: dict[str, Any] = {
                             "topo": {"enum": ["module", "nested", "given"]},
                             "zero_grad": {"enum": ["module", "absent"]},
                             "frozen_leaves": {"enum": ["no_grad", "grad", "unspecified"]},
+                            "second_backward": {"enum": ["overwrite", "accumulate", "unspecified"]},
                         },
                     },
                     "items": {
@@ -248,6 +249,12 @@ class ProfileError(Exception):
     """The profile is invalid; the message names the file, the line and the fix."""
 
 
+SECOND_BACKWARD = {"tensor": "overwrite", "scalar": "accumulate"}
+"""A profile's ``walk.second_backward`` where it states none, by kind: babygrad's reference
+stores each walk's ledger entry in ``.grad``; micrograd's closures add into ``.grad`` and
+MiniTorch's ``accumulate_derivative`` into a leaf's ``.derivative``, whatever was there."""
+
+
 @dataclass(frozen=True)
 class Walk:
     """Where an assignment's walk lives in the course's API."""
@@ -268,6 +275,13 @@ class Walk:
     the course does not say what such a leaf gets, nor what ``backward()`` on a tensor that
     requires no grad does (the babygrad book: PyTorch raises there), so the grader makes no
     such leaves either."""
+    second_backward: str = "overwrite"
+    """What a second ``backward()`` does to the gradient a first one left on a node both reach
+    (each call keeps a ledger of its own): ``overwrite``, the node gets the second walk's
+    gradient (this course's babygrad and needle: each stores its ledger entry in ``.grad``);
+    ``accumulate``, it is added to what was there (the babygrad book's own code, TinyTorch's
+    ``self.grad + gradient``). Unstated, a tensor assignment's is ``overwrite`` and a scalar
+    one's ``accumulate``, its model's (``SECOND_BACKWARD``)."""
 
 
 @dataclass(frozen=True)
@@ -451,7 +465,7 @@ def load(path: Path) -> Profile:
         assignments[name] = AssignmentProfile(
             name=name,
             kind=raw["kind"],
-            walk=Walk(**raw["walk"]),
+            walk=Walk(**{"second_backward": SECOND_BACKWARD[raw["kind"]], **raw["walk"]}),
             ops=tuple(raw["ops"]),
             api=api,
             items=dict(raw.get("items", {})),

@@ -20,7 +20,7 @@ from grader.language.coverage import (
     op_strata,
     routing_strata,
 )
-from grader.language.dags import dags
+from grader.language.dags import dags, second_walks
 from grader.language.domains import Domain
 from grader.language.graphs import (
     BABYGRAD_BROADCASTING,
@@ -150,6 +150,15 @@ def test_backward_with_nothing_to_propagate(grading, case):
 @given(in_domain(lambda domain: dags(max_nodes=6, max_operands=domain.max_operands)))
 def test_backward_visits_each_tensor_after_its_consumers(grading, dag):
     walks.check_walk_order(grading, dag)
+
+
+@graded("babygrad.backward")
+@given(
+    in_domain(lambda domain: second_walks(max_operands=domain.max_operands)),
+    tensor_shapes(max_dims=2),
+)
+def test_second_backward_walks_a_graph_built_on_a_walked_one(grading, case, shape):
+    walks.check_second_walk(grading, *case, shape)
 
 
 @graded("babygrad.backward")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader.checks import differences, graphs, ops, variables
 from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
-from grader.language.dags import dags, diamonds
+from grader.language.dags import dags, diamonds, second_walks
 from grader.language.differences import CURVES, arity
 from grader.language.graphs import SCALAR_FUNCTION_GRAPH_OPS
 from grader.language.profiles import TOPO
@@ -51,6 +51,12 @@ def test_topological_sort_is_a_valid_order(grading, dag, constants):
 @graded("micrograd.topo", needs=(TOPO,))
 def test_topological_sort_visits_each_shared_variable_once(grading):
     variables.check_topological_sort(grading, diamonds(DIAMONDS), constants=False)
+
+
+@graded("micrograd.topo", needs=(TOPO,))
+@given(second_walks())
+def test_topological_sort_again_from_a_variable_made_from_a_sorted_one(grading, case):
+    variables.check_second_sort(grading, *case)
 
 
 @graded("micrograd.topo", needs=(TOPO,))

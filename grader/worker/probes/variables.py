@@ -24,17 +24,22 @@ def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
     """The student's ``topological_sort`` over the grader's variables, reported as node
     indices (-1: not one of ours), with how often each node's parents were read. With
     ``case["constant_root"]``, called on the constant parent of the first node in
-    ``case["constants"]`` instead (nothing to order)."""
+    ``case["constants"]`` instead (nothing to order). With ``case["first"]``, the order from
+    that op node first (``first_order``), then the root's, built on it."""
     api = functions_of(engine)
     constants = case.get("constants", [])
     nodes, _, _, reads = given_variables(engine, api, case["dag"], constants)
     index = {id(n): i for i, n in enumerate(nodes)}
     root = nodes[constants[0]]._inputs[-1] if case.get("constant_root") else nodes[-1]
-    order = resolve(engine.package, api.topological_sort)(root)
-    return {
-        "order": [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]],
-        "reads": reads,
-    }
+    topological_sort = resolve(engine.package, api.topological_sort)
+
+    def indices(order: Any) -> list[int]:
+        return [index.get(id(n), -1) for n in list(order)[: 10 * len(nodes)]]
+
+    first = {}
+    if case.get("first") is not None:  # an order from an op node below the root, before it
+        first = {"first_order": indices(topological_sort(nodes[case["first"]]))}
+    return {"order": indices(topological_sort(root)), "reads": reads, **first}
 
 
 def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:

@@ -116,7 +116,9 @@ def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 
 def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``Tensor.backward`` over grader-made ops: the walk and the ledger. Called
-    as ``backward()``, or with ``case["grad"]`` as ``backward(Tensor(grad))``. Reported: every
+    as ``backward()``, or with ``case["grad"]`` as ``backward(Tensor(grad))``; with
+    ``case["first"]``, ``backward()`` from that op node first (its gradients and calls
+    reported under ``first``), then from the root built on it. Reported: every
     node's gradient, which op nodes' backward ran in which order (``calls``), and with
     ``case["count_reads"]`` how often each node's inputs were read (``reads``), and any value
     the walk changed. A walk that raises on the grader's one-input ops' bare Tensors runs again
@@ -136,6 +138,17 @@ def _tensor_backward(
     nodes, calls, reads = given_tensor(engine, case, single_as_tuple)
     api, watch = api_of(engine), Watch()
     given = values_of(nodes, api.read)
+    first: dict[str, Any] = {}
+    if case.get("first") is not None:  # a walk from an op node below the root, before it
+        with watch.phase("walk", given):
+            nodes[case["first"]].backward()
+        first = {
+            "first": {
+                "grads": [grad_of(n, "tensor", f"node {i} grad", api) for i, n in enumerate(nodes)],
+                "calls": list(calls),
+            }
+        }
+        del calls[:]
     if case.get("grad") is None:
         with watch.phase("walk", given):
             nodes[-1].backward()
@@ -148,6 +161,7 @@ def _tensor_backward(
         **watch.report(),
         "grads": [grad_of(n, "tensor", f"node {i} grad", api) for i, n in enumerate(nodes)],
         "calls": list(calls),
+        **first,
     }
     if case.get("count_reads"):
         answer["reads"] = list(reads)

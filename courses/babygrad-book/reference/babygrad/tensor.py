@@ -142,8 +142,10 @@ class Tensor:
         ``grad`` is the upstream gradient of this tensor, ones of its shape when omitted.
         Order the graph depth-first (each tensor after the tensors it was made from), then
         walk it from this tensor back: a tensor's gradient is waiting in the ``grads`` ledger
-        when the walk reaches it; store it in ``.grad``, ask its op for its inputs' shares
-        (``node._op.backward(out_grad, node)``) and add each share to that input's entry.
+        when the walk reaches it; add it to ``.grad`` (set it, where ``.grad`` is None: a
+        second ``backward()`` adds to what the first left, as the book's own code does), ask its
+        op for its inputs' shares (``node._op.backward(out_grad, node)``) and add each share to
+        that input's entry.
         """
         # BEGIN SOLUTION [babygrad.backward, babygrad.accumulate]:
         #   a depth-first order, then a ledger keyed by id() that adds every share
@@ -176,7 +178,7 @@ class Tensor:
             out_grad = grads.get(id(node))
             if out_grad is None:
                 continue
-            node.grad = out_grad
+            node.grad = out_grad if node.grad is None else Tensor(node.grad.data + out_grad.data)
             if node._op is None:
                 continue
             parent_grads = node._op.backward(out_grad, node)

@@ -55,7 +55,10 @@ class Tensor:
             out_grad = grads.get(id(node))
             if out_grad is None:
                 continue
-            node.grad = np.array(out_grad.data, copy=True)
+            if node.grad is None:
+                node.grad = np.array(out_grad.data, copy=True)
+            else:
+                node.grad += out_grad.data
             if node._op is None:
                 continue
             parent_grads = node._op.backward(out_grad, node)
