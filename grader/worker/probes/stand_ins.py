@@ -13,30 +13,28 @@ from typing import Any
 
 import numpy as np
 
+from grader.language.adapters import EngineProtocol
 from grader.language.function_api import FunctionApi
 from grader.language.package import resolve
 from grader.worker.probes.build import api_of
 
 
-def given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
-    """A micrograd graph whose ``_backward`` closures are the grader's: each adds a known
-    weight times ``out.grad`` into its operands and counts its calls."""
-    nodes = [engine.Value(1.0 + i) for i in range(dag["leaves"])]
+def given_scalar(shape: EngineProtocol, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
+    """A micrograd graph whose ``_backward`` closures are the grader's (``shape.stand_in``):
+    each adds a known weight times ``out.grad`` into its operands and counts its calls."""
+    nodes = [shape.leaf(1.0 + i) for i in range(dag["leaves"])]
     calls = [0] * (dag["leaves"] + len(dag["nodes"]))
 
-    def closure(out: Any, pairs: list[tuple[Any, float]], index: int) -> Callable[[], None]:
-        def _backward() -> None:
+    def counted(index: int) -> Callable[[Any], None]:
+        def on_backward(_: Any) -> None:
             calls[index] += 1
-            for operand, weight in pairs:
-                operand.grad += weight * out.grad
 
-        return _backward
+        return on_backward
 
     for pairs in dag["nodes"]:
-        operands = [(nodes[i], float(w)) for i, w in pairs]
-        out = engine.Value(0.0, tuple(o for o, _ in operands), "given")
-        out._backward = closure(out, operands, len(nodes))
-        nodes.append(out)
+        operands = [nodes[i] for i, _ in pairs]
+        weights = [float(w) for _, w in pairs]
+        nodes.append(shape.stand_in(weights, operands, counted(len(nodes))))
     return nodes, calls
 
 
@@ -285,19 +283,16 @@ def given_variables(
     return nodes, received, accumulated, reads
 
 
-def given_scalars(
-    engine: Any, api: FunctionApi, dag: dict[str, Any]
-) -> tuple[list[Any], list[list[Any]]]:
-    """A graph of the course's own scalars whose functions are the grader's: subclasses of its
-    function base class, applied with its ``apply``, whose backward returns each input's
-    known weight times ``d_output``. What each node's backward was given (``received``)."""
-    base = resolve(engine.package, api.function)
-    scalar = resolve(engine.package, api.scalar)
+def given_scalars(shape: EngineProtocol, dag: dict[str, Any]) -> tuple[list[Any], list[list[Any]]]:
+    """A graph of the course's own scalars whose functions are the grader's
+    (``shape.stand_in``): subclasses of its function base class, applied with its ``apply``,
+    whose backward returns each input's known weight times ``d_output``. What each node's
+    backward was given (``received``)."""
     size = dag["leaves"] + len(dag["nodes"])
     received: list[list[Any]] = [[] for _ in range(size)]
-    nodes = [api.make_leaf(scalar, 1.0 + i) for i in range(dag["leaves"])]
+    nodes = [shape.leaf(1.0 + i) for i in range(dag["leaves"])]
     for pairs in dag["nodes"]:
         weights = [float(w) for _, w in pairs]
-        function = given_function(base, api, weights, received[len(nodes)].append)
-        nodes.append(getattr(function, api.apply)(*(nodes[i] for i, _ in pairs)))
+        operands = [nodes[i] for i, _ in pairs]
+        nodes.append(shape.stand_in(weights, operands, received[len(nodes)].append))
     return nodes, received
