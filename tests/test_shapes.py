@@ -113,3 +113,47 @@ def test_the_graders_stand_in_op_is_in_the_courses_object_model(name):
         shape.walk(out)
         assert [float(np.sum(shape.grad(n))) for n in leaves] == [2.0, 3.0]
         assert len(told) == 1
+
+
+README = COURSES.parent / "README.md"
+
+MYGRAD = """
+import numpy as np
+
+
+class Var:
+    def __init__(self, data, requires_grad=False, vjp=None):
+        self.data = np.asarray(data, dtype=np.float64)
+        self.requires_grad = requires_grad
+        self._vjp = vjp
+
+    def vjp(self, g):
+        return self._vjp(np.asarray(g))
+
+
+class ops:
+    @staticmethod
+    def add(a, b):
+        return Var(a.data + b.data, vjp=lambda g: (g, g))
+
+    @staticmethod
+    def mul(a, b):
+        return Var(a.data * b.data, vjp=lambda g: (g * b.data, g * a.data))
+"""
+"""The worked example's course, made up: just enough of ``mygrad`` for two ops."""
+
+
+def test_the_readmes_worked_adapter_runs_through_the_protocol(tmp_path):
+    text = README.read_text()
+    example = text[text.index("**A worked example.**") :]
+    source = example[example.index("```python\n") + len("```python\n") : example.index("```\n\n")]
+    (tmp_path / "mygrad.py").write_text(MYGRAD)
+    with isolated(tmp_path, "mygrad"):
+        adapter = load_adapter(source, "mygrad")
+        shape = shape_of(SimpleNamespace(adapter=adapter, engine=adapter.load()), "tensor")
+        assert isinstance(shape, EngineProtocol)
+        graph = Graph("tensor", (np.array([2.0]), np.array([3.0])), (Node("mul", (0, 1)),))
+        nodes = shape.build(graph)
+        nodes.append(shape.apply(Node("add", (2, 0)), nodes))
+        shape.walk(nodes[-1])
+        assert [float(shape.grad(n)[0]) for n in nodes[:2]] == [4.0, 2.0]
