@@ -32,8 +32,9 @@ API fits none of them brings an adapter module, wrapped into the same protocol
 - ``walk(root)``: the student's walk from ``root`` (``root.backward()``); where the course gives
   its walk (an adapter), the grader's walk over the student's ops.
 - ``stand_in(weights, inputs)``: the grader's own op in the course's object model, applied to
-  ``inputs``: its forward the weighted sum of its inputs, its backward each input's weight times
-  the output gradient (walk items grade the student's walk over these alone).
+  ``inputs``: its backward each input's weight times the output gradient, its value the weighted
+  sum of its inputs' (micrograd's holds 0.0: no walk item reads it); the walk items grade the
+  student's walk over these alone.
 
 Course adapters
 ---------------

@@ -47,8 +47,9 @@ class Closures(Shape):
         return list(node._prev)[:8]
 
     def stand_in(self, weights: Weights, inputs: Nodes, on_backward: OnBackward = None) -> Any:
-        """A ``Value`` of the grader's whose closure adds each weight times ``out.grad`` into
-        its operand (``on_backward`` told ``out.grad`` first)."""
+        """A ``Value`` of the grader's, holding 0.0 (no walk item reads it), whose closure adds
+        each weight times ``out.grad`` into its operand (``on_backward`` told ``out.grad``
+        first)."""
         out = self.engine.Value(0.0, tuple(inputs), "given")
         pairs = list(zip(inputs, weights, strict=True))
 
