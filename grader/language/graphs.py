@@ -778,7 +778,11 @@ class Spelling(Protocol):
 def expression(graph: Graph, index: int, api: str | Spelling, var: list[str]) -> str:
     """The student-API expression that builds node ``index`` from earlier variables: in the
     op table's ``api`` column, or in a tensor course's own spelling."""
-    node = graph.nodes[index - len(graph.leaves)]
+    return node_expression(graph.nodes[index - len(graph.leaves)], api, var)
+
+
+def node_expression(node: Node, api: str | Spelling, var: list[str]) -> str:
+    """``expression`` of one node, its arguments' variables named by ``var``."""
     template = getattr(OPS[node.op], api) if isinstance(api, str) else api.template(node.op)
     if template is None:
         raise ValueError(f"op {node.op!r} has no {api} spelling")

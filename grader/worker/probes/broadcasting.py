@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from grader.language.graphs import Graph, function_source
-from grader.worker.encoding import ProbeError, encode
-from grader.worker.probes.adapted import adapted, run_op
-from grader.worker.probes.build import api_namespace
+from grader.language.graphs import Graph, names
+from grader.worker.probes.ops import one_op
+from grader.worker.shapes import shape_of
 
 
 def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
@@ -26,16 +25,6 @@ def probe_broadcast(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
         if case["run"] == "implicit"
         else [np.broadcast_to(v, out_grad.shape).copy() for v in graph.leaves]
     )
-    if adapted(engine):
-        answer = run_op(engine, graph.nodes[0], list(arrays), out_grad)
-        return {"value": answer["values"][0], "grads": answer["grads"]}
-    op = eval(function_source(graph.nodes[0]), api_namespace(engine, "tensor"))  # noqa: S307
-    inputs = [engine.Tensor(v, requires_grad=True) for v in arrays]
-    out = op(*inputs)
-    grads = op.backward(engine.Tensor(out_grad, requires_grad=False), out)
-    if not isinstance(grads, tuple | list) or len(grads) != len(inputs):
-        raise ProbeError(f"backward must return {len(inputs)} gradients")
-    return {
-        "value": encode(out.data, "the result"),
-        "grads": [encode(getattr(g, "data", g), f"gradient {i}") for i, g in enumerate(grads)],
-    }
+    shape = shape_of(engine, "tensor")
+    answer = one_op(shape, graph.nodes[0], list(arrays), out_grad, names(graph))
+    return {"value": answer["values"][0], "grads": answer["grads"]}

@@ -6,9 +6,10 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from grader.language.graphs import Graph
-from grader.worker.probes.adapted import adapted, walk_graph
-from grader.worker.probes.build import build, own_grads, reader, recorded, report
+from grader.language.adapters import EngineProtocol
+from grader.language.graphs import Graph, names
+from grader.worker.encoding import Encoded, encode
+from grader.worker.probes.build import build, recorded
 from grader.worker.probes.untouched import Watch, values_of
 from grader.worker.recording import (
     Record,
@@ -17,20 +18,41 @@ from grader.worker.recording import (
     recording_ops,
     recording_values,
 )
+from grader.worker.shapes import shape_of
 
 
 def probe_graph(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """Build with operators and methods, call ``backward()`` on the output, report everything,
     and every node's value an op or the walk changed (``untouched``); through a course adapter,
-    the grader's walk over the student's ops."""
+    the grader's walk over the student's ops. All through the protocol
+    (``grader.worker.shapes``)."""
     graph = Graph.from_json(case["graph"])
-    if adapted(engine):
-        return walk_graph(engine, graph)
+    shape = shape_of(engine, graph.kind)
     watch = Watch()
-    nodes = build(engine, graph, watch)
-    with watch.phase("backward", values_of(nodes, reader(engine, graph.kind))):
-        nodes[-1].backward()
-    return {**report(engine, graph, nodes, own_grads(engine, graph, nodes)), **watch.report()}
+    nodes = shape.build(graph, watch)
+    with watch.phase("backward", values_of(nodes, shape.value)):
+        shape.walk(nodes[-1])
+    var = names(graph)
+    leaves = len(graph.leaves)
+    return {
+        "values": [
+            encode(shape.value(n), f"the value of {v}") for n, v in zip(nodes, var, strict=True)
+        ],
+        "grads": [
+            kept_grad(shape, n, f"{v}.{shape.gradient_name}")
+            if i < leaves or shape.every_grad
+            else None
+            for i, (n, v) in enumerate(zip(nodes, var, strict=True))
+        ],
+        **watch.report(),
+    }
+
+
+def kept_grad(shape: EngineProtocol, node: Any, what: str) -> Encoded | None:
+    """The gradient the engine keeps for ``node``: a tensor that has none yet has None; a
+    scalar always holds one (None there is not a number)."""
+    grad = shape.grad(node)
+    return None if grad is None and shape.kind == "tensor" else encode(grad, what)
 
 
 def probe_routing(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:

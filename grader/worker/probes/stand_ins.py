@@ -13,30 +13,28 @@ from typing import Any
 
 import numpy as np
 
+from grader.language.adapters import EngineProtocol
 from grader.language.function_api import FunctionApi
 from grader.language.package import resolve
 from grader.worker.probes.build import api_of
 
 
-def given_scalar(engine: ModuleType, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
-    """A micrograd graph whose ``_backward`` closures are the grader's: each adds a known
-    weight times ``out.grad`` into its operands and counts its calls."""
-    nodes = [engine.Value(1.0 + i) for i in range(dag["leaves"])]
+def given_scalar(shape: EngineProtocol, dag: dict[str, Any]) -> tuple[list[Any], list[int]]:
+    """A micrograd graph whose ``_backward`` closures are the grader's (``shape.stand_in``):
+    each adds a known weight times ``out.grad`` into its operands and counts its calls."""
+    nodes = [shape.leaf(1.0 + i) for i in range(dag["leaves"])]
     calls = [0] * (dag["leaves"] + len(dag["nodes"]))
 
-    def closure(out: Any, pairs: list[tuple[Any, float]], index: int) -> Callable[[], None]:
-        def _backward() -> None:
+    def counted(index: int) -> Callable[[Any], None]:
+        def on_backward(_: Any) -> None:
             calls[index] += 1
-            for operand, weight in pairs:
-                operand.grad += weight * out.grad
 
-        return _backward
+        return on_backward
 
     for pairs in dag["nodes"]:
-        operands = [(nodes[i], float(w)) for i, w in pairs]
-        out = engine.Value(0.0, tuple(o for o, _ in operands), "given")
-        out._backward = closure(out, operands, len(nodes))
-        nodes.append(out)
+        operands = [nodes[i] for i, _ in pairs]
+        weights = [float(w) for _, w in pairs]
+        nodes.append(shape.stand_in(weights, operands, counted(len(nodes))))
     return nodes, calls
 
 
@@ -91,19 +89,15 @@ NOT_THE_OUTPUT = "backward was called with a tensor that is not this op's output
 the course's ops do (they read its inputs and its value)."""
 
 
-def given_tensor(
-    engine: ModuleType, case: dict[str, Any], single_as_tuple: bool = False
-) -> tuple[list[Any], list[int], list[int]]:
-    """A babygrad graph made of the grader's own weighted-sum ``Function``s; the leaves in
-    ``case["frozen"]`` do not require grad. A one-input op's backward returns a bare Tensor,
-    which the ops' docstring allows (a 1-tuple with ``single_as_tuple``), the others a tuple;
-    each op's backward checks that it is given its own output (``NOT_THE_OUTPUT``). With
-    ``case["wrap_leaves"]`` each leaf is the grader's op of one tensor (weight 1), so that
-    when the walk reaches it shows in the calls. The gradients its ops return add up with the
-    grader's own ``+``. Also the node indices whose op's backward ran, in call order, and
-    (with ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled
-    in as the student's walk runs."""
-    calls: list[int] = []
+def given_sum(
+    engine: ModuleType, on_backward: Callable[[Any], None], single_as_tuple: bool = False
+) -> type:
+    """The grader's own weighted-sum op class, ``GivenSum(weights, index)``, a subclass of the
+    course's op base class: its forward sums its inputs with given weights, its backward
+    (``on_backward`` is told the op first) returns each input's weight times ``out_grad``, a
+    bare Tensor for one input (a 1-tuple with ``single_as_tuple``), and checks that it is given
+    its own output (``NOT_THE_OUTPUT``). The gradients it hands back add up with the grader's
+    own ``+``."""
     api = api_of(engine)
 
     def added(self: Any, other: Any) -> Any:
@@ -117,7 +111,7 @@ def given_tensor(
     # op: needle's ledger sums its lists with +, and the ledger is graded apart from the ops.
     Adjoint = type("Adjoint", (engine.Tensor,), {"__add__": added, "__radd__": added})  # noqa: N806
 
-    def __init__(self: Any, weights: list[float], index: int) -> None:
+    def __init__(self: Any, weights: list[float], index: int | None = None) -> None:
         self.weights = weights
         self.index = index
 
@@ -127,7 +121,7 @@ def given_tensor(
     def backward(self: Any, out_grad: Any, node: Any) -> Any:
         if api.op_of(node) is not self:
             raise ValueError(NOT_THE_OUTPUT)
-        calls.append(self.index)
+        on_backward(self)
         grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
         parts = tuple(api.make_leaf(Adjoint, w * grad, False) for w in self.weights)
         return parts if len(parts) > 1 or single_as_tuple else parts[0]
@@ -135,7 +129,21 @@ def given_tensor(
     # The course's op base class, with its own names for the two methods (babygrad's
     # ``forward`` and ``backward``).
     methods = {"__init__": __init__, api.forward: forward, api.backward: backward}
-    GivenSum = type("GivenSum", (getattr(engine.ops, api.function),), methods)  # noqa: N806
+    return type("GivenSum", (getattr(engine.ops, api.function),), methods)
+
+
+def given_tensor(
+    engine: ModuleType, case: dict[str, Any], single_as_tuple: bool = False
+) -> tuple[list[Any], list[int], list[int]]:
+    """A babygrad graph made of the grader's own weighted-sum ops (``given_sum``); the leaves
+    in ``case["frozen"]`` do not require grad. With ``case["wrap_leaves"]`` each leaf is the
+    grader's op of one tensor (weight 1), so that when the walk reaches it shows in the calls.
+    Also the node indices whose op's backward ran, in call order, and (with
+    ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
+    the student's walk runs."""
+    calls: list[int] = []
+    api = api_of(engine)
+    GivenSum = given_sum(engine, lambda op: calls.append(op.index), single_as_tuple)  # noqa: N806
 
     dag = case["dag"]
     shape = tuple(case["shape"])
@@ -163,7 +171,7 @@ CONSTANT_TOUCHED = "a constant was asked for {}: the walk must skip constants (i
 LEAF_CHAINED = "a leaf was asked for a chain rule: it has no inputs, it gets its derivative with {}"
 
 
-def _given_function(
+def given_function(
     base: type, api: FunctionApi, weights: list[float], on_backward: Callable[[float], None]
 ) -> type:
     """The grader's function: a subclass of the course's function base class whose forward is
@@ -269,25 +277,22 @@ def given_variables(
         if index in constants:
             operands.append(stand_in(api.make_leaf(scalar, 1.0), None, [], []))
             weights.append(1.0)
-        function = _given_function(base, api, weights, lambda d: None)
+        function = given_function(base, api, weights, lambda d: None)
         out = getattr(function, api.apply)(*operands)
         nodes.append(stand_in(out, index, weights, operands))
     return nodes, received, accumulated, reads
 
 
-def given_scalars(
-    engine: Any, api: FunctionApi, dag: dict[str, Any]
-) -> tuple[list[Any], list[list[Any]]]:
-    """A graph of the course's own scalars whose functions are the grader's: subclasses of its
-    function base class, applied with its ``apply``, whose backward returns each input's
-    known weight times ``d_output``. What each node's backward was given (``received``)."""
-    base = resolve(engine.package, api.function)
-    scalar = resolve(engine.package, api.scalar)
+def given_scalars(shape: EngineProtocol, dag: dict[str, Any]) -> tuple[list[Any], list[list[Any]]]:
+    """A graph of the course's own scalars whose functions are the grader's
+    (``shape.stand_in``): subclasses of its function base class, applied with its ``apply``,
+    whose backward returns each input's known weight times ``d_output``. What each node's
+    backward was given (``received``)."""
     size = dag["leaves"] + len(dag["nodes"])
     received: list[list[Any]] = [[] for _ in range(size)]
-    nodes = [api.make_leaf(scalar, 1.0 + i) for i in range(dag["leaves"])]
+    nodes = [shape.leaf(1.0 + i) for i in range(dag["leaves"])]
     for pairs in dag["nodes"]:
         weights = [float(w) for _, w in pairs]
-        function = _given_function(base, api, weights, received[len(nodes)].append)
-        nodes.append(getattr(function, api.apply)(*(nodes[i] for i, _ in pairs)))
+        operands = [nodes[i] for i, _ in pairs]
+        nodes.append(shape.stand_in(weights, operands, received[len(nodes)].append))
     return nodes, received

@@ -16,6 +16,7 @@ from grader.worker.encoding import encode
 from grader.worker.probes.build import functions_of, scalar_data
 from grader.worker.probes.stand_ins import given_scalars, given_variables
 from grader.worker.probes.untouched import Watch, values_of
+from grader.worker.shapes import shape_of
 
 MISSING = object()
 
@@ -53,7 +54,7 @@ def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
     value the walk changed."""
     api, watch = functions_of(engine), Watch()
     if case.get("scalars"):
-        nodes, received = given_scalars(engine, api, case["dag"])
+        nodes, received = given_scalars(shape_of(engine, "scalar"), case["dag"])
         accumulated, watched = None, values_of(nodes, scalar_data)
     else:
         nodes, received, accumulated, _ = given_variables(

@@ -20,6 +20,7 @@ from grader.worker.probes.stand_ins import (
     own_singles_are_tuples,
 )
 from grader.worker.probes.untouched import OUT_GRAD, Watch, values_of
+from grader.worker.shapes import shape_of
 
 
 def _scalar_grads(nodes: list[Any]) -> list[Encoded | None]:
@@ -40,7 +41,7 @@ def _walked(nodes: list[Any], watch: Watch) -> contextlib.AbstractContextManager
 
 def probe_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``build_topo`` on a grader-made graph, reported as node indices."""
-    nodes, watch = given_scalar(engine, case["dag"])[0], Watch()
+    nodes, watch = given_scalar(shape_of(engine, "scalar"), case["dag"])[0], Watch()
     with _walked(nodes, watch):
         answer = _topo_indices(engine, nodes)
     return {**answer, **watch.report()}
@@ -51,7 +52,7 @@ def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     one that returns ``case["order"]`` (node numbers: the parent drew the graph, so it knows
     a topological order of the nodes the root reaches), so only the walk itself (seed, order
     reversed, each closure once) is observed."""
-    nodes, calls = given_scalar(engine, case["dag"])
+    nodes, calls = given_scalar(shape_of(engine, "scalar"), case["dag"])
     watch = Watch()
     with _given_order(engine, nodes, case["order"]), _walked(nodes, watch):
         passes = []
@@ -87,7 +88,7 @@ def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     order the parent knows: a ``zero_grad`` may walk with it, and whether the student's is
     right, or fast, is ``micrograd.topo``'s question). With ``case["count_reads"]``, also
     how often each node's ``_prev`` was read (``reads``, as ``CountedInputs`` counts)."""
-    nodes, _ = given_scalar(engine, case["dag"])
+    nodes, _ = given_scalar(shape_of(engine, "scalar"), case["dag"])
     for i, node in enumerate(nodes):
         node.grad = 0.5 + i
     reads = [0] * len(nodes)
