@@ -110,6 +110,14 @@ def test_a_run_that_hangs_says_nothing_and_the_next_runs(fresh_runs):
     assert runs.run(["print(1)"]) == Printed((1.0,), False)
 
 
+def test_a_runs_deadline_is_cpu_time_so_load_decides_nothing(fresh_runs):
+    """A run that waits longer than its seconds without computing (as a run on a loaded machine
+    waits for a core) still answers; one that computes past them is stopped."""
+    runs = fresh_runs(1.0)
+    assert runs.run(["import time\ntime.sleep(2.5)\nprint(1)"]) == Printed((1.0,), False)
+    assert runs.run(["while True:\n    pass"]) is None
+
+
 def test_a_run_cannot_write_on_the_parents_channel(runs):
     forged = "import os\nos.write(4, b'{}')"
     assert runs.run([forged]) == Printed((), True)

@@ -37,7 +37,8 @@ from grader.checks.session import Answered, GradingSession
 from grader.grading.scoring import TestOutcome
 
 RUN_SECONDS = 10.0
-"""Wall-clock time one run may take before it is killed (and says nothing)."""
+"""CPU time one run may take before it is killed (and says nothing); a run that waits is
+stopped at a multiple of it on the wall clock (``grader.worker.fresh.WALL_BACKSTOP``)."""
 EARLIER = (1, 2, 4, 8)
 """How many of the test's earlier examples are tried before the failing one."""
 CAUSES = "a module-level list or set, a mutable default argument, a class attribute used as a cache"

@@ -4,9 +4,9 @@ Runs inside the sandbox (``python -I -m grader.worker.fresh``). Each request is 
 of examples (snippet sources) executed one after another in one namespace, exactly as their
 concatenation would run as a script. The process forks for every run before any of the
 submission is imported, so module-level state, caches and mutable defaults start afresh each
-time, and a hang is killed at the run's deadline. What each example printed comes back as text;
-nothing here judges, and the trusted parent reads nothing of it but numbers
-(``grader.checks.fresh``).
+time, and a hang is killed at the run's deadline (CPU time: load never decides it). What each
+example printed comes back as text; nothing here judges, and the trusted parent reads nothing
+of it but numbers (``grader.checks.fresh``).
 
 A run may ``keep`` what each example leaves behind: then nothing an earlier example made is
 freed (its names are held, the cycle collector is off), so no later object can take an
@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import math
 import os
+import resource
 import select
 import signal
 import time
@@ -71,7 +73,9 @@ def _collect(read: int, deadline: float) -> bytes | None:
 
 def run(sources: list[str], seconds: float, keep: bool = False) -> dict[str, Any]:
     """One run in a forked child (``execute``): its answer, or ``{"timeout": True}`` /
-    ``{"crashed": True}``."""
+    ``{"crashed": True}``. ``seconds`` is CPU time, so a loaded machine changes no run's
+    outcome (and so no feedback); a run that waits without computing is stopped at
+    ``WALL_BACKSTOP`` times that on the wall clock."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child cannot reach the parent's channel, only its own pipe; written
@@ -80,23 +84,39 @@ def run(sources: list[str], seconds: float, keep: bool = False) -> dict[str, Any
         os.close(framing.REQUEST_FD)
         os.close(framing.REPLY_FD)
         try:
+            _limit_cpu(seconds)
             framing.write_frame(write, execute(sources, keep))
         finally:
             os._exit(0)
     os.close(write)
     try:
-        data = _collect(read, time.monotonic() + seconds)
+        data = _collect(read, time.monotonic() + seconds * WALL_BACKSTOP)
     finally:
         os.close(read)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    if data is None:
+        _, status = os.waitpid(pid, 0)
+    out_of_cpu = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU
+    if data is None or (out_of_cpu and not data):
         return {"timeout": True}
     try:
         return framing.decode_body(data[framing.HEADER.size :])  # type: ignore[return-value]
     except framing.FrameError:
         return {"crashed": True}
+
+
+WALL_BACKSTOP = 5.0
+"""A run's wall-clock limit, in multiples of its CPU seconds."""
+
+
+def _limit_cpu(seconds: float) -> None:
+    """The child's CPU time capped at ``seconds`` (SIGXCPU ends it), never above the cap the
+    sandbox set."""
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    cap = max(1, math.ceil(seconds))
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (cap, hard))
 
 
 def main() -> None:
