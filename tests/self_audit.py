@@ -145,9 +145,7 @@ PENDING = frozenset(
         "checks/accumulation",
         "checks/broadcasting",
         "checks/differences",
-        "checks/graphs",
         "checks/ops",
-        "checks/session",
         "checks/variables",
         "checks/walks",
     }

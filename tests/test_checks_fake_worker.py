@@ -12,23 +12,26 @@ names the classic bug where the wrong numbers are that bug's.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import re
+import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
-from grader.checks import accumulation, broadcasting, bugs, graphs, ops, walks
+from grader.checks import accumulation, broadcasting, bugs, graphs, ops, stopwatch, walks
 from grader.checks.session import Aborted, GradingSession, NotGradable
 from grader.grading import rubric as rubric_module
+from grader.language import profiles
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
-from grader.layout import DEFAULT_RUBRIC
+from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.worker import encoding, probes, protocol
 from grader.worker.engines import load_engine
 from grader.worker.launch import WorkerFailure
@@ -246,6 +249,126 @@ def test_graph_missing_gradient_is_never_set():
     verdict = wrong(graphs.check_graph, grading, SCALAR)
     assert verdict.details[0].startswith("a.grad: expected ")
     assert verdict.details[0].endswith("got None (never set)")
+
+
+SUM6 = Graph(  # a + b + c + d + e + f
+    "scalar",
+    (0.5, 1.0, 1.5, 2.0, 2.5, 3.0),
+    (Node("add", (0, 1)), *(Node("add", (i, i - 4)) for i in range(6, 10))),
+)
+
+
+def every_entry(key: str, value: float) -> Tamper:
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        answer[key] = [encode(value) for _ in answer[key]]
+        return answer
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("key", "reason", "first"),
+    [("values", "wrong forward value", "value of a: "), ("grads", "wrong gradient", "a.grad: ")],
+)
+def test_graph_shows_the_first_four_of_its_wrong_nodes(key, reason, first):
+    grading = session("micrograd.graphs", {"graph": every_entry(key, 9.0)})
+    verdict = wrong(graphs.check_graph, grading, SUM6)
+    assert verdict.reason == reason
+    assert len(verdict.details) == 4 and verdict.details[0].startswith(first)
+
+
+@pytest.mark.parametrize("key", ["values", "grads"])
+def test_graph_wrong_where_the_oracles_disagree_says_nothing(monkeypatch, key):
+    grading = session("micrograd.graphs", {"graph": every_entry(key, 9.0)})
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    graphs.check_graph(grading, SCALAR)
+    assert TEST not in grading.failures
+
+
+def test_graph_sugar_asks_for_no_diagnosis(monkeypatch):
+    """What is the student's in sugar is how operators are composed, which no classic bug of
+    the graph diagnoses describes."""
+    monkeypatch.setattr(bugs, "diagnose_graph", lambda *args: ["overwrite-grad: a guess"])
+    grading = session("micrograd.sugar", {"sugar": detached})
+    assert wrong(graphs.check_graph, grading, SUGAR, "sugar").bugs == []
+
+
+def test_graph_figure_shows_the_expected_numbers_beside_the_students():
+    grading = session("micrograd.graphs", {"graph": set_entry("grads", 1, 7.0)})
+    a, b, c = wrong(graphs.check_graph, grading, SCALAR).figure["nodes"][:3]
+    assert (a["expected"], a["got"], a["wrong"]) == ("-0.180707", "-0.180707", False)
+    assert (b["value"], b["expected"], b["got"], b["wrong"]) == ("-2", "0.27106", "7", True)
+    assert (c["value"], c["wrong"]) == ("-3", False)
+    grading = session("micrograd.graphs", {"graph": set_entry("values", 2, 1.0)})
+    c = wrong(graphs.check_graph, grading, SCALAR).figure["nodes"][2]
+    assert (c["id"], c["value"], c["wrong"]) == ("c", "-3", True)  # the value it should have
+
+
+def test_graph_names_the_gradient_as_the_course_keeps_it(monkeypatch):
+    """A course whose ops are classes (MiniTorch's) keeps a leaf's gradient in ``derivative``."""
+    minitorch = profiles.load(COURSES / "minitorch-module1" / "profile.yaml")
+    grading = session("micrograd.graphs", {"graph": set_entry("grads", 1, 7.0)})
+    own = dataclasses.replace(
+        grading.assignment("scalar"), spelling=minitorch.assignment("scalar").functions
+    )
+    monkeypatch.setattr(grading, "assignment", lambda kind: own)
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert verdict.details[0].startswith("b.derivative: expected ")
+    assert verdict.bugs == []  # the diagnoses speak of closures, which such a course has none of
+
+
+def test_graph_an_op_writing_into_its_input_is_named_with_the_value_printed():
+    def written(case: dict[str, Any], answer: Answer) -> Answer:
+        change = {"phase": "forward", "target": 0, "during": 2}
+        return answer | {"mutated": [change | {"before": encode(1.5), "after": encode(0.0)}]}
+
+    grading = session("micrograd.graphs", {"graph": written})
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert verdict.reason == "forward changed its input in place"
+    assert verdict.details[0] == (
+        "c = a * b changed a in place: it was 1.5 before, 0 after (largest change 1.5)"
+    )
+    assert verdict.snippet.endswith("\nprint(a.data)")
+
+
+def test_graph_sugar_without_its_record_is_an_invalid_answer_showing_the_example():
+    unrecorded = {"sugar": lambda case, answer: {"values": answer["values"]}}
+    verdict = wrong(graphs.check_graph, session("micrograd.sugar", unrecorded), SUGAR, "sugar")
+    assert verdict.status == "error"
+    assert verdict.reason == "invalid answer: the answer has no valid 'record'"
+    assert verdict.details == [] and verdict.snippet.startswith("from micrograd")
+
+
+BIG = Graph(  # 28 leaves summed: 55 nodes, named a..z, then v26, v27, ...
+    "scalar",
+    tuple(np.asarray(0.25 * i) for i in range(28)),
+    (Node("add", (0, 1)), *(Node("add", (i, i - 26)) for i in range(28, 54))),
+)
+
+
+@pytest.mark.parametrize(("key", "label"), [("values", "value of w"), ("grads", "w.grad")])
+def test_graph_an_entry_that_is_no_number_is_named_by_its_node(key, label):
+    def no_number(case: dict[str, Any], answer: Answer) -> Answer:
+        answer[key][22] = "oops"
+        return answer
+
+    grading = session("micrograd.graphs", {"graph": no_number})
+    verdict = wrong(graphs.check_graph, grading, BIG)
+    assert verdict.reason.startswith(f"invalid answer: {label}")
+
+
+@pytest.mark.parametrize(("key", "first"), [("values", "value of w"), ("grads", "w.grad")])
+def test_graph_lists_wrong_nodes_in_the_graphs_order(key, first):
+    """w (node 22) before v26 (node 26), as a name sorted would not be."""
+
+    def two_wrong(case: dict[str, Any], answer: Answer) -> Answer:
+        for index in (22, 26):
+            answer[key][index] = encode(99.0)
+        return answer
+
+    grading = session("micrograd.graphs", {"graph": two_wrong})
+    details = wrong(graphs.check_graph, grading, BIG).details
+    assert [d.split(":")[0] for d in details] == [first, first.replace("w", "v26")]
 
 
 # -------------------------------------------------------------------------------- ops
@@ -1349,3 +1472,81 @@ def test_summed_back_sums_prepended_and_stretched_axes():
     assert summed((3, 4)) == full.sum(axis=0).tolist()
     assert summed((3, 1)) == full.sum(axis=(0, 2)).reshape(3, 1).tolist()
     assert summed((2, 3, 4)) == full.tolist()
+
+
+# ---------------------------------------------------------------------------- the session
+
+TANH_CASE = {"graph": TANH.to_json(), "out_grad": 1.0}
+
+
+def test_the_session_counts_keeps_and_shows_each_request_a_check_asks():
+    grading = session("micrograd.ops.tanh")
+    ops.check_op(grading, TANH, np.asarray(1.0))
+    ops.check_op(grading, TANH, np.asarray(-2.5))
+    assert grading.checks == 2
+    assert [probe for _, probe, _ in grading.asked] == ["op", "op"]
+    examples = grading.examples[TEST]
+    assert examples.count == 2 and len(examples.first) == 2
+    assert "out.grad = -2.5" in examples.latest
+
+
+def test_a_failing_check_keeps_what_it_asked_and_was_answered():
+    """What ``grader.grading.reproduce`` asks a new worker again."""
+    t = math.tanh(0.5)
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 1 - t)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    ((request, result),) = grading.failed_calls[TEST][verdict.snippet]
+    assert request == grading.asked[-1] and request[1] == "op"
+    assert decode(result["ok"]["grads"][0]) == 1 - t
+
+
+def test_a_request_asked_outside_any_check_is_answered_and_kept_by_no_check():
+    grading = session("micrograd.ops.tanh")
+    answer = grading.ask("micrograd", "op", TANH_CASE, "a snippet")
+    assert decode(answer["values"][0]) == pytest.approx(math.tanh(0.5))
+    assert grading.failed_calls == {} and grading.answered is None
+
+
+def test_an_error_is_the_students_message_with_its_frames_in_order():
+    frames = ("z.py:9 in backward", "a.py:1 in helper")
+    grading = session("micrograd.ops.tanh", {"op": lambda case, answer: error("KeyError", *frames)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert (verdict.status, verdict.reason) == ("error", "KeyError")
+    assert verdict.details == ["  at z.py:9 in backward", "  at a.py:1 in helper"]
+
+
+def test_try_ask_on_a_missing_function_is_none_and_charges_the_test_nothing():
+    grading = session(
+        "micrograd.ops.tanh",
+        {"op": lambda case, answer: error("not implemented: tanh", status="missing")},
+    )
+    assert grading.try_ask("micrograd", "op", TANH_CASE) is None
+    assert TEST not in grading.aborts
+
+
+def test_planned_requests_are_answered_from_one_batch_and_not_asked_again():
+    grading = session("micrograd.ops.tanh")
+    cases = [TANH_CASE, {"graph": TANH.to_json(), "out_grad": -2.5}]
+    grading.plan([("micrograd", "op", case) for case in cases])
+    answers = [grading.ask("micrograd", "op", case, "") for case in cases]
+    assert asked(grading) == ["load", "op"]
+    assert [decode(a["grads"][0]) for a in answers] == pytest.approx(
+        [1 - math.tanh(0.5) ** 2, -2.5 * (1 - math.tanh(0.5) ** 2)]
+    )
+
+
+def test_a_test_stops_once_it_used_six_request_budgets(monkeypatch):
+    """An item with no budget of its own has 5 s a request: its test stops after 30 s (by a
+    clock of the test's, not the machine's)."""
+    now = [0.0]
+    clock = types.SimpleNamespace(monotonic=lambda: now[0], process_time=lambda: now[0])
+    monkeypatch.setattr(stopwatch, "time", clock)
+    grading = session("an.item.without.a.budget")
+    grading.ask("micrograd", "op", TANH_CASE, "")
+    now[0] = 30.0
+    grading.ask("micrograd", "op", TANH_CASE, "")
+    now[0] = 30.5
+    with pytest.raises(Aborted):
+        grading.ask("micrograd", "op", TANH_CASE, "")
+    abort = grading.aborts[TEST]
+    assert abort.status == "timeout" and "more than 30 s in all" in abort.reason
