@@ -144,7 +144,6 @@ PENDING = frozenset(
     {
         "checks/accumulation",
         "checks/broadcasting",
-        "checks/differences",
         "checks/ops",
         "checks/variables",
         "checks/walks",
