@@ -1346,6 +1346,24 @@ def test_broadcast_right_answer_passes():
     assert asked(grading) == ["load", "broadcast", "broadcast", "broadcast"]
 
 
+def test_broadcast_each_example_is_asked_about_itself():
+    grading = session("babygrad.broadcasting")
+    swapped = Graph("tensor", BROADCAST.leaves[::-1], BROADCAST.nodes)
+    for graph in (BROADCAST, swapped, BROADCAST):
+        broadcasting.check_broadcast(grading, graph, BROADCAST_GRAD)
+    assert TEST not in grading.failures
+
+
+def test_broadcast_a_gradient_that_is_no_number_is_named_by_its_operand():
+    def no_number(answer: Answer) -> Answer:
+        answer["grads"][0] = "oops"
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": implicit(no_number)})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert verdict.reason.startswith("invalid answer: gradient 0")
+
+
 def test_broadcast_an_op_right_only_on_the_drawn_values_is_not_gradable():
     """``np.power(a, a)`` for ``a ** b`` is right where a == b, as a shrunk example may be
     (ones everywhere); on the same op holding ``generic`` values it is wrong: the reduction
@@ -1433,6 +1451,58 @@ def test_broadcast_an_op_that_raises(run):
             wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD).status
             == "error"
         )
+
+
+def test_broadcast_an_explicit_run_that_is_not_numbers_is_not_gradable():
+    def unreadable(case: dict[str, Any], answer: Answer) -> Answer:
+        return {"value": answer["value"]} if case["run"] == "explicit" else answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": unreadable})
+    with pytest.raises(NotGradable) as raised:
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert raised.value.needs == ("babygrad.ops.mul",)
+
+
+def test_broadcast_an_explicit_run_leaving_a_gradient_unset_is_not_gradable():
+    def unset(case: dict[str, Any], answer: Answer) -> Answer:
+        if case["run"] == "explicit":
+            answer["grads"][0] = None
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": unset})
+    with pytest.raises(NotGradable):
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+
+
+def test_broadcast_not_gradable_names_the_ops_item_as_the_course_names_it(monkeypatch):
+    monkeypatch.setattr(profiles.Profile, "item_id", lambda self, item: "needle.ops.multiply")
+    grading = session("babygrad.broadcasting", {"broadcast": lambda case, answer: error("no")})
+    with pytest.raises(NotGradable) as raised:
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert raised.value.needs == ("needle.ops.multiply",)
+
+
+def test_broadcast_a_wrong_value_where_operands_broadcast_is_wrong():
+    def off(answer: Answer) -> Answer:
+        answer["value"] = encode(decode(answer["value"]) + 1)
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": implicit(off)})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert [line.split(":")[0] for line in verdict.details] == ["out.data"]
+    grading = session(
+        "babygrad.broadcasting", {"broadcast": implicit(lambda a: a | {"value": None})}
+    )
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert verdict.details[0].startswith("out.data: expected shape (2, 3)\n[[")
+    assert verdict.details[0].endswith("got None (never set)")
+
+
+def test_broadcast_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
+    grading = session("babygrad.broadcasting", {"broadcast": lambda case, answer: error("no")})
+    earlier = grading.failures[TEST] = WrongAnswer("failed", "an earlier example")
+    broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert grading.failures[TEST] is earlier
 
 
 def test_broadcast_a_wrong_explicit_run_the_oracles_disagree_on_says_nothing(monkeypatch):
