@@ -143,7 +143,6 @@ TARGETS = (
 PENDING = frozenset(
     {
         "checks/accumulation",
-        "checks/ops",
         "checks/variables",
         "checks/walks",
     }

@@ -417,6 +417,49 @@ def test_op_wrong_forward_value():
     assert verdict.details == [f"forward: out.data: expected {math.tanh(0.5):.6g}, got 0.5"]
 
 
+@pytest.mark.parametrize("key", ["values", "grads"])
+def test_op_wrong_where_the_oracles_disagree_says_nothing(monkeypatch, key):
+    grading = session("micrograd.ops.tanh", {"op": set_entry(key, 0, 9.0)})
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    ops.check_op(grading, TANH, np.asarray(1.0))
+    assert TEST not in grading.failures
+
+
+def test_op_writing_into_its_input_is_named_with_the_value_printed():
+    def written(case: dict[str, Any], answer: Answer) -> Answer:
+        change = {"phase": "forward", "target": 0, "during": None}
+        return answer | {"mutated": [change | {"before": encode(0.5), "after": encode(0.0)}]}
+
+    grading = session("micrograd.ops.tanh", {"op": written})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert verdict.reason == "forward changed its input in place"
+    assert verdict.details[0] == (
+        "a.tanh() changed its input a in place: it was 0.5 before, 0 after (largest change 0.5)"
+    )
+    assert verdict.snippet.endswith("\nprint(a.data)")
+
+
+def test_op_figure_shows_the_expected_gradient_beside_the_students():
+    t = math.tanh(0.5)
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 1 - t)})
+    a, out = wrong(ops.check_op, grading, TANH, np.asarray(1.0)).figure["nodes"]
+    assert (a["expected"], a["got"], a["wrong"]) == (f"{1 - t * t:.6g}", f"{1 - t:.6g}", True)
+    assert (out["value"], out["expected"], out["got"]) == (f"{t:.6g}", "1", "1")
+    grading = session("micrograd.ops.tanh", {"op": set_entry("values", 0, 0.5)})
+    out = wrong(ops.check_op, grading, TANH, np.asarray(1.0)).figure["nodes"][1]
+    assert (out["value"], out["wrong"]) == (f"{t:.6g}", True)  # the value it should have
+
+
+def test_op_a_gradient_that_is_no_number_is_named_by_its_operand():
+    def no_number(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["grads"][0] = "oops"
+        return answer
+
+    grading = session("babygrad.ops.matmul", {"op": no_number})
+    verdict = wrong(ops.check_op, grading, MATMUL, MATMUL_GRAD)
+    assert verdict.reason.startswith("invalid answer: gradient for a")
+
+
 def test_op_transpose_with_the_forward_axes_is_named():
     grading = session(
         "babygrad.ops.transpose",
@@ -532,6 +575,42 @@ def test_a_kink_is_not_gradable_where_the_op_is_wrong_away_from_it(assignment):
         )
     assert raised.value.needs == (f"{assignment}.ops.relu (away from 0)",)
     assert TEST not in grading.failures
+
+
+def test_a_kink_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
+    grading = session("micrograd.ops.relu", {"op": set_entry("grads", 0, 0.0)})
+    earlier = grading.failures[TEST] = WrongAnswer("failed", "an earlier example")
+    ops.check_kink(grading, relu_at(0.0), np.asarray(-1.5))
+    assert grading.failures[TEST] is earlier
+
+
+def test_a_kink_with_a_wrong_forward_value_at_zero_fails():
+    grading = session("micrograd.ops.relu", {"op": at_zero(set_entry("values", 0, 0.5))})
+    verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
+    assert verdict.reason == "wrong forward value at 0"
+    assert verdict.details == ["forward: out.data: expected 0, got 0.5"]
+
+
+def test_a_kink_whose_op_writes_into_its_input_is_named():
+    def written(case: dict[str, Any], answer: Answer) -> Answer:
+        change = {"phase": "backward", "target": 1, "during": None}
+        return answer | {"mutated": [change | {"before": encode(0.0), "after": encode(1.0)}]}
+
+    grading = session("micrograd.ops.relu", {"op": at_zero(written)})
+    verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
+    assert verdict.reason == "backward changed a value it was given in place"
+    assert verdict.details[0].startswith("the _backward of out = a.relu() changed its output out")
+
+
+def test_a_kink_names_the_function_class_of_a_course_whose_ops_are_classes(monkeypatch):
+    functions = profiles.load(COURSES / "minitorch-module1" / "profile.yaml").assignment("scalar")
+    grading = session("micrograd.ops.relu", {"op": at_zero(set_entry("grads", 0, -1.5))})
+    own = dataclasses.replace(grading.assignment("scalar"), spelling=functions.functions)
+    monkeypatch.setattr(grading, "assignment", lambda kind: own)
+    verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
+    assert verdict.details[1].startswith(
+        f"{functions.functions.class_source('relu')} passes no gradient where its operand"
+    )
 
 
 @pytest.mark.parametrize(
@@ -1077,12 +1156,40 @@ def test_a_micrograd_result_must_record_its_operands():
     )
 
 
+@pytest.mark.parametrize(
+    ("prev", "status", "details"),
+    [
+        ([0, "1"], "error", []),
+        (None, "error", []),
+        ([], "failed", ["out._prev must hold a, b (the very objects): a, b are not in it"]),
+    ],
+    ids=["not-numbers", "not-a-list", "empty"],
+)
+def test_a_micrograd_results_prev_must_be_node_numbers_holding_every_operand(prev, status, details):
+    mul = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)),))
+    grading = session("micrograd.ops.mul", {"op": lambda case, answer: answer | {"prev": prev}})
+    verdict = wrong(ops.check_op, grading, mul, np.float64(1.0))
+    assert (verdict.status, verdict.details) == (status, details)
+    if status == "error":
+        assert verdict.reason == "invalid answer: out._prev"
+
+
 # ----------------------------------------------------------------------- accumulation
 
 
-def test_accumulate_right_answer_passes():
+ABCA = Graph(  # (a * b + c) * a: the uses apart are copies of a, b, c, a, each its own
+    "scalar", (1.5, -2.0, 0.5), (Node("mul", (0, 1)), Node("add", (3, 2)), Node("mul", (4, 0)))
+)
+
+
+@pytest.mark.parametrize(
+    ("graph", "out_grad", "preload"),
+    [(SQUARE, 1.0, [0.5]), (SQUARE, -2.5, [0.5]), (ABCA, 1.0, [0.5, -1.0, 2.0])],
+    ids=["square", "square-scaled", "four-uses"],
+)
+def test_accumulate_right_answer_passes(graph, out_grad, preload):
     grading = session("micrograd.accumulate")
-    accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
+    accumulation.check_accumulate(grading, graph, out_grad, preload)
     assert asked(grading) == ["load", "accumulate", "accumulate"]  # the uses apart, preloaded
 
 
@@ -1101,6 +1208,40 @@ def test_accumulate_overwriting_names_the_op_and_the_bug():
     assert verdict.details == ["a.grad (held 0.5 before; its uses add 6): expected 6.5, got 3"]
     assert "a.grad = 0.5  # already there, from another use" in verdict.snippet
     assert names_bug(verdict, "overwrite-grad")
+    a = verdict.figure["nodes"][0]
+    assert (a["expected"], a["got"], a["wrong"]) == ("6.5", "3", True)
+
+
+def test_accumulate_shows_the_first_four_of_its_wrong_leaves():
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("preloaded", every_entry("preloaded", 9.0))}
+    )
+    verdict = wrong(accumulation.check_accumulate, grading, SUM6, 1.0, [0.5] * 6)
+    assert [line.split(" ")[0] for line in verdict.details] == [
+        "a.grad",
+        "b.grad",
+        "c.grad",
+        "d.grad",
+    ]
+
+
+def test_accumulate_uses_apart_the_oracles_disagree_on_say_nothing(monkeypatch):
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("separate", set_entry("grads", 0, 0.0))}
+    )
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
+    assert asked(grading) == ["load", "accumulate"]  # the preloaded run is never asked
+    assert TEST not in grading.failures
+
+
+def test_accumulate_figure_shows_each_leafs_preload_plus_its_uses():
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("preloaded", every_entry("preloaded", 9.0))}
+    )
+    verdict = wrong(accumulation.check_accumulate, grading, ABCA, 1.0, [2.0, -1.0, 0.5])
+    # a: 2 + (-3) + (-2.5), b: -1 + 2.25, c: 0.5 + 1.5 (the uses apart of four-uses above)
+    assert [n["expected"] for n in verdict.figure["nodes"][:3]] == ["-3.5", "1.25", "2"]
 
 
 def test_accumulate_losing_a_use_without_overwriting_names_no_bug():
@@ -1136,6 +1277,7 @@ def not_gradable(
         "zero gradient",
         "wrong value",
         "not a number",
+        "never set",
     ],
 )
 def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
@@ -1149,6 +1291,7 @@ def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
             "zero gradient": set_entry("grads", 0, 0.0),
             "wrong value": set_entry("values", 2, 10.0),
             "not a number": lambda case, answer: answer | {"grads": ["x", "y"]},
+            "never set": lambda case, answer: answer | {"grads": [None, answer["grads"][1]]},
         }
         tamper = answers[broken] if isinstance(broken, str) else lambda case, answer: broken
         grading = session("micrograd.accumulate", {"accumulate": on_run("separate", tamper)})
@@ -1315,6 +1458,89 @@ def test_ledger_fails_a_walk_that_propagates_nothing(walk):
     verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
     assert verdict.reason == "Tensor.backward propagated nothing"
     assert verdict.bugs == []
+
+
+def on_dag(dag: Dag, tamper: Tamper) -> Tamper:
+    """``tamper`` applied to ``Tensor.backward``'s run on ``dag`` only (not on its tree)."""
+    return lambda case, answer: tamper(case, answer) if case["dag"] == dag.to_json() else answer
+
+
+def test_ledger_both_runs_wrap_the_leaves():
+    grading = session("babygrad.accumulate")
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert [case.get("wrap_leaves") for _, _, case in grading.asked] == [True, True]
+
+
+def test_ledger_a_tensor_used_once_is_not_its_business():
+    """n1 is used once: its gradient on the DAG is babygrad.backward's to grade."""
+    grading = session(
+        "babygrad.accumulate", {"tensor_backward": on_dag(DAG, set_entry("grads", 1, np.zeros(2)))}
+    )
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert TEST not in grading.failures
+
+
+def test_ledger_fails_a_walk_that_propagates_nothing_on_the_dag_alone():
+    def nothing(case: dict[str, Any], answer: Answer) -> Answer:
+        return {"grads": [None] * (len(answer["grads"]) - 1) + [encode(np.ones(2))], "calls": []}
+
+    grading = session("babygrad.accumulate", {"tensor_backward": on_dag(DAG, nothing)})
+    verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
+    assert verdict.reason == "Tensor.backward propagated nothing"
+    assert "n0 = Given(1.0)(Tensor(" in verdict.snippet
+    assert "for n in Given.ran])" in verdict.snippet  # the order the backwards ran in
+
+
+def test_ledger_an_error_on_the_tree_shows_the_tree_with_its_leaves_wrapped():
+    tree, _ = DAG.unrolled()
+    grading = session(
+        "babygrad.accumulate", {"tensor_backward": on_dag(tree, lambda c, a: error("boom"))}
+    )
+    verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
+    assert verdict.status == "error"
+    assert (
+        f"n{tree.size - 1} = " in verdict.snippet and "n0 = Given(1.0)(Tensor(" in verdict.snippet
+    )
+
+
+SHARED6 = Dag(6, (tuple((i, 1.0) for i in range(6)), (*((i, 1.0) for i in range(6)), (6, 1.0))))
+"""Six leaves, each used by n6 and by n7 = (the leaves) + n6."""
+
+
+def test_ledger_checks_a_shared_tensor_numbered_after_one_used_once():
+    once_then_shared = Dag(2, (((0, 1.0),), ((1, 1.0), (2, 1.0)), ((1, 1.0), (3, 1.0))))
+    lose = on_dag(once_then_shared, set_entry("grads", 1, np.full((2,), 1.0)))  # n1: 2 of it
+    grading = session("babygrad.accumulate", {"tensor_backward": lose})
+    verdict = wrong(accumulation.check_ledger, grading, once_then_shared, (2,))
+    assert verdict.details[0].startswith("n1.grad (used 2 times;")
+
+
+def test_ledger_grades_nothing_of_a_tensor_the_tree_run_left_one_copy_of_without_grad():
+    """babygrad.backward's fault: the uses apart do not add up to anything."""
+    tree, owners = DAG.unrolled()
+    unset = on_dag(
+        tree,
+        lambda case, answer: (
+            answer
+            | {
+                "grads": [
+                    None if i == owners.index(0) else g for i, g in enumerate(answer["grads"])
+                ]
+            }
+        ),
+    )
+    lose = on_dag(DAG, set_entry("grads", 0, np.full((2,), 1.0)))
+    grading = session("babygrad.accumulate", {"tensor_backward": lambda c, a: lose(c, unset(c, a))})
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert TEST not in grading.failures
+
+
+def test_ledger_shows_the_first_four_of_its_wrong_tensors():
+    grading = session(
+        "babygrad.accumulate", {"tensor_backward": on_dag(SHARED6, every_entry("grads", 0.0))}
+    )
+    verdict = wrong(accumulation.check_ledger, grading, SHARED6, (2,))
+    assert [line.split(".")[0] for line in verdict.details] == ["n0", "n1", "n2", "n3"]
 
 
 def test_ledger_grades_nothing_on_a_walk_out_of_order():
