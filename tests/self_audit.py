@@ -142,7 +142,6 @@ TARGETS = (
 """What decides trust and points, and the tests that should notice when it breaks."""
 PENDING = frozenset(
     {
-        "checks/accumulation",
         "checks/variables",
         "checks/walks",
     }
