@@ -139,6 +139,17 @@ def set_entry(key: str, index: int, value: Any) -> Tamper:
     return change
 
 
+def wrote(phase: str, target: int, during: int | None, before: float, after: float) -> Tamper:
+    """The answer reporting that the call changed node ``target`` in ``phase`` (while node
+    ``during``'s op ran; None: a whole walk) from ``before`` to ``after``."""
+
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        entry = {"phase": phase, "target": target, "during": during}
+        return answer | {"mutated": [entry | {"before": encode(before), "after": encode(after)}]}
+
+    return change
+
+
 def wrong(check: Callable[..., None], grading: GradingSession, *args: Any) -> WrongAnswer:
     """The verdict ``check`` gives; it is also recorded on the running test."""
     with pytest.raises(WrongAnswer) as raised:
@@ -318,11 +329,7 @@ def test_graph_names_the_gradient_as_the_course_keeps_it(monkeypatch):
 
 
 def test_graph_an_op_writing_into_its_input_is_named_with_the_value_printed():
-    def written(case: dict[str, Any], answer: Answer) -> Answer:
-        change = {"phase": "forward", "target": 0, "during": 2}
-        return answer | {"mutated": [change | {"before": encode(1.5), "after": encode(0.0)}]}
-
-    grading = session("micrograd.graphs", {"graph": written})
+    grading = session("micrograd.graphs", {"graph": wrote("forward", 0, 2, 1.5, 0.0)})
     verdict = wrong(graphs.check_graph, grading, SCALAR)
     assert verdict.reason == "forward changed its input in place"
     assert verdict.details[0] == (
@@ -426,11 +433,7 @@ def test_op_wrong_where_the_oracles_disagree_says_nothing(monkeypatch, key):
 
 
 def test_op_writing_into_its_input_is_named_with_the_value_printed():
-    def written(case: dict[str, Any], answer: Answer) -> Answer:
-        change = {"phase": "forward", "target": 0, "during": None}
-        return answer | {"mutated": [change | {"before": encode(0.5), "after": encode(0.0)}]}
-
-    grading = session("micrograd.ops.tanh", {"op": written})
+    grading = session("micrograd.ops.tanh", {"op": wrote("forward", 0, None, 0.5, 0.0)})
     verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
     assert verdict.reason == "forward changed its input in place"
     assert verdict.details[0] == (
@@ -592,11 +595,7 @@ def test_a_kink_with_a_wrong_forward_value_at_zero_fails():
 
 
 def test_a_kink_whose_op_writes_into_its_input_is_named():
-    def written(case: dict[str, Any], answer: Answer) -> Answer:
-        change = {"phase": "backward", "target": 1, "during": None}
-        return answer | {"mutated": [change | {"before": encode(0.0), "after": encode(1.0)}]}
-
-    grading = session("micrograd.ops.relu", {"op": at_zero(written)})
+    grading = session("micrograd.ops.relu", {"op": at_zero(wrote("backward", 1, None, 0.0, 1.0))})
     verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
     assert verdict.reason == "backward changed a value it was given in place"
     assert verdict.details[0].startswith("the _backward of out = a.relu() changed its output out")
@@ -731,6 +730,13 @@ def test_topo_in_the_wrong_order():
     assert verdict.bugs == []
 
 
+def test_topo_writing_into_a_node_is_named():
+    grading = session("micrograd.topo", {"topo": wrote("walk", 2, None, 0.0, 1.0)})
+    verdict = wrong(walks.check_topo, grading, DAG)
+    assert verdict.reason == "the walk changed a value in place"
+    assert verdict.details[0].startswith("build_topo changed n2 in place: it was 0 before, 1 after")
+
+
 def test_topo_with_a_shared_node_twice_is_named():
     grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [0, 1, 2, 0, 3]}})
     verdict = wrong(walks.check_topo, grading, DAG)
@@ -744,6 +750,16 @@ def test_topo_with_foreign_objects_is_an_invalid_answer():
     assert verdict.status == "error"
     assert verdict.reason == "invalid answer: build_topo returned non-nodes"
     assert verdict.details == [] and "print(build_topo(" in verdict.snippet
+
+
+SHARED6_SCALAR = Dag(
+    4,
+    (
+        ((0, 1.0), (1, 1.0)),
+        ((0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0)),
+    ),
+)
+"""n4 = n0 + n1, n5 = n0 + n1 + n2 + n3: six nodes."""
 
 
 @pytest.mark.parametrize("passes", [1, 2])
@@ -768,6 +784,50 @@ def test_backward_walking_forwards_is_named():
     assert verdict.reason == "wrong gradients after backward()"
     assert verdict.details == ["n0.grad: expected 4, got 3", "n1.grad: expected -0.5, got 0"]
     assert names_bug(verdict, "topo-not-reversed")
+
+
+def test_backward_is_given_a_correct_order_where_build_topo_is_graded_alone():
+    grading = session("micrograd.backward", {"backward": backward_grads([3.0, 0.0, 0.5, 1.0])})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert grading.asked[-1][2]["order"] == [0, 1, 2, 3]
+    assert "micrograd.engine.build_topo = lambda root: [n0, n1, n2, n3]" in verdict.snippet
+
+
+def test_backward_shows_the_first_four_of_its_wrong_nodes():
+    grading = session("micrograd.backward", {"backward": backward_grads([9.0] * 6)})
+    verdict = wrong(walks.check_backward, grading, SHARED6_SCALAR)
+    assert [line.split(".")[0] for line in verdict.details] == ["n0", "n1", "n2", "n3"]
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_backward_an_answer_that_is_not_one_result_per_call_is_invalid(passes):
+    def one_not_a_result(case: dict[str, Any], answer: Answer) -> Answer:
+        return {"passes": [*answer["passes"][:-1], 1]}
+
+    grading = session("micrograd.backward", {"backward": one_not_a_result})
+    verdict = wrong(walks.check_backward, grading, DAG, passes)
+    assert (verdict.status, verdict.reason) == ("error", "invalid answer from backward()")
+    assert verdict.details == [] and verdict.snippet.endswith("n3.grad])")
+
+
+def test_backward_out_of_time_is_the_verdict_its_caller_gave():
+    failure = WrongAnswer("failed", "backward() visits shared nodes again")
+    grading = session("micrograd.backward", timeout=("backward",))
+    with pytest.raises(WrongAnswer) as raised:
+        walks.check_backward(grading, DAG, on_timeout=failure)
+    assert raised.value is failure
+
+
+def test_backward_figure_shows_the_expected_gradients_beside_the_students():
+    grading = session("micrograd.backward", {"backward": backward_grads([3.0, 0.0, 0.5, 1.0])})
+    n0 = wrong(walks.check_backward, grading, DAG).figure["nodes"][0]
+    assert (n0["expected"], n0["got"], n0["wrong"]) == ("4", "3", True)
+
+
+def test_backward_writing_into_a_node_is_named():
+    grading = session("micrograd.backward", {"backward": wrote("walk", 2, None, 0.0, 1.0)})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert verdict.details[0].startswith("backward() changed n2 in place")
 
 
 def test_backward_without_a_seed_is_named():
