@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.checks.session import NotGradable
+from grader.checks.session import Aborted, NotGradable
 from grader.layout import DEFAULT_RUBRIC
 from grader.worker.engines import isolated
 from tests import programs
@@ -57,12 +57,14 @@ def pytest_configure() -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
-    """A check's ``NotGradable`` is a skip inside a grading run; escaping one of the project's
-    own tests it would skip that test silently, so there it fails the test."""
+    """A check's ``NotGradable`` and a session's ``Aborted`` are skips inside a grading run;
+    escaping one of the project's own tests they would skip that test silently, so there they
+    fail the test."""
     report = yield
-    if call.excinfo is not None and call.excinfo.errisinstance(NotGradable):
+    if call.excinfo is not None and call.excinfo.errisinstance((NotGradable, Aborted)):
         report.outcome = "failed"
-        report.longrepr = f"a check raised NotGradable ({call.excinfo.value}) in a project test"
+        name = call.excinfo.type.__name__
+        report.longrepr = f"a check raised {name} ({call.excinfo.value}) in a project test"
     return report
 
 

@@ -142,12 +142,6 @@ TARGETS = (
 """What decides trust and points, and the tests that should notice when it breaks."""
 PENDING = frozenset(
     {
-        "checks/accumulation",
-        "checks/broadcasting",
-        "checks/differences",
-        "checks/graphs",
-        "checks/ops",
-        "checks/session",
         "checks/variables",
         "checks/walks",
     }

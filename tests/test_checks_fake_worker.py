@@ -12,23 +12,26 @@ names the classic bug where the wrong numbers are that bug's.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import re
+import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
-from grader.checks import accumulation, broadcasting, bugs, graphs, ops, walks
+from grader.checks import accumulation, broadcasting, bugs, graphs, ops, stopwatch, walks
 from grader.checks.session import Aborted, GradingSession, NotGradable
 from grader.grading import rubric as rubric_module
+from grader.language import profiles
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
-from grader.layout import DEFAULT_RUBRIC
+from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.worker import encoding, probes, protocol
 from grader.worker.engines import load_engine
 from grader.worker.launch import WorkerFailure
@@ -132,6 +135,17 @@ def set_entry(key: str, index: int, value: Any) -> Tamper:
     def change(case: dict[str, Any], answer: Answer) -> Answer:
         answer[key][index] = encode(value)
         return answer
+
+    return change
+
+
+def wrote(phase: str, target: int, during: int | None, before: float, after: float) -> Tamper:
+    """The answer reporting that the call changed node ``target`` in ``phase`` (while node
+    ``during``'s op ran; None: a whole walk) from ``before`` to ``after``."""
+
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        entry = {"phase": phase, "target": target, "during": during}
+        return answer | {"mutated": [entry | {"before": encode(before), "after": encode(after)}]}
 
     return change
 
@@ -248,6 +262,122 @@ def test_graph_missing_gradient_is_never_set():
     assert verdict.details[0].endswith("got None (never set)")
 
 
+SUM6 = Graph(  # a + b + c + d + e + f
+    "scalar",
+    (0.5, 1.0, 1.5, 2.0, 2.5, 3.0),
+    (Node("add", (0, 1)), *(Node("add", (i, i - 4)) for i in range(6, 10))),
+)
+
+
+def every_entry(key: str, value: float) -> Tamper:
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        answer[key] = [encode(value) for _ in answer[key]]
+        return answer
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("key", "reason", "first"),
+    [("values", "wrong forward value", "value of a: "), ("grads", "wrong gradient", "a.grad: ")],
+)
+def test_graph_shows_the_first_four_of_its_wrong_nodes(key, reason, first):
+    grading = session("micrograd.graphs", {"graph": every_entry(key, 9.0)})
+    verdict = wrong(graphs.check_graph, grading, SUM6)
+    assert verdict.reason == reason
+    assert len(verdict.details) == 4 and verdict.details[0].startswith(first)
+
+
+@pytest.mark.parametrize("key", ["values", "grads"])
+def test_graph_wrong_where_the_oracles_disagree_says_nothing(monkeypatch, key):
+    grading = session("micrograd.graphs", {"graph": every_entry(key, 9.0)})
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    graphs.check_graph(grading, SCALAR)
+    assert TEST not in grading.failures
+
+
+def test_graph_sugar_asks_for_no_diagnosis(monkeypatch):
+    """What is the student's in sugar is how operators are composed, which no classic bug of
+    the graph diagnoses describes."""
+    monkeypatch.setattr(bugs, "diagnose_graph", lambda *args: ["overwrite-grad: a guess"])
+    grading = session("micrograd.sugar", {"sugar": detached})
+    assert wrong(graphs.check_graph, grading, SUGAR, "sugar").bugs == []
+
+
+def test_graph_figure_shows_the_expected_numbers_beside_the_students():
+    grading = session("micrograd.graphs", {"graph": set_entry("grads", 1, 7.0)})
+    a, b, c = wrong(graphs.check_graph, grading, SCALAR).figure["nodes"][:3]
+    assert (a["expected"], a["got"], a["wrong"]) == ("-0.180707", "-0.180707", False)
+    assert (b["value"], b["expected"], b["got"], b["wrong"]) == ("-2", "0.27106", "7", True)
+    assert (c["value"], c["wrong"]) == ("-3", False)
+    grading = session("micrograd.graphs", {"graph": set_entry("values", 2, 1.0)})
+    c = wrong(graphs.check_graph, grading, SCALAR).figure["nodes"][2]
+    assert (c["id"], c["value"], c["wrong"]) == ("c", "-3", True)  # the value it should have
+
+
+def test_graph_names_the_gradient_as_the_course_keeps_it(monkeypatch):
+    """A course whose ops are classes (MiniTorch's) keeps a leaf's gradient in ``derivative``."""
+    minitorch = profiles.load(COURSES / "minitorch-module1" / "profile.yaml")
+    grading = session("micrograd.graphs", {"graph": set_entry("grads", 1, 7.0)})
+    own = dataclasses.replace(
+        grading.assignment("scalar"), spelling=minitorch.assignment("scalar").functions
+    )
+    monkeypatch.setattr(grading, "assignment", lambda kind: own)
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert verdict.details[0].startswith("b.derivative: expected ")
+    assert verdict.bugs == []  # the diagnoses speak of closures, which such a course has none of
+
+
+def test_graph_an_op_writing_into_its_input_is_named_with_the_value_printed():
+    grading = session("micrograd.graphs", {"graph": wrote("forward", 0, 2, 1.5, 0.0)})
+    verdict = wrong(graphs.check_graph, grading, SCALAR)
+    assert verdict.reason == "forward changed its input in place"
+    assert verdict.details[0] == (
+        "c = a * b changed a in place: it was 1.5 before, 0 after (largest change 1.5)"
+    )
+    assert verdict.snippet.endswith("\nprint(a.data)")
+
+
+def test_graph_sugar_without_its_record_is_an_invalid_answer_showing_the_example():
+    unrecorded = {"sugar": lambda case, answer: {"values": answer["values"]}}
+    verdict = wrong(graphs.check_graph, session("micrograd.sugar", unrecorded), SUGAR, "sugar")
+    assert verdict.status == "error"
+    assert verdict.reason == "invalid answer: the answer has no valid 'record'"
+    assert verdict.details == [] and verdict.snippet.startswith("from micrograd")
+
+
+BIG = Graph(  # 28 leaves summed: 55 nodes, named a..z, then v26, v27, ...
+    "scalar",
+    tuple(np.asarray(0.25 * i) for i in range(28)),
+    (Node("add", (0, 1)), *(Node("add", (i, i - 26)) for i in range(28, 54))),
+)
+
+
+@pytest.mark.parametrize(("key", "label"), [("values", "value of w"), ("grads", "w.grad")])
+def test_graph_an_entry_that_is_no_number_is_named_by_its_node(key, label):
+    def no_number(case: dict[str, Any], answer: Answer) -> Answer:
+        answer[key][22] = "oops"
+        return answer
+
+    grading = session("micrograd.graphs", {"graph": no_number})
+    verdict = wrong(graphs.check_graph, grading, BIG)
+    assert verdict.reason.startswith(f"invalid answer: {label}")
+
+
+@pytest.mark.parametrize(("key", "first"), [("values", "value of w"), ("grads", "w.grad")])
+def test_graph_lists_wrong_nodes_in_the_graphs_order(key, first):
+    """w (node 22) before v26 (node 26), as a name sorted would not be."""
+
+    def two_wrong(case: dict[str, Any], answer: Answer) -> Answer:
+        for index in (22, 26):
+            answer[key][index] = encode(99.0)
+        return answer
+
+    grading = session("micrograd.graphs", {"graph": two_wrong})
+    details = wrong(graphs.check_graph, grading, BIG).details
+    assert [d.split(":")[0] for d in details] == [first, first.replace("w", "v26")]
+
+
 # -------------------------------------------------------------------------------- ops
 
 TANH = Graph("scalar", (0.5,), (Node("tanh", (0,)),))
@@ -292,6 +422,45 @@ def test_op_wrong_forward_value():
     verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
     assert verdict.reason == "wrong forward value"
     assert verdict.details == [f"forward: out.data: expected {math.tanh(0.5):.6g}, got 0.5"]
+
+
+@pytest.mark.parametrize("key", ["values", "grads"])
+def test_op_wrong_where_the_oracles_disagree_says_nothing(monkeypatch, key):
+    grading = session("micrograd.ops.tanh", {"op": set_entry(key, 0, 9.0)})
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    ops.check_op(grading, TANH, np.asarray(1.0))
+    assert TEST not in grading.failures
+
+
+def test_op_writing_into_its_input_is_named_with_the_value_printed():
+    grading = session("micrograd.ops.tanh", {"op": wrote("forward", 0, None, 0.5, 0.0)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert verdict.reason == "forward changed its input in place"
+    assert verdict.details[0] == (
+        "a.tanh() changed its input a in place: it was 0.5 before, 0 after (largest change 0.5)"
+    )
+    assert verdict.snippet.endswith("\nprint(a.data)")
+
+
+def test_op_figure_shows_the_expected_gradient_beside_the_students():
+    t = math.tanh(0.5)
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 1 - t)})
+    a, out = wrong(ops.check_op, grading, TANH, np.asarray(1.0)).figure["nodes"]
+    assert (a["expected"], a["got"], a["wrong"]) == (f"{1 - t * t:.6g}", f"{1 - t:.6g}", True)
+    assert (out["value"], out["expected"], out["got"]) == (f"{t:.6g}", "1", "1")
+    grading = session("micrograd.ops.tanh", {"op": set_entry("values", 0, 0.5)})
+    out = wrong(ops.check_op, grading, TANH, np.asarray(1.0)).figure["nodes"][1]
+    assert (out["value"], out["wrong"]) == (f"{t:.6g}", True)  # the value it should have
+
+
+def test_op_a_gradient_that_is_no_number_is_named_by_its_operand():
+    def no_number(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["grads"][0] = "oops"
+        return answer
+
+    grading = session("babygrad.ops.matmul", {"op": no_number})
+    verdict = wrong(ops.check_op, grading, MATMUL, MATMUL_GRAD)
+    assert verdict.reason.startswith("invalid answer: gradient for a")
 
 
 def test_op_transpose_with_the_forward_axes_is_named():
@@ -409,6 +578,38 @@ def test_a_kink_is_not_gradable_where_the_op_is_wrong_away_from_it(assignment):
         )
     assert raised.value.needs == (f"{assignment}.ops.relu (away from 0)",)
     assert TEST not in grading.failures
+
+
+def test_a_kink_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
+    grading = session("micrograd.ops.relu", {"op": set_entry("grads", 0, 0.0)})
+    earlier = grading.failures[TEST] = WrongAnswer("failed", "an earlier example")
+    ops.check_kink(grading, relu_at(0.0), np.asarray(-1.5))
+    assert grading.failures[TEST] is earlier
+
+
+def test_a_kink_with_a_wrong_forward_value_at_zero_fails():
+    grading = session("micrograd.ops.relu", {"op": at_zero(set_entry("values", 0, 0.5))})
+    verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
+    assert verdict.reason == "wrong forward value at 0"
+    assert verdict.details == ["forward: out.data: expected 0, got 0.5"]
+
+
+def test_a_kink_whose_op_writes_into_its_input_is_named():
+    grading = session("micrograd.ops.relu", {"op": at_zero(wrote("backward", 1, None, 0.0, 1.0))})
+    verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
+    assert verdict.reason == "backward changed a value it was given in place"
+    assert verdict.details[0].startswith("the _backward of out = a.relu() changed its output out")
+
+
+def test_a_kink_names_the_function_class_of_a_course_whose_ops_are_classes(monkeypatch):
+    functions = profiles.load(COURSES / "minitorch-module1" / "profile.yaml").assignment("scalar")
+    grading = session("micrograd.ops.relu", {"op": at_zero(set_entry("grads", 0, -1.5))})
+    own = dataclasses.replace(grading.assignment("scalar"), spelling=functions.functions)
+    monkeypatch.setattr(grading, "assignment", lambda kind: own)
+    verdict = wrong(ops.check_kink, grading, relu_at(0.0), np.asarray(-1.5))
+    assert verdict.details[1].startswith(
+        f"{functions.functions.class_source('relu')} passes no gradient where its operand"
+    )
 
 
 @pytest.mark.parametrize(
@@ -529,6 +730,13 @@ def test_topo_in_the_wrong_order():
     assert verdict.bugs == []
 
 
+def test_topo_writing_into_a_node_is_named():
+    grading = session("micrograd.topo", {"topo": wrote("walk", 2, None, 0.0, 1.0)})
+    verdict = wrong(walks.check_topo, grading, DAG)
+    assert verdict.reason == "the walk changed a value in place"
+    assert verdict.details[0].startswith("build_topo changed n2 in place: it was 0 before, 1 after")
+
+
 def test_topo_with_a_shared_node_twice_is_named():
     grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [0, 1, 2, 0, 3]}})
     verdict = wrong(walks.check_topo, grading, DAG)
@@ -542,6 +750,16 @@ def test_topo_with_foreign_objects_is_an_invalid_answer():
     assert verdict.status == "error"
     assert verdict.reason == "invalid answer: build_topo returned non-nodes"
     assert verdict.details == [] and "print(build_topo(" in verdict.snippet
+
+
+SHARED6_SCALAR = Dag(
+    4,
+    (
+        ((0, 1.0), (1, 1.0)),
+        ((0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0)),
+    ),
+)
+"""n4 = n0 + n1, n5 = n0 + n1 + n2 + n3: six nodes."""
 
 
 @pytest.mark.parametrize("passes", [1, 2])
@@ -566,6 +784,50 @@ def test_backward_walking_forwards_is_named():
     assert verdict.reason == "wrong gradients after backward()"
     assert verdict.details == ["n0.grad: expected 4, got 3", "n1.grad: expected -0.5, got 0"]
     assert names_bug(verdict, "topo-not-reversed")
+
+
+def test_backward_is_given_a_correct_order_where_build_topo_is_graded_alone():
+    grading = session("micrograd.backward", {"backward": backward_grads([3.0, 0.0, 0.5, 1.0])})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert grading.asked[-1][2]["order"] == [0, 1, 2, 3]
+    assert "micrograd.engine.build_topo = lambda root: [n0, n1, n2, n3]" in verdict.snippet
+
+
+def test_backward_shows_the_first_four_of_its_wrong_nodes():
+    grading = session("micrograd.backward", {"backward": backward_grads([9.0] * 6)})
+    verdict = wrong(walks.check_backward, grading, SHARED6_SCALAR)
+    assert [line.split(".")[0] for line in verdict.details] == ["n0", "n1", "n2", "n3"]
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_backward_an_answer_that_is_not_one_result_per_call_is_invalid(passes):
+    def one_not_a_result(case: dict[str, Any], answer: Answer) -> Answer:
+        return {"passes": [*answer["passes"][:-1], 1]}
+
+    grading = session("micrograd.backward", {"backward": one_not_a_result})
+    verdict = wrong(walks.check_backward, grading, DAG, passes)
+    assert (verdict.status, verdict.reason) == ("error", "invalid answer from backward()")
+    assert verdict.details == [] and verdict.snippet.endswith("n3.grad])")
+
+
+def test_backward_out_of_time_is_the_verdict_its_caller_gave():
+    failure = WrongAnswer("failed", "backward() visits shared nodes again")
+    grading = session("micrograd.backward", timeout=("backward",))
+    with pytest.raises(WrongAnswer) as raised:
+        walks.check_backward(grading, DAG, on_timeout=failure)
+    assert raised.value is failure
+
+
+def test_backward_figure_shows_the_expected_gradients_beside_the_students():
+    grading = session("micrograd.backward", {"backward": backward_grads([3.0, 0.0, 0.5, 1.0])})
+    n0 = wrong(walks.check_backward, grading, DAG).figure["nodes"][0]
+    assert (n0["expected"], n0["got"], n0["wrong"]) == ("4", "3", True)
+
+
+def test_backward_writing_into_a_node_is_named():
+    grading = session("micrograd.backward", {"backward": wrote("walk", 2, None, 0.0, 1.0)})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert verdict.details[0].startswith("backward() changed n2 in place")
 
 
 def test_backward_without_a_seed_is_named():
@@ -954,12 +1216,40 @@ def test_a_micrograd_result_must_record_its_operands():
     )
 
 
+@pytest.mark.parametrize(
+    ("prev", "status", "details"),
+    [
+        ([0, "1"], "error", []),
+        (None, "error", []),
+        ([], "failed", ["out._prev must hold a, b (the very objects): a, b are not in it"]),
+    ],
+    ids=["not-numbers", "not-a-list", "empty"],
+)
+def test_a_micrograd_results_prev_must_be_node_numbers_holding_every_operand(prev, status, details):
+    mul = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)),))
+    grading = session("micrograd.ops.mul", {"op": lambda case, answer: answer | {"prev": prev}})
+    verdict = wrong(ops.check_op, grading, mul, np.float64(1.0))
+    assert (verdict.status, verdict.details) == (status, details)
+    if status == "error":
+        assert verdict.reason == "invalid answer: out._prev"
+
+
 # ----------------------------------------------------------------------- accumulation
 
 
-def test_accumulate_right_answer_passes():
+ABCA = Graph(  # (a * b + c) * a: the uses apart are copies of a, b, c, a, each its own
+    "scalar", (1.5, -2.0, 0.5), (Node("mul", (0, 1)), Node("add", (3, 2)), Node("mul", (4, 0)))
+)
+
+
+@pytest.mark.parametrize(
+    ("graph", "out_grad", "preload"),
+    [(SQUARE, 1.0, [0.5]), (SQUARE, -2.5, [0.5]), (ABCA, 1.0, [0.5, -1.0, 2.0])],
+    ids=["square", "square-scaled", "four-uses"],
+)
+def test_accumulate_right_answer_passes(graph, out_grad, preload):
     grading = session("micrograd.accumulate")
-    accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
+    accumulation.check_accumulate(grading, graph, out_grad, preload)
     assert asked(grading) == ["load", "accumulate", "accumulate"]  # the uses apart, preloaded
 
 
@@ -978,6 +1268,40 @@ def test_accumulate_overwriting_names_the_op_and_the_bug():
     assert verdict.details == ["a.grad (held 0.5 before; its uses add 6): expected 6.5, got 3"]
     assert "a.grad = 0.5  # already there, from another use" in verdict.snippet
     assert names_bug(verdict, "overwrite-grad")
+    a = verdict.figure["nodes"][0]
+    assert (a["expected"], a["got"], a["wrong"]) == ("6.5", "3", True)
+
+
+def test_accumulate_shows_the_first_four_of_its_wrong_leaves():
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("preloaded", every_entry("preloaded", 9.0))}
+    )
+    verdict = wrong(accumulation.check_accumulate, grading, SUM6, 1.0, [0.5] * 6)
+    assert [line.split(" ")[0] for line in verdict.details] == [
+        "a.grad",
+        "b.grad",
+        "c.grad",
+        "d.grad",
+    ]
+
+
+def test_accumulate_uses_apart_the_oracles_disagree_on_say_nothing(monkeypatch):
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("separate", set_entry("grads", 0, 0.0))}
+    )
+    monkeypatch.setattr(grading.oracles, "confirmed", lambda *args: False)
+    accumulation.check_accumulate(grading, SQUARE, 1.0, [0.5])
+    assert asked(grading) == ["load", "accumulate"]  # the preloaded run is never asked
+    assert TEST not in grading.failures
+
+
+def test_accumulate_figure_shows_each_leafs_preload_plus_its_uses():
+    grading = session(
+        "micrograd.accumulate", {"accumulate": on_run("preloaded", every_entry("preloaded", 9.0))}
+    )
+    verdict = wrong(accumulation.check_accumulate, grading, ABCA, 1.0, [2.0, -1.0, 0.5])
+    # a: 2 + (-3) + (-2.5), b: -1 + 2.25, c: 0.5 + 1.5 (the uses apart of four-uses above)
+    assert [n["expected"] for n in verdict.figure["nodes"][:3]] == ["-3.5", "1.25", "2"]
 
 
 def test_accumulate_losing_a_use_without_overwriting_names_no_bug():
@@ -1013,6 +1337,7 @@ def not_gradable(
         "zero gradient",
         "wrong value",
         "not a number",
+        "never set",
     ],
 )
 def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
@@ -1026,6 +1351,7 @@ def test_accumulate_is_not_gradable_where_the_uses_apart_go_wrong(broken):
             "zero gradient": set_entry("grads", 0, 0.0),
             "wrong value": set_entry("values", 2, 10.0),
             "not a number": lambda case, answer: answer | {"grads": ["x", "y"]},
+            "never set": lambda case, answer: answer | {"grads": [None, answer["grads"][1]]},
         }
         tamper = answers[broken] if isinstance(broken, str) else lambda case, answer: broken
         grading = session("micrograd.accumulate", {"accumulate": on_run("separate", tamper)})
@@ -1194,6 +1520,89 @@ def test_ledger_fails_a_walk_that_propagates_nothing(walk):
     assert verdict.bugs == []
 
 
+def on_dag(dag: Dag, tamper: Tamper) -> Tamper:
+    """``tamper`` applied to ``Tensor.backward``'s run on ``dag`` only (not on its tree)."""
+    return lambda case, answer: tamper(case, answer) if case["dag"] == dag.to_json() else answer
+
+
+def test_ledger_both_runs_wrap_the_leaves():
+    grading = session("babygrad.accumulate")
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert [case.get("wrap_leaves") for _, _, case in grading.asked] == [True, True]
+
+
+def test_ledger_a_tensor_used_once_is_not_its_business():
+    """n1 is used once: its gradient on the DAG is babygrad.backward's to grade."""
+    grading = session(
+        "babygrad.accumulate", {"tensor_backward": on_dag(DAG, set_entry("grads", 1, np.zeros(2)))}
+    )
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert TEST not in grading.failures
+
+
+def test_ledger_fails_a_walk_that_propagates_nothing_on_the_dag_alone():
+    def nothing(case: dict[str, Any], answer: Answer) -> Answer:
+        return {"grads": [None] * (len(answer["grads"]) - 1) + [encode(np.ones(2))], "calls": []}
+
+    grading = session("babygrad.accumulate", {"tensor_backward": on_dag(DAG, nothing)})
+    verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
+    assert verdict.reason == "Tensor.backward propagated nothing"
+    assert "n0 = Given(1.0)(Tensor(" in verdict.snippet
+    assert "for n in Given.ran])" in verdict.snippet  # the order the backwards ran in
+
+
+def test_ledger_an_error_on_the_tree_shows_the_tree_with_its_leaves_wrapped():
+    tree, _ = DAG.unrolled()
+    grading = session(
+        "babygrad.accumulate", {"tensor_backward": on_dag(tree, lambda c, a: error("boom"))}
+    )
+    verdict = wrong(accumulation.check_ledger, grading, DAG, (2,))
+    assert verdict.status == "error"
+    assert (
+        f"n{tree.size - 1} = " in verdict.snippet and "n0 = Given(1.0)(Tensor(" in verdict.snippet
+    )
+
+
+SHARED6 = Dag(6, (tuple((i, 1.0) for i in range(6)), (*((i, 1.0) for i in range(6)), (6, 1.0))))
+"""Six leaves, each used by n6 and by n7 = (the leaves) + n6."""
+
+
+def test_ledger_checks_a_shared_tensor_numbered_after_one_used_once():
+    once_then_shared = Dag(2, (((0, 1.0),), ((1, 1.0), (2, 1.0)), ((1, 1.0), (3, 1.0))))
+    lose = on_dag(once_then_shared, set_entry("grads", 1, np.full((2,), 1.0)))  # n1: 2 of it
+    grading = session("babygrad.accumulate", {"tensor_backward": lose})
+    verdict = wrong(accumulation.check_ledger, grading, once_then_shared, (2,))
+    assert verdict.details[0].startswith("n1.grad (used 2 times;")
+
+
+def test_ledger_grades_nothing_of_a_tensor_the_tree_run_left_one_copy_of_without_grad():
+    """babygrad.backward's fault: the uses apart do not add up to anything."""
+    tree, owners = DAG.unrolled()
+    unset = on_dag(
+        tree,
+        lambda case, answer: (
+            answer
+            | {
+                "grads": [
+                    None if i == owners.index(0) else g for i, g in enumerate(answer["grads"])
+                ]
+            }
+        ),
+    )
+    lose = on_dag(DAG, set_entry("grads", 0, np.full((2,), 1.0)))
+    grading = session("babygrad.accumulate", {"tensor_backward": lambda c, a: lose(c, unset(c, a))})
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert TEST not in grading.failures
+
+
+def test_ledger_shows_the_first_four_of_its_wrong_tensors():
+    grading = session(
+        "babygrad.accumulate", {"tensor_backward": on_dag(SHARED6, every_entry("grads", 0.0))}
+    )
+    verdict = wrong(accumulation.check_ledger, grading, SHARED6, (2,))
+    assert [line.split(".")[0] for line in verdict.details] == ["n0", "n1", "n2", "n3"]
+
+
 def test_ledger_grades_nothing_on_a_walk_out_of_order():
     """n0 reached before n2, which uses it, so n2's contribution comes too late: the walk's
     fault (babygrad.backward's), not the ledger's."""
@@ -1221,6 +1630,24 @@ def test_broadcast_right_answer_passes():
     grading = session("babygrad.broadcasting")
     broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
     assert asked(grading) == ["load", "broadcast", "broadcast", "broadcast"]
+
+
+def test_broadcast_each_example_is_asked_about_itself():
+    grading = session("babygrad.broadcasting")
+    swapped = Graph("tensor", BROADCAST.leaves[::-1], BROADCAST.nodes)
+    for graph in (BROADCAST, swapped, BROADCAST):
+        broadcasting.check_broadcast(grading, graph, BROADCAST_GRAD)
+    assert TEST not in grading.failures
+
+
+def test_broadcast_a_gradient_that_is_no_number_is_named_by_its_operand():
+    def no_number(answer: Answer) -> Answer:
+        answer["grads"][0] = "oops"
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": implicit(no_number)})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert verdict.reason.startswith("invalid answer: gradient 0")
 
 
 def test_broadcast_an_op_right_only_on_the_drawn_values_is_not_gradable():
@@ -1312,6 +1739,58 @@ def test_broadcast_an_op_that_raises(run):
         )
 
 
+def test_broadcast_an_explicit_run_that_is_not_numbers_is_not_gradable():
+    def unreadable(case: dict[str, Any], answer: Answer) -> Answer:
+        return {"value": answer["value"]} if case["run"] == "explicit" else answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": unreadable})
+    with pytest.raises(NotGradable) as raised:
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert raised.value.needs == ("babygrad.ops.mul",)
+
+
+def test_broadcast_an_explicit_run_leaving_a_gradient_unset_is_not_gradable():
+    def unset(case: dict[str, Any], answer: Answer) -> Answer:
+        if case["run"] == "explicit":
+            answer["grads"][0] = None
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": unset})
+    with pytest.raises(NotGradable):
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+
+
+def test_broadcast_not_gradable_names_the_ops_item_as_the_course_names_it(monkeypatch):
+    monkeypatch.setattr(profiles.Profile, "item_id", lambda self, item: "needle.ops.multiply")
+    grading = session("babygrad.broadcasting", {"broadcast": lambda case, answer: error("no")})
+    with pytest.raises(NotGradable) as raised:
+        broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert raised.value.needs == ("needle.ops.multiply",)
+
+
+def test_broadcast_a_wrong_value_where_operands_broadcast_is_wrong():
+    def off(answer: Answer) -> Answer:
+        answer["value"] = encode(decode(answer["value"]) + 1)
+        return answer
+
+    grading = session("babygrad.broadcasting", {"broadcast": implicit(off)})
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert [line.split(":")[0] for line in verdict.details] == ["out.data"]
+    grading = session(
+        "babygrad.broadcasting", {"broadcast": implicit(lambda a: a | {"value": None})}
+    )
+    verdict = wrong(broadcasting.check_broadcast, grading, BROADCAST, BROADCAST_GRAD)
+    assert verdict.details[0].startswith("out.data: expected shape (2, 3)\n[[")
+    assert verdict.details[0].endswith("got None (never set)")
+
+
+def test_broadcast_while_shrinking_a_failure_passes_an_example_it_cannot_grade():
+    grading = session("babygrad.broadcasting", {"broadcast": lambda case, answer: error("no")})
+    earlier = grading.failures[TEST] = WrongAnswer("failed", "an earlier example")
+    broadcasting.check_broadcast(grading, BROADCAST, BROADCAST_GRAD)
+    assert grading.failures[TEST] is earlier
+
+
 def test_broadcast_a_wrong_explicit_run_the_oracles_disagree_on_says_nothing(monkeypatch):
     def halved(case: dict[str, Any], answer: Answer) -> Answer:
         answer["grads"] = [encode(decode(g) / 2) for g in answer["grads"]]
@@ -1349,3 +1828,81 @@ def test_summed_back_sums_prepended_and_stretched_axes():
     assert summed((3, 4)) == full.sum(axis=0).tolist()
     assert summed((3, 1)) == full.sum(axis=(0, 2)).reshape(3, 1).tolist()
     assert summed((2, 3, 4)) == full.tolist()
+
+
+# ---------------------------------------------------------------------------- the session
+
+TANH_CASE = {"graph": TANH.to_json(), "out_grad": 1.0}
+
+
+def test_the_session_counts_keeps_and_shows_each_request_a_check_asks():
+    grading = session("micrograd.ops.tanh")
+    ops.check_op(grading, TANH, np.asarray(1.0))
+    ops.check_op(grading, TANH, np.asarray(-2.5))
+    assert grading.checks == 2
+    assert [probe for _, probe, _ in grading.asked] == ["op", "op"]
+    examples = grading.examples[TEST]
+    assert examples.count == 2 and len(examples.first) == 2
+    assert "out.grad = -2.5" in examples.latest
+
+
+def test_a_failing_check_keeps_what_it_asked_and_was_answered():
+    """What ``grader.grading.reproduce`` asks a new worker again."""
+    t = math.tanh(0.5)
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 1 - t)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    ((request, result),) = grading.failed_calls[TEST][verdict.snippet]
+    assert request == grading.asked[-1] and request[1] == "op"
+    assert decode(result["ok"]["grads"][0]) == 1 - t
+
+
+def test_a_request_asked_outside_any_check_is_answered_and_kept_by_no_check():
+    grading = session("micrograd.ops.tanh")
+    answer = grading.ask("micrograd", "op", TANH_CASE, "a snippet")
+    assert decode(answer["values"][0]) == pytest.approx(math.tanh(0.5))
+    assert grading.failed_calls == {} and grading.answered is None
+
+
+def test_an_error_is_the_students_message_with_its_frames_in_order():
+    frames = ("z.py:9 in backward", "a.py:1 in helper")
+    grading = session("micrograd.ops.tanh", {"op": lambda case, answer: error("KeyError", *frames)})
+    verdict = wrong(ops.check_op, grading, TANH, np.asarray(1.0))
+    assert (verdict.status, verdict.reason) == ("error", "KeyError")
+    assert verdict.details == ["  at z.py:9 in backward", "  at a.py:1 in helper"]
+
+
+def test_try_ask_on_a_missing_function_is_none_and_charges_the_test_nothing():
+    grading = session(
+        "micrograd.ops.tanh",
+        {"op": lambda case, answer: error("not implemented: tanh", status="missing")},
+    )
+    assert grading.try_ask("micrograd", "op", TANH_CASE) is None
+    assert TEST not in grading.aborts
+
+
+def test_planned_requests_are_answered_from_one_batch_and_not_asked_again():
+    grading = session("micrograd.ops.tanh")
+    cases = [TANH_CASE, {"graph": TANH.to_json(), "out_grad": -2.5}]
+    grading.plan([("micrograd", "op", case) for case in cases])
+    answers = [grading.ask("micrograd", "op", case, "") for case in cases]
+    assert asked(grading) == ["load", "op"]
+    assert [decode(a["grads"][0]) for a in answers] == pytest.approx(
+        [1 - math.tanh(0.5) ** 2, -2.5 * (1 - math.tanh(0.5) ** 2)]
+    )
+
+
+def test_a_test_stops_once_it_used_six_request_budgets(monkeypatch):
+    """An item with no budget of its own has 5 s a request: its test stops after 30 s (by a
+    clock of the test's, not the machine's)."""
+    now = [0.0]
+    clock = types.SimpleNamespace(monotonic=lambda: now[0], process_time=lambda: now[0])
+    monkeypatch.setattr(stopwatch, "time", clock)
+    grading = session("an.item.without.a.budget")
+    grading.ask("micrograd", "op", TANH_CASE, "")
+    now[0] = 30.0
+    grading.ask("micrograd", "op", TANH_CASE, "")
+    now[0] = 30.5
+    with pytest.raises(Aborted):
+        grading.ask("micrograd", "op", TANH_CASE, "")
+    abort = grading.aborts[TEST]
+    assert abort.status == "timeout" and "more than 30 s in all" in abort.reason

@@ -116,19 +116,24 @@ def test_central_difference_is_the_grader_s_own(name):
     assert got == pytest.approx(central("bowl", [1.0, -0.5, 2.0], 2, 0.01), abs=1e-10)
 
 
-def central_difference_verdict(value: float) -> WrongAnswer | None:
-    """The check's verdict on a ``central_difference`` that answers ``value`` for the bowl."""
+def central_difference_verdict(
+    value: float | None, arg: int = 2, asked: dict | None = None
+) -> WrongAnswer | None:
+    """The check's verdict on a ``central_difference`` that answers ``value`` (None: an answer
+    without one) for the bowl in argument ``arg``; what it asked goes in ``asked``."""
 
     class Session:
         def assignment(self, kind):
             return ASSIGNMENT
 
         def ask(self, assignment, probe, case, snippet, on_timeout=None):
-            return {"value": encoding.encode(np.float64(value), "value")}
+            if asked is not None:
+                asked.update(assignment=assignment, probe=probe, case=case, snippet=snippet)
+            return {} if value is None else {"value": encoding.encode(np.float64(value), "value")}
 
     try:
         differences.check_central_difference.__wrapped__(
-            Session(), "bowl", [1.0, -0.5, 2.0], 2, 0.01
+            Session(), "bowl", [1.0, -0.5, 2.0], arg, 0.01
         )
     except WrongAnswer as verdict:
         return verdict
@@ -142,6 +147,42 @@ def test_a_central_difference_is_judged_against_the_graders_own():
     assert verdict is not None
     assert (verdict.status, verdict.reason) == ("failed", "wrong central difference")
     assert "central_difference(f, 1.0, -0.5, 2.0, arg=2, epsilon=0.01)" in verdict.snippet
+
+
+def test_a_central_difference_of_half_steps_either_side_passes():
+    """Steps of epsilon / 2 either side, over epsilon (the article the docstring links)."""
+    assert central_difference_verdict(central("bowl", [1.0, -0.5, 2.0], 2, 0.005)) is None
+
+
+def test_a_wrong_central_difference_says_what_the_courses_guide_expects():
+    """Steps of epsilon either side, over 2 epsilon (MiniTorch's guide), not the half steps."""
+    full, half = (central("bowl", [1.0, -0.5, 2.0], 2, e) for e in (0.01, 0.005))
+    verdict = central_difference_verdict(full + 1e-4)
+    assert verdict is not None
+    expected = [f"expected {x:.6g}, got {full + 1e-4:.6g}" for x in (full, half)]
+    assert expected[0] != expected[1]
+    assert verdict.details == [f"central_difference: {expected[0]}"]
+
+
+@pytest.mark.parametrize(
+    ("arg", "default", "keywords"), [(0, True, "epsilon=0.01"), (1, False, "arg=1, epsilon=0.01")]
+)
+def test_the_first_argument_is_left_to_the_courses_default(arg, default, keywords):
+    asked: dict = {}
+    central_difference_verdict(central("bowl", [1.0, -0.5, 2.0], arg, 0.01), arg, asked)
+    assert (asked["case"]["arg"], asked["case"]["default_arg"]) == (arg, default)
+    assert f"central_difference(f, 1.0, -0.5, 2.0, {keywords}))" in asked["snippet"]
+    assert (asked["assignment"], asked["probe"]) == (ASSIGNMENT.name, "central_difference")
+
+
+def test_a_central_difference_answer_without_a_value_is_invalid_showing_the_example():
+    verdict = central_difference_verdict(None)
+    assert verdict is not None
+    assert (verdict.status, verdict.reason) == (
+        "error",
+        "invalid answer: the answer has no valid 'value'",
+    )
+    assert verdict.details == [] and "central_difference(f, 1.0" in verdict.snippet
 
 
 @pytest.mark.parametrize("name", ENGINES)

@@ -13,6 +13,7 @@ from grader.grading import rubric as rubric_module
 from grader.grading import scoring
 from grader.grading.rubric import Item, Rubric
 from grader.grading.scoring import FAILING, feedback_text, score_items
+from grader.language.editions import NOT_IN_EDITION, Edition
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 
@@ -370,3 +371,13 @@ def test_an_item_none_of_whose_tests_is_gradable_earns_nothing():
         "(No test of this item could be graded yet: it scores 0 until then.)"
     )
     assert OPS.id in results[GRAPHS.id].fix_first
+
+
+def test_an_item_not_in_the_submissions_edition_is_zero_of_zero_and_the_rest_are_scored():
+    edition = Edition("2022", "ops.py", ("tanh",))
+    results = score_items(RUBRIC, ITEMS, all_pass(), {OPS.id: edition})
+    assert [r.id for r in results] == [item.id for item in ITEMS]
+    lacking = results[0]
+    assert (lacking.score, lacking.max_score, lacking.status) == (0.0, 0.0, NOT_IN_EDITION)
+    assert lacking.feedback == lacking.reason == edition.feedback("tanh")
+    assert [r.score for r in results[1:]] == [12, 5, 16]
