@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n auto --dist loadgroup $(ARGS)
 
-# The quick half: every test not marked slow, in about a minute.
+# The quick half: every test not marked slow, in a few minutes.
 check: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
