@@ -128,8 +128,25 @@ def walk_agrees(loaded, dag: Dag, seed: tuple[float, float] = (1.0, 1.0)) -> boo
     )
 
 
+SECOND_WALK = Dag(3, (((0, 2.0), (1, 2.0)), ((3, 3.0), (2, 1.0))))
+"""``y = 2 x0 + 2 x1``, walked from ``y``; then ``z = 3 y + x2``, walked from ``z`` (a walk that
+skips what the first saw leaves ``x0.grad`` at 2, not 6)."""
+
+
+def second_walk_agrees(loaded) -> bool:
+    """``y.backward()``, then ``z.backward()`` from a root built on ``y``: each ``.grad`` as
+    needle's walk leaves it (overwritten)."""
+    case = {"dag": SECOND_WALK.to_json(), "shape": [2], "first": 3}
+    got = probed(loaded, probes.probe_tensor_backward, case)
+    if got is None:
+        return False
+    _, want = SECOND_WALK.walks([3, 4], "overwrite")
+    grads = [decode_array(g, "grad") for g in got["grads"]]
+    return all(np.allclose(g, w * np.ones(2)) for g, w in zip(grads, want, strict=True))
+
+
 def walk_is_right(loaded) -> bool:
-    return all(
+    return second_walk_agrees(loaded) and all(
         walk_agrees(loaded, dag, seed)
         for dag in (diamonds(3), _shared_twice())
         for seed in ((1.0, 1.0), (0.5, -1.5))
