@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from grader.checks.session import Aborted, NotGradable
+from grader.grading import course
 from grader.layout import DEFAULT_RUBRIC
 from grader.worker.engines import isolated
 from tests import programs
@@ -89,3 +90,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter):
                 for (needed, install), n in sorted(wanting.items())
             )
         )
+
+
+@pytest.fixture(autouse=True)
+def _draws_from_this_course():
+    """Every test draws from this course's profile unless it says otherwise, whatever a test
+    before it in the same worker measured or graded in its process."""
+    with course.using(None):
+        yield

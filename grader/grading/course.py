@@ -32,9 +32,10 @@ def use(profile: Profile) -> None:
 
 
 @contextlib.contextmanager
-def using(profile: Profile) -> Iterator[None]:
-    """``profile`` for the draws of a block, then the run's own again: a measurement made in a
-    process that also grades (the project's tests, an audit) must not change what it draws."""
+def using(profile: Profile | None) -> Iterator[None]:
+    """``profile`` (None: this course's) for the draws of a block, then the run's own again: a
+    measurement made in a process that also grades (the project's tests, an audit) must not
+    change what it draws."""
     global _profile
     before, _profile = _profile, profile
     try:
