@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import numpy as np
 
@@ -625,9 +624,9 @@ def check_second_walk(
     tensor receives two shares, so the ledger's sums are not graded here): after each walk,
     every tensor it reaches has the gradient the course's ``walk.second_backward`` gives it
     (``Dag.walks``: overwritten, or added to what the first walk left; either, where the
-    course does not say), and the second walk
-    runs each op's backward once, consumers first. A walk that keeps what it saw between
-    calls (a visited set, an order) loses, or walks again, what it saw the first time."""
+    course does not say), and the second walk runs each op's backward once, consumers first.
+    A walk that keeps what it saw between calls (a visited set, an order) loses, or walks
+    again, what it saw the first time."""
     own = session.assignment("tensor")
     snippet = second_walk_snippet(own.api, dag, first, shape)
     run = tensor_backward(session, dag, shape, snippet, first=first)
@@ -664,8 +663,8 @@ def check_second_walk(
 
 
 def _second_walk_mismatch(
-    dag: Dag, run: Any, first: int, rule: str, tol: Tolerance, shape: tuple[int, ...]
-) -> tuple[int, list[str], Any, list[np.ndarray | None]] | None:
+    dag: Dag, run: TensorRun, first: int, rule: str, tol: Tolerance, shape: tuple[int, ...]
+) -> tuple[int, list[str], TensorRun, list[np.ndarray | None]] | None:
     """The first of the two walks whose gradients ``rule`` (``Dag.walks``) does not give:
     where it started, what is wrong, the walk and what was wanted; None if both are right."""
     ones = np.ones(shape)
