@@ -30,6 +30,7 @@ from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
+from grader.language.snippets import tensor_dag_snippet
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.worker import encoding, probes, protocol
@@ -793,6 +794,16 @@ def test_backward_is_given_a_correct_order_where_build_topo_is_graded_alone():
     assert "micrograd.engine.build_topo = lambda root: [n0, n1, n2, n3]" in verdict.snippet
 
 
+def test_backward_where_build_topo_is_nested_leaves_the_whole_walk_to_the_student():
+    """Karpathy's course builds its order inside ``backward()``: the grader gives none, and the
+    snippet sets none."""
+    grading = session("micrograd.backward", {"backward": backward_grads([3.0, 0.0, 0.5, 1.0])})
+    grading.profile = profiles.load(COURSES / "karpathy-micrograd" / "profile.yaml")
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert grading.asked[-1][2]["order"] is None
+    assert "build_topo" not in verdict.snippet
+
+
 def test_backward_shows_the_first_four_of_its_wrong_nodes():
     grading = session("micrograd.backward", {"backward": backward_grads([9.0] * 6)})
     verdict = wrong(walks.check_backward, grading, SHARED6_SCALAR)
@@ -859,6 +870,56 @@ def test_backward_running_a_closure_twice_is_named():
     assert verdict.reason == "a node's _backward ran the wrong number of times"
     assert verdict.details == ["node(s) [2] ran [2] times, expected 1"]
     assert names_bug(verdict, "no-visited-set")
+
+
+def test_backward_lists_each_closure_run_too_often_with_its_own_count():
+    def too_often(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["passes"][0]["calls"][2:4] = [2, 3]
+        return answer
+
+    grading = session("micrograd.backward", {"backward": too_often})
+    verdict = wrong(walks.check_backward, grading, DAG)
+    assert verdict.details == ["node(s) [2, 3] ran [2, 3] times, expected 1"]
+
+
+@pytest.mark.parametrize(
+    ("item", "probe", "check", "entry"),
+    [
+        ("micrograd.backward", "backward", walks.check_backward, lambda a: a["passes"][0]),
+        ("micrograd.zero_grad", "zero_grad", walks.check_zero_grad, lambda a: a),
+    ],
+    ids=["backward", "zero_grad"],
+)
+def test_a_walks_gradient_that_is_no_number_is_named_by_its_node(item, probe, check, entry):
+    def no_number(case: dict[str, Any], answer: Answer) -> Answer:
+        entry(answer)["grads"][0] = "oops"
+        return answer
+
+    grading = session(item, {probe: no_number})
+    verdict = wrong(check, grading, DAG)
+    assert verdict.reason.startswith("invalid answer: n0.grad")
+
+
+def test_zero_grad_shows_every_node_the_root_reaches_in_order():
+    grading = session("micrograd.zero_grad", {"zero_grad": set_entry("grads", 1, 1.5)})
+    verdict = wrong(walks.check_zero_grad, grading, DAG)
+    assert "for n in [n0, n1, n2, n3]:  # every node the root reaches" in verdict.snippet
+    assert "zero_grad(n3)" in verdict.snippet
+
+
+def test_zero_grad_shows_the_first_four_nodes_it_left():
+    grading = session(
+        "micrograd.zero_grad",
+        {"zero_grad": lambda case, answer: {"grads": [encode(1.5)] * len(answer["grads"])}},
+    )
+    verdict = wrong(walks.check_zero_grad, grading, SHARED6_SCALAR)
+    assert verdict.details == [f"n{i}.grad is 1.5" for i in range(4)]
+
+
+def test_zero_grad_writing_into_a_node_is_named():
+    grading = session("micrograd.zero_grad", {"zero_grad": wrote("walk", 2, None, 0.0, 1.0)})
+    verdict = wrong(walks.check_zero_grad, grading, DAG)
+    assert verdict.details[0].startswith("zero_grad changed n2 in place")
 
 
 def test_zero_grad_right_answer_passes():
@@ -965,6 +1026,15 @@ def test_deep_losing_nodes():
     verdict = wrong(walks.check_deep, grading, 500)
     assert verdict.reason == "build_topo lost nodes of a long chain"
     assert verdict.details == ["it returned 100 entries for the 501 nodes of the chain"]
+
+
+def test_deep_leaves_foreign_objects_in_the_order_to_micrograd_topo():
+    """Whether the order holds only nodes is ``check_topo``'s question: here, that each node of
+    the chain is in it once."""
+    grading = session(
+        "micrograd.deep", {"deep": lambda case, answer: {"order": [*answer["order"], "n?"]}}
+    )
+    walks.check_deep(grading, 500)
 
 
 @pytest.mark.parametrize(
@@ -1161,6 +1231,231 @@ def test_tensor_backward_on_a_lone_leaf_gives_it_the_upstream_gradient(grad):
         + ")\nprint([n.grad for n in "
         "(n0, n0)])"
     )
+
+
+CHAIN16 = Dag(2, (((0, 1.0), (1, 1.0)), *(((k, 1.0), (0, 1.0)) for k in range(2, 15))))
+"""n2 = n0 + n1, then n3 ... n15 each the one before plus n0: 16 tensors, 14 ops, all reached."""
+
+
+def test_a_walk_that_reaches_nothing_lists_the_first_twelve_of_each_in_order():
+    run = walks.TensorRun([None] * 15 + [np.ones(1)], [], [])
+    with pytest.raises(WrongAnswer) as raised:
+        walks.judge_walk(CHAIN16, run, [True] * 16, "snippet")
+    assert raised.value.details == [
+        "15 of the 16 tensors that require grad have no .grad after backward(): "
+        + ", ".join(f"n{i}" for i in range(12)),
+        "the backward of 14 op(s) never ran: " + ", ".join(f"n{i}" for i in range(2, 14)),
+    ]
+
+
+def test_a_walk_that_runs_every_op_but_leaves_a_gradient_unset_says_only_that():
+    run = walks.TensorRun([np.ones(1), None, np.ones(1)], [2], [])
+    with pytest.raises(WrongAnswer) as raised:
+        walks.judge_walk(TREE, run, [True] * 3, "snippet")
+    assert raised.value.details == [
+        "1 of the 3 tensors that require grad have no .grad after backward(): n1"
+    ]
+
+
+def test_a_walk_that_sets_every_gradient_but_skips_an_op_says_only_that():
+    run = walks.TensorRun([np.ones(1)] * 4, [3], [])
+    with pytest.raises(WrongAnswer) as raised:
+        walks.judge_walk(DAG, run, [True] * 4, "snippet")
+    assert raised.value.details == ["the backward of 1 op(s) never ran: n2"]
+
+
+def test_a_wrapped_walk_must_reach_the_leaves_too():
+    run = walks.TensorRun([np.ones(1)] * 3, [2, 1], [])
+    walks.judge_walk(TREE, walks.TensorRun([np.ones(1)] * 3, [2, 1, 0], []), [True] * 3, "s", True)
+    with pytest.raises(WrongAnswer) as raised:
+        walks.judge_walk(TREE, run, [True] * 3, "snippet", wrapped=True)
+    assert raised.value.details == ["the backward of 1 op(s) never ran: n0"]
+
+
+@pytest.mark.parametrize(
+    ("check", "calls"),
+    [
+        (walks.check_tensor_backward, [3, 2, 4]),  # no node 4
+        (walks.check_tensor_backward, [3, 2, 0]),  # a leaf is no op of its own here
+        (walks.check_tensor_backward, [3, "x"]),
+        (walks.check_tensor_backward, [3, 2.0]),
+        (walks.check_walk_order, [3, 2, 1, 0, -1]),
+    ],
+    ids=["past-the-end", "leaf", "no-number", "float", "negative"],
+)
+def test_a_record_of_calls_naming_no_op_is_an_invalid_answer(check, calls):
+    grading = session(
+        "babygrad.backward", {"tensor_backward": lambda case, answer: answer | {"calls": calls}}
+    )
+    verdict = wrong(check, grading, DAG, *((2,),) if check is walks.check_tensor_backward else ())
+    assert (verdict.status, verdict.reason, verdict.details) == (
+        "error",
+        "invalid answer: the record of backward calls",
+        [],
+    )
+    assert verdict.snippet.startswith("import numpy as np")
+
+
+def test_a_tensor_walks_gradient_that_is_no_number_is_named_by_its_node():
+    grading = session(
+        "babygrad.backward",
+        {
+            "tensor_backward": lambda case, answer: (
+                answer | {"grads": ["oops", *answer["grads"][1:]]}
+            )
+        },
+    )
+    verdict = wrong(walks.check_tensor_backward, grading, DAG, (2,))
+    assert verdict.reason.startswith("invalid answer: n0.grad")
+
+
+def test_tensor_backward_judges_only_the_tensors_the_root_reaches():
+    """n1 is a leaf nothing uses: never reached, it keeps no gradient; n2, after it, is."""
+    unused = Dag(2, (((0, 2.0),),))
+    walks.check_tensor_backward(session("babygrad.backward"), unused, (2,))
+    grading = session(
+        "babygrad.backward", {"tensor_backward": set_entry("grads", 2, np.full((2,), 0.25))}
+    )
+    verdict = wrong(walks.check_tensor_backward, grading, unused, (2,))
+    assert verdict.details[0].startswith("n2.grad: expected shape (2,) [1., 1.]")
+
+
+def test_tensor_backward_shows_the_first_four_of_its_wrong_tensors():
+    grading = session(
+        "babygrad.backward",
+        {
+            "tensor_backward": lambda case, answer: (
+                answer | {"grads": [encode(np.full((1,), 9.0))] * 16}
+            )
+        },
+    )
+    verdict = wrong(walks.check_tensor_backward, grading, CHAIN16, (1,))
+    assert [line.split(".")[0] for line in verdict.details] == ["n0", "n1", "n2", "n3"]
+
+
+def test_tensor_backward_figure_shows_the_seeded_gradients_and_none_where_frozen():
+    grading = session("babygrad.backward", {"tensor_backward": set_entry("grads", 0, np.zeros(2))})
+    figure = wrong(walks.check_tensor_backward, grading, TREE, (2,), (1,), UPSTREAM).figure
+    assert [(n["id"], n["expected"], n["got"]) for n in figure["nodes"]] == [
+        ("n0", "shape (2,) [ 1., -3.]", "shape (2,) [0., 0.]"),
+        ("n1", None, None),
+        ("n2", "shape (2,) [ 0.5, -1.5]", "shape (2,) [ 0.5, -1.5]"),
+    ]
+
+
+def test_tensor_backward_with_right_gradients_still_judges_the_walk():
+    """Every gradient right, but n2's backward ran before n3's, which uses n2: shown with the
+    order the ops ran in."""
+    grading = session(
+        "babygrad.backward",
+        {"tensor_backward": lambda case, answer: answer | {"calls": [2, 3]}},
+    )
+    verdict = wrong(walks.check_tensor_backward, grading, DAG, (2,))
+    assert verdict.reason == "Tensor.backward visits tensors out of order"
+    api = grading.assignment("tensor").api
+    assert verdict.snippet == tensor_dag_snippet(api, DAG, (2,), (), None, order=True)
+
+
+SECOND = Dag(2, (((0, 2.0), (1, -1.0)), ((2, 0.5),)))
+"""n2 = 2 n0 - n1, n3 = 0.5 n2: ``backward()`` from n2, then from n3. After the first walk
+n0, n1, n2 hold 2, -1, 1; after the second, overwritten, 1, -0.5, 0.5 (and n3 1); added to
+what the first left, 3, -1.5, 1.5."""
+
+
+def second_rule(grading: GradingSession, rule: str) -> GradingSession:
+    """``grading`` in a course whose second ``backward()`` follows ``rule``."""
+    own = grading.profile.of("babygrad")
+    walk = dataclasses.replace(own.walk, second_backward=rule)
+    assignments = {**grading.profile.assignments, "babygrad": dataclasses.replace(own, walk=walk)}
+    grading.profile = dataclasses.replace(grading.profile, assignments=assignments)
+    return grading
+
+
+def second_grads(grads: tuple[float, ...], walk: str = "second") -> Tamper:
+    """The walk from the root (or the ``first`` one) answering ``grads``."""
+
+    def change(case: dict[str, Any], answer: Answer) -> Answer:
+        where = answer if walk == "second" else answer["first"]
+        where["grads"] = [encode(np.full((2,), g)) for g in grads]
+        return answer
+
+    return change
+
+
+@pytest.mark.parametrize("rule", ["overwrite", "unspecified"])
+def test_second_walk_right_answer_passes(rule):
+    grading = second_rule(session("babygrad.backward"), rule)
+    walks.check_second_walk(grading, SECOND, 2, (2,))
+    assert asked(grading) == ["load", "tensor_backward"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "told"),
+    [("overwrite", walks.SECOND_GRADS["overwrite"]), ("unspecified", walks.EITHER_GRADS)],
+)
+def test_a_second_walk_that_neither_overwrites_nor_adds_says_the_courses_rule(rule, told):
+    tamper = second_grads((0.0, 0.0, 0.0, 1.0))
+    grading = second_rule(session("babygrad.backward", {"tensor_backward": tamper}), rule)
+    verdict = wrong(walks.check_second_walk, grading, SECOND, 2, (2,))
+    assert verdict.reason == "wrong gradients from a second Tensor.backward()"
+    assert verdict.details[0] == (
+        "after n3.backward(): n0.grad: expected shape (2,) [1., 1.], got shape (2,) [0., 0.]"
+    )
+    assert verdict.details[-2:] == [told, walks.KEPT_STATE]
+    assert "n2.backward()  # a walk from a node of the graph" in verdict.snippet
+
+
+def test_a_second_walk_that_adds_fails_where_the_course_overwrites_and_passes_where_it_is_open():
+    tamper = second_grads((3.0, -1.5, 1.5, 1.0))
+    grading = second_rule(session("babygrad.backward", {"tensor_backward": tamper}), "overwrite")
+    verdict = wrong(walks.check_second_walk, grading, SECOND, 2, (2,))
+    assert verdict.details[-2] == walks.SECOND_GRADS["overwrite"]
+    grading = second_rule(session("babygrad.backward", {"tensor_backward": tamper}), "unspecified")
+    walks.check_second_walk(grading, SECOND, 2, (2,))
+
+
+def test_a_wrong_first_walk_is_told_as_a_walk_of_its_own():
+    tamper = second_grads((2.0, 1.0, 1.0, 0.0), walk="first")
+    grading = session("babygrad.backward", {"tensor_backward": tamper})
+    verdict = wrong(walks.check_second_walk, grading, SECOND, 2, (2,))
+    assert verdict.reason == "wrong gradients from Tensor.backward()"
+    assert verdict.details == [
+        "after n2.backward(): n1.grad: expected shape (2,) [-1., -1.], got shape (2,) [1., 1.]"
+    ]
+
+
+def test_a_second_walk_with_right_gradients_that_skips_an_op_is_told_where():
+    grading = session(
+        "babygrad.backward", {"tensor_backward": lambda case, answer: answer | {"calls": [3]}}
+    )
+    verdict = wrong(walks.check_second_walk, grading, SECOND, 2, (2,))
+    assert verdict.details == [
+        "in the walk from n3, the root built on n2",
+        "the backward of 1 op(s) never ran: n2",
+        walks.KEPT_STATE,
+    ]
+
+
+def test_a_second_walk_writing_into_a_tensor_is_named():
+    grading = session("babygrad.backward", {"tensor_backward": wrote("walk", 2, None, 0.0, 1.0)})
+    verdict = wrong(walks.check_second_walk, grading, SECOND, 2, (2,))
+    assert verdict.reason == "the walk changed a value in place"
+    assert verdict.details[0].startswith("Tensor.backward changed n2 in place")
+
+
+def test_a_second_walk_shows_the_first_four_of_its_wrong_tensors_then_the_rule():
+    grading = session(
+        "babygrad.backward",
+        {
+            "tensor_backward": lambda case, answer: (
+                answer | {"grads": [encode(np.full((2,), 9.0))] * 16}
+            )
+        },
+    )
+    verdict = wrong(walks.check_second_walk, grading, CHAIN16, 14, (2,))
+    assert [line.split(": ")[1] for line in verdict.details[:4]] == [f"n{i}.grad" for i in range(4)]
+    assert all(line.startswith("after n15.backward(): ") for line in verdict.details[:4])
+    assert verdict.details[4:] == [walks.SECOND_GRADS["overwrite"], walks.KEPT_STATE]
 
 
 def test_the_grader_ops_return_a_bare_tensor_for_one_input_and_check_their_node():
