@@ -85,6 +85,10 @@ class FakeWorker:
     def cpu_seconds(self) -> float:
         return 0.0
 
+    def engine(self, assignment: str) -> Any:
+        """The engine the probes run on: the reference's (another course's, in a subclass)."""
+        return engine(assignment)
+
     def close(self) -> None:
         pass
 
@@ -97,7 +101,7 @@ class FakeWorker:
         results = []
         for case in message["cases"]:
             answer = json.loads(
-                json.dumps(probes.PROBES[probe](engine(message["assignment"]), case))
+                json.dumps(probes.PROBES[probe](self.engine(message["assignment"]), case))
             )
             if probe in self.tamper:
                 answer = self.tamper[probe](case, answer)
@@ -110,15 +114,18 @@ def session(
     tamper: dict[str, Tamper] | None = None,
     timeout: tuple[str, ...] = (),
     worker: type[FakeWorker] = FakeWorker,
+    profile: profiles.Profile | None = None,
 ) -> GradingSession:
     """A grading session on the reference (oracles: the reference, confirmed by finite
     differences) whose worker is a ``FakeWorker`` (or ``worker``), running a test of
-    ``item``."""
+    ``item``; of ``profile``'s course and its reference, when given."""
+    reference = REFERENCE if profile is None else profile.path.parent / "reference"
     grading = GradingSession(
-        submission=REFERENCE,
+        submission=reference,
         tolerances=RUBRIC.tolerances,
-        reference_dir=REFERENCE,
+        reference_dir=reference,
         use_torch=False,
+        profile=profile or profiles.course(),
         launch=lambda _: worker(tamper, timeout),  # type: ignore[return-value]
         budgets={i.id: i.timeout for i in RUBRIC.items},
     )
