@@ -745,6 +745,16 @@ def test_topo_writing_into_a_node_is_named():
     assert verdict.details[0].startswith("build_topo changed n2 in place: it was 0 before, 1 after")
 
 
+def test_topo_answer_without_an_order_is_the_students_invalid_answer():
+    grading = session("micrograd.topo", {"topo": lambda case, answer: {}})
+    verdict = wrong(walks.check_topo, grading, DAG)
+    assert (verdict.status, verdict.reason) == (
+        "error",
+        "invalid answer: the answer has no valid 'order'",
+    )
+    assert "print(build_topo(n3))" in verdict.snippet
+
+
 def test_topo_with_a_shared_node_twice_is_named():
     grading = session("micrograd.topo", {"topo": lambda case, answer: {"order": [0, 1, 2, 0, 3]}})
     verdict = wrong(walks.check_topo, grading, DAG)

@@ -191,6 +191,30 @@ def test_topological_sort_answering_non_variables_is_an_invalid_answer(fields):
     assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
 
 
+def test_topological_sort_answer_without_an_order_is_the_students_invalid_answer():
+    """Only a submission that rewrites the grader's probe in its worker answers so: its
+    invalid answer, shown with the example, never a failure of the grader."""
+    grading = minitorch("topo", {"variable_topo": lambda case, answer: {"reads": [1] * 4}})
+    verdict = wrong(variables.check_topological_sort, grading, DAG, False)
+    assert (verdict.status, verdict.reason) == (
+        "error",
+        "invalid answer: the answer has no valid 'order'",
+    )
+    assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
+
+
+@pytest.mark.parametrize("reads", [[], [1, 1], [1, 1, 1, 1, 1], [1, -1, 1, 1]])
+def test_topological_sort_answer_without_one_count_of_reads_per_variable_is_invalid(reads):
+    grading = minitorch("topo", answering(reads=reads))
+    verdict = wrong(variables.check_topological_sort, grading, DAG, False)
+    assert (verdict.status, verdict.reason, verdict.details) == (
+        "error",
+        "invalid answer: a count of reads per variable",
+        [],
+    )
+    assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
+
+
 def test_topological_sort_may_read_a_variables_parents_four_times():
     grading = minitorch("topo", answering(reads=[1, 4, 4, 1]))
     variables.check_topological_sort(grading, DAG, False)

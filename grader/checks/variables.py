@@ -136,6 +136,8 @@ def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -
     reads = protocol.field(answer, "reads", list)
     if not all(type(i) is int for i in [*order, *reads]):
         raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
+    if len(reads) != dag.size or min(reads) < 0:
+        raise WrongAnswer("error", "invalid answer: a count of reads per variable", [], snippet)
     problems = dag.topo_problems(order[::-1], root_first=True)
     if problems:
         if not dag.topo_problems(order):
