@@ -1420,6 +1420,11 @@ def test_a_second_walk_that_neither_overwrites_nor_adds_says_the_courses_rule(ru
     )
     assert verdict.details[-2:] == [told, walks.KEPT_STATE]
     assert "n2.backward()  # a walk from a node of the graph" in verdict.snippet
+    assert verdict.bugs == []
+    assert [(n["expected"], n["got"]) for n in verdict.figure["nodes"][:2]] == [
+        ("shape (2,) [1., 1.]", "shape (2,) [0., 0.]"),
+        ("shape (2,) [-0.5, -0.5]", "shape (2,) [0., 0.]"),
+    ]
 
 
 def test_a_second_walk_that_adds_fails_where_the_course_overwrites_and_passes_where_it_is_open():
