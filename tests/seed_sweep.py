@@ -9,12 +9,23 @@ must cost its own item, with nothing else lost but the course's whole-graph item
 line per seed and every survivor or leak; exits 1 if there is one.
 
     python -m tests.seed_sweep --course course --seeds 1-20 -j 2
+
+With ``--mutants AUDIT``, the same for the mutants an audit killed (``python -m grader audit
+--out AUDIT``, at the rubric's seed): each batch is the audit's own uploads of an assignment
+(its reference and mutants, ``AUDIT/mutants/<assignment>/``), graded on its items but the
+whole graph's, and every killed mutant must still cost an item of its region at every seed
+(``--sample N``: a seeded sample of them, the same at every seed).
+
+    python -m tests.seed_sweep --mutants audit --sample 60 --seeds 1-20 -j 2
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
+import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,11 +60,14 @@ def uploads(course: str, folder: Path) -> dict[str, Bug]:
     return planted
 
 
-def graded(course: str, folder: Path, out: Path, seed: int, jobs: int) -> dict[str, dict]:
-    """``grades.csv`` of one batch at ``seed``, by upload."""
+def graded(
+    course: str, folder: Path, out: Path, seed: int, jobs: int, *chosen: str
+) -> dict[str, dict]:
+    """``grades.csv`` of one batch at ``seed``, by upload (``chosen``: more of ``grader
+    batch``'s arguments)."""
     run = subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out)]
-        + ["--course", course, "--seed", str(seed), "-j", str(jobs), "--force"],
+        + ["--course", course, "--seed", str(seed), "-j", str(jobs), "--force", *chosen],
         capture_output=True,
         text=True,
     )
@@ -87,6 +101,76 @@ def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
     return wrong
 
 
+def killed(audit: Path, count: int | None) -> dict[str, list[dict]]:
+    """The mutants ``audit`` killed (a sample of ``count`` of them, seeded), by assignment,
+    each as ``audit.json`` gives it (``id``, ``own``: the items of its region)."""
+    verdicts = json.loads((audit / "audit.json").read_text())["verdicts"]
+    chosen = [v for v in verdicts if v["verdict"] == "killed"]
+    if count is not None and count < len(chosen):
+        chosen = random.Random(0).sample(chosen, count)
+    by_assignment: dict[str, list[dict]] = {}
+    for verdict in sorted(chosen, key=lambda v: v["id"]):
+        by_assignment.setdefault(verdict["own"][0].partition(".")[0], []).append(verdict)
+    return by_assignment
+
+
+def mutant_uploads(audit: Path, assignment: str, mutants: list[dict], folder: Path) -> Path:
+    """The audit's reference and ``mutants`` of ``assignment``, as uploads in ``folder``."""
+    uploads = audit / "mutants" / assignment
+    for name in [REFERENCE_UPLOAD, *(m["id"] for m in mutants)]:
+        shutil.copytree(uploads / name, folder / assignment / name)
+    return folder / assignment
+
+
+def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
+    """What is wrong at one seed: the reference short of full marks on an item graded, a
+    killed mutant that costs none of its region's items (a survivor), one not graded."""
+    reference = rows[REFERENCE_UPLOAD]
+    graded_items = [c for c in reference if "." in c and reference[c] != ""]
+    short = float(reference["total"] or 0) < float(reference["max"])
+    wrong = [f"reference: {reference['total']} of {reference['max']}"] * short
+    for mutant in mutants:
+        row = rows.get(mutant["id"])
+        if row is None or row["total"] == "":
+            wrong.append(f"{mutant['id']}: not graded ({row and row['notes']})")
+        elif not any(row[i] != reference[i] for i in mutant["own"] if i in graded_items):
+            wrong.append(f"{mutant['id']}: survives")
+    return wrong
+
+
+def mutant_sweep(options: argparse.Namespace) -> int:
+    """``--mutants``: the audit's killed mutants, graded again at each seed."""
+    chosen = killed(options.mutants, options.sample)
+    failures = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for assignment, mutants in chosen.items():
+            folder = mutant_uploads(options.mutants, assignment, mutants, Path(scratch))
+            items = sorted({i for m in mutants for i in m["own"] if not i.endswith(".graphs")})
+            only = [word for item in items for word in ("--only", item)]
+            print(f"{assignment}: {len(mutants)} killed mutants and the reference", flush=True)
+            for seed in options.seeds:
+                out = Path(scratch) / f"out-{assignment}-{seed}"
+                rows = graded(
+                    options.course,
+                    folder,
+                    out,
+                    seed,
+                    options.jobs,
+                    "--assignment",
+                    assignment,
+                    *only,
+                )
+                wrong = mutant_verdicts(rows, mutants)
+                print(
+                    f"seed {seed}: {len(mutants) - len(wrong)} of {len(mutants)} killed",
+                    flush=True,
+                )
+                for line in wrong:
+                    print(f"  {line}", flush=True)
+                failures += len(wrong)
+    return 1 if failures else 0
+
+
 def seed_range(text: str) -> list[int]:
     low, _, high = text.partition("-")
     return list(range(int(low), int(high or low) + 1))
@@ -97,7 +181,11 @@ def main() -> int:
     parser.add_argument("--course", default="course", help="a shipped course (default: this)")
     parser.add_argument("--seeds", type=seed_range, default=seed_range("1-20"))
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--mutants", type=Path, metavar="AUDIT", help="an audit's --out folder")
+    parser.add_argument("--sample", type=int, help="with --mutants: this many, seeded")
     options = parser.parse_args()
+    if options.mutants is not None:
+        return mutant_sweep(options)
     failures = 0
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "uploads"

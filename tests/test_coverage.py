@@ -178,3 +178,32 @@ def test_the_seed_sweep_names_survivors_leaks_and_a_reference_short_of_full_mark
         f"{bug.label}: also costs micrograd.ops.tanh",
         f"{other.label}: survives",
     ]
+
+
+def test_the_mutant_sweep_names_a_killed_mutant_that_survives_a_seed():
+    """``--mutants``' judge: a mutant costs an item of its region, or survives; an item of its
+    region not graded in this batch (blank) is not one it can cost."""
+    columns = ("babygrad.ops.summation", "babygrad.backward")
+
+    def row(total: str, *scores: str) -> dict[str, str]:
+        cells = dict(zip(columns, scores, strict=True))
+        return {"student": "x", "total": total, "max": "6", **cells, "notes": ""}
+
+    mutants = [
+        {"id": "m1", "own": ["babygrad.ops.summation", "babygrad.accumulate"]},
+        {"id": "m2", "own": ["babygrad.backward", "babygrad.accumulate"]},
+        {"id": "m3", "own": ["babygrad.backward"]},
+    ]
+    rows = {
+        seed_sweep.REFERENCE_UPLOAD: row("6", "3", "3"),
+        "m1": row("3", "0", "3"),
+        "m2": row("3", "3", "3"),
+        "m3": row("", "", ""),
+    }
+    rows["m3"]["notes"] = "timed out"
+    assert seed_sweep.mutant_verdicts(rows, mutants) == [
+        "m2: survives",
+        "m3: not graded (timed out)",
+    ]
+    rows[seed_sweep.REFERENCE_UPLOAD]["total"] = "5"
+    assert seed_sweep.mutant_verdicts(rows, mutants[:1]) == ["reference: 5 of 6"]
