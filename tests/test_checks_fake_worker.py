@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 
 from grader.checks import accumulation, broadcasting, bugs, graphs, ops, stopwatch, walks
-from grader.checks.session import Aborted, GradingSession, NotGradable
+from grader.checks import session as session_module
+from grader.checks.session import Aborted, GradingSession, NotGradable, remembers_verdict
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.dags import Dag
@@ -2171,6 +2172,38 @@ def test_a_failing_check_keeps_what_it_asked_and_was_answered():
     ((request, result),) = grading.failed_calls[TEST][verdict.snippet]
     assert request == grading.asked[-1] and request[1] == "op"
     assert decode(result["ok"]["grads"][0]) == 1 - t
+
+
+def test_a_test_keeps_the_calls_of_its_latest_failing_checks_by_snippet(monkeypatch):
+    """At most ``FAILED_CALLS`` examples, the latest last: one that fails again moves to the
+    end, and the oldest is let go."""
+    monkeypatch.setattr(session_module, "FAILED_CALLS", 2)
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 9.0)})
+    a, b, a_again, c = (
+        wrong(ops.check_op, grading, TANH, np.asarray(g)).snippet for g in (1.0, 2.0, 1.0, 3.0)
+    )
+    assert len({a, b, c}) == 3 and a_again == a
+    assert list(grading.failed_calls[TEST]) == [a, c]
+    assert grading.answered is None
+
+
+def test_a_check_inside_a_check_leaves_the_outer_one_what_it_asked():
+    """A check that runs another (and catches its verdict) keeps every request of its own run,
+    the inner one's too, under its own example alone; and nothing once it is over."""
+
+    @remembers_verdict
+    def outer(grading: GradingSession) -> None:
+        grading.ask("micrograd", "op", TANH_CASE, "before")
+        with pytest.raises(WrongAnswer):
+            ops.check_op(grading, TANH, np.asarray(1.0))
+        grading.ask("micrograd", "op", TANH_CASE, "after")
+        raise WrongAnswer("failed", "the outer check's verdict", [], "outer")
+
+    grading = session("micrograd.ops.tanh", {"op": set_entry("grads", 0, 9.0)})
+    wrong(outer, grading)
+    assert list(grading.failed_calls[TEST]) == ["outer"]
+    assert len(grading.failed_calls[TEST]["outer"]) == 3
+    assert grading.answered is None
 
 
 def test_a_request_asked_outside_any_check_is_answered_and_kept_by_no_check():

@@ -280,6 +280,31 @@ def test_feedback_text_lists_fix_first_failures_examples_bugs_then_the_hint():
     ]
 
 
+def test_feedback_keeps_the_order_failures_came_in_and_the_order_bugs_were_named():
+    failures = [
+        {
+            "test": "t2",
+            "reason": "wrong gradient",
+            "details": [],
+            "snippet": "",
+            "bugs": ["overwrite-grad: = not +=", "no-seed: the root's grad is not 1"],
+        },
+        {"test": "t1", "reason": "timed out", "details": [], "snippet": "", "bugs": []},
+    ]
+    assert feedback_text([], failures, "").splitlines() == [
+        "t2: wrong gradient",
+        "Recognised bug: overwrite-grad: = not +=",
+        "Recognised bug: no-seed: the root's grad is not 1",
+        "t1: timed out",
+    ]
+
+
+def test_dependencies_to_fix_first_come_in_the_rubrics_order():
+    outcomes = all_pass(OPS.id, WALK.id, GRAPHS.id)
+    outcomes += [failed(OPS.id), failed(WALK.id, "w"), failed(GRAPHS.id, "g")]
+    assert score(outcomes)[GRAPHS.id].fix_first == [OPS.id, WALK.id]
+
+
 def test_failures_with_the_same_verdict_are_told_once_with_every_test_they_stopped():
     missing = {"reason": "Value has no method exp", "details": [], "snippet": "", "bugs": []}
     failures = [
