@@ -667,7 +667,7 @@ def test_a_replys_results_keep_the_order_of_the_cases():
 def test_an_array_may_be_empty_but_its_shape_is_bounded():
     for dims in ([2, 0], [1 << 20, 0], [1] * 7 + [0]):
         assert protocol.decode_array({"shape": dims, "data": []}, "x").shape == tuple(dims)
-    for dims in ([-1], [(1 << 20) + 1], [1] * 9, [2.0], "2"):
+    for dims in ([-1], [(1 << 20) + 1], [1] * 9, [2.0], "2", [2, "x"]):
         with pytest.raises(protocol.InvalidAnswer, match="x: bad shape"):
             protocol.decode_array({"shape": dims, "data": []}, "x")
 

@@ -215,6 +215,12 @@ def test_topological_sort_answer_without_one_count_of_reads_per_variable_is_inva
     assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
 
 
+def test_topological_sort_may_leave_a_variables_parents_unread():
+    """A sort that asks ``is_leaf`` first never reads a leaf's parents: a count of 0."""
+    grading = minitorch("topo", answering(reads=[0, 0, 1, 1]))
+    variables.check_topological_sort(grading, DAG, False)
+
+
 def test_topological_sort_may_read_a_variables_parents_four_times():
     grading = minitorch("topo", answering(reads=[1, 4, 4, 1]))
     variables.check_topological_sort(grading, DAG, False)
