@@ -367,6 +367,13 @@ def test_protections_and_the_bwrap_command_come_from_one_policy(tmp_path):
     assert "uts namespaces" in lines and "NO uts namespaces" in fallback
 
 
+def test_protections_name_the_namespaces_in_the_policys_order():
+    lines = policy.protections(Policy(namespaces=("pid", "net", "uts", "ipc")), "bwrap")
+    pid = next(i for i, line in enumerate(lines) if line.startswith("pid namespace"))
+    assert pid < lines.index("no network (network namespace)")
+    assert "uts and ipc namespaces" in lines
+
+
 def test_protections_say_who_the_worker_runs_as_and_what_is_missing():
     own, shared = Policy(uid=64999), Policy(uid=None, namespaces=("net", "pid"))
     assert "uid 64999 (unprivileged, no capabilities, no_new_privs)" in policy.protections(
