@@ -77,14 +77,19 @@ def graded(
         return {row["student"]: row for row in csv.DictReader(rows)}
 
 
+def short_of_full(reference: dict[str, str]) -> list[str]:
+    """The reference's row, if it is short of full marks (extra credit may take it above)."""
+    short = float(reference["total"] or 0) < float(reference["max"])
+    return [f"reference: {reference['total']} of {reference['max']}"] * short
+
+
 def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
     """What is wrong at one seed: the reference short of full marks, a bug its item does not
     notice (a survivor), an item other than its own and the whole graph that it costs (a
     leak), an upload not graded."""
     reference = rows[REFERENCE_UPLOAD]
     items = [c for c in reference if "." in c]
-    short = float(reference["total"] or 0) < float(reference["max"])  # extra credit: above
-    wrong = [f"reference: {reference['total']} of {reference['max']}"] * short
+    wrong = short_of_full(reference)
     for name, bug in planted.items():
         row = rows.get(name)
         if row is None or row["total"] == "":
@@ -127,8 +132,7 @@ def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
     killed mutant that costs none of its region's items (a survivor), one not graded."""
     reference = rows[REFERENCE_UPLOAD]
     graded_items = [c for c in reference if "." in c and reference[c] != ""]
-    short = float(reference["total"] or 0) < float(reference["max"])
-    wrong = [f"reference: {reference['total']} of {reference['max']}"] * short
+    wrong = short_of_full(reference)
     for mutant in mutants:
         row = rows.get(mutant["id"])
         if row is None or row["total"] == "":

@@ -18,7 +18,7 @@ import json
 import math
 import re
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -644,6 +644,16 @@ TREE = Dag(2, (((0, 2.0), (1, -1.0)),))
 UPSTREAM = np.array([0.5, -1.5])
 
 
+def filled(grads: Sequence[float], shape: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Each gradient as an array of ``shape`` full of it, as the worker sends it."""
+    return [encode(np.full(shape, g)) for g in grads]
+
+
+def walk_grads(grads: Sequence[float], shape: tuple[int, ...]) -> Tamper:
+    """The ``Tensor.backward`` probe answering ``grads`` (``filled``) for its walk."""
+    return lambda case, answer: answer | {"grads": filled(grads, shape)}
+
+
 def test_dag_gradients_are_what_the_tests_below_assume():
     assert DAG.backward() == [[4.0, -0.5, 0.5, 1.0]]
 
@@ -1168,11 +1178,7 @@ def test_tensor_backward_ignoring_the_upstream_gradient_is_not_named():
     ``grad``. No classic bug's model gives these numbers."""
     grading = session(
         "babygrad.backward",
-        {
-            "tensor_backward": lambda case, answer: (
-                answer | {"grads": [encode(np.full((2,), g)) for g in TREE.backward()[0]]}
-            )
-        },
+        {"tensor_backward": walk_grads(TREE.backward()[0], (2,))},
     )
     verdict = wrong(walks.check_tensor_backward, grading, TREE, (2,), (), UPSTREAM)
     assert verdict.details[0] == "n0.grad: expected shape (2,) [ 1., -3.], got shape (2,) [2., 2.]"
@@ -1212,11 +1218,7 @@ def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():
 def test_tensor_backward_walking_forwards_is_named():
     grading = session(
         "babygrad.backward",
-        {
-            "tensor_backward": lambda case, answer: (
-                answer | {"grads": [encode(np.full((2,), g)) for g in (3.0, 0.0, 0.5, 1.0)]}
-            )
-        },
+        {"tensor_backward": walk_grads((3.0, 0.0, 0.5, 1.0), (2,))},
     )
     verdict = wrong(walks.check_tensor_backward, grading, DAG, (2,))
     assert names_bug(verdict, "topo-not-reversed")
@@ -1341,11 +1343,7 @@ def test_tensor_backward_judges_only_the_tensors_the_root_reaches():
 def test_tensor_backward_shows_the_first_four_of_its_wrong_tensors():
     grading = session(
         "babygrad.backward",
-        {
-            "tensor_backward": lambda case, answer: (
-                answer | {"grads": [encode(np.full((1,), 9.0))] * 16}
-            )
-        },
+        {"tensor_backward": walk_grads([9.0] * 16, (1,))},
     )
     verdict = wrong(walks.check_tensor_backward, grading, CHAIN16, (1,))
     assert [line.split(".")[0] for line in verdict.details] == ["n0", "n1", "n2", "n3"]
@@ -1394,7 +1392,7 @@ def second_grads(grads: tuple[float, ...], walk: str = "second") -> Tamper:
 
     def change(case: dict[str, Any], answer: Answer) -> Answer:
         where = answer if walk == "second" else answer["first"]
-        where["grads"] = [encode(np.full((2,), g)) for g in grads]
+        where["grads"] = filled(grads, (2,))
         return answer
 
     return change
@@ -1469,11 +1467,7 @@ def test_a_second_walk_writing_into_a_tensor_is_named():
 def test_a_second_walk_shows_the_first_four_of_its_wrong_tensors_then_the_rule():
     grading = session(
         "babygrad.backward",
-        {
-            "tensor_backward": lambda case, answer: (
-                answer | {"grads": [encode(np.full((2,), 9.0))] * 16}
-            )
-        },
+        {"tensor_backward": walk_grads([9.0] * 16, (2,))},
     )
     verdict = wrong(walks.check_second_walk, grading, CHAIN16, 14, (2,))
     assert [line.split(": ")[1] for line in verdict.details[:4]] == [f"n{i}.grad" for i in range(4)]

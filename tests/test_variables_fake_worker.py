@@ -22,6 +22,7 @@ from grader.checks import variables
 from grader.checks.session import GradingSession
 from grader.language import profiles
 from grader.language.dags import Dag
+from grader.language.verdicts import WrongAnswer
 from grader.layout import COURSES
 from grader.worker.engines import load_engine, reinstated
 from tests.test_checks_fake_worker import (
@@ -76,6 +77,17 @@ def minitorch(item: str, tamper: dict[str, Tamper] | None = None) -> GradingSess
 def answering(**fields: Any) -> dict[str, Tamper]:
     """The ``variable_topo`` probe's answer with these fields instead."""
     return {"variable_topo": lambda case, answer: answer | fields}
+
+
+def invalid(verdict: WrongAnswer, reason: str, shown: str) -> None:
+    """``verdict`` is the student's invalid answer for ``reason``, with no details, shown with
+    the example that ends with ``shown``."""
+    assert (verdict.status, verdict.reason, verdict.details) == (
+        "error",
+        f"invalid answer: {reason}",
+        [],
+    )
+    assert verdict.snippet.endswith(shown)
 
 
 # n0, n1 leaves; n2 = 2 n0 - n1; n3 = 0.5 n2 + 3 n0 (n0 shared). Derivatives: 4, -0.5, 0.5, 1.
@@ -183,12 +195,7 @@ def test_topological_sort_with_a_constant_a_repeat_or_a_gap_says_which(order, pr
 def test_topological_sort_answering_non_variables_is_an_invalid_answer(fields):
     grading = minitorch("topo", answering(**fields))
     verdict = wrong(variables.check_topological_sort, grading, DAG, False)
-    assert (verdict.status, verdict.reason) == (
-        "error",
-        "invalid answer: the order holds non-variables",
-    )
-    assert verdict.details == []
-    assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
+    invalid(verdict, "the order holds non-variables", f"order = {SORT}(n3)\n{SHOW}")
 
 
 def test_topological_sort_answer_without_an_order_is_the_students_invalid_answer():
@@ -196,23 +203,14 @@ def test_topological_sort_answer_without_an_order_is_the_students_invalid_answer
     invalid answer, shown with the example, never a failure of the grader."""
     grading = minitorch("topo", {"variable_topo": lambda case, answer: {"reads": [1] * 4}})
     verdict = wrong(variables.check_topological_sort, grading, DAG, False)
-    assert (verdict.status, verdict.reason) == (
-        "error",
-        "invalid answer: the answer has no valid 'order'",
-    )
-    assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
+    invalid(verdict, "the answer has no valid 'order'", f"order = {SORT}(n3)\n{SHOW}")
 
 
 @pytest.mark.parametrize("reads", [[], [1, 1], [1, 1, 1, 1, 1], [1, -1, 1, 1]])
 def test_topological_sort_answer_without_one_count_of_reads_per_variable_is_invalid(reads):
     grading = minitorch("topo", answering(reads=reads))
     verdict = wrong(variables.check_topological_sort, grading, DAG, False)
-    assert (verdict.status, verdict.reason, verdict.details) == (
-        "error",
-        "invalid answer: a count of reads per variable",
-        [],
-    )
-    assert verdict.snippet.endswith(f"order = {SORT}(n3)\n{SHOW}")
+    invalid(verdict, "a count of reads per variable", f"order = {SORT}(n3)\n{SHOW}")
 
 
 def test_topological_sort_may_leave_a_variables_parents_unread():
@@ -457,9 +455,7 @@ def test_backpropagate_changing_a_value_in_place_names_backpropagate():
 def test_backpropagate_answer_that_is_not_one_list_per_variable_is_invalid(tamper, reason):
     grading = minitorch("backward", both(tamper))
     verdict = wrong(variables.check_backpropagate, grading, DAG, SEED)
-    assert (verdict.status, verdict.reason) == ("error", f"invalid answer: {reason} per node")
-    assert verdict.details == []
-    assert verdict.snippet.endswith("print([n.derivative for n in nodes[:2]])")
+    invalid(verdict, f"{reason} per node", "print([n.derivative for n in nodes[:2]])")
 
 
 # Wrong with the grader's order (the output first), right with the student's own
@@ -601,12 +597,9 @@ def test_second_sort_root_last_is_named_as_the_convention(key, order, reason):
 def test_second_sort_answering_non_variables_is_an_invalid_answer(fields):
     grading = minitorch("topo", answering(**fields))
     verdict = wrong(variables.check_second_sort, grading, TREE, 3)
-    assert (verdict.status, verdict.reason) == (
-        "error",
-        "invalid answer: the order holds non-variables",
+    invalid(
+        verdict, "the order holds non-variables", f"# then from a variable made from it\n{SHOW}"
     )
-    assert verdict.details == []
-    assert verdict.snippet.endswith(f"# then from a variable made from it\n{SHOW}")
 
 
 def test_second_sort_asks_about_each_graph_it_is_given():
