@@ -11,10 +11,11 @@ line per seed and every survivor or leak; exits 1 if there is one.
     python -m tests.seed_sweep --course course --seeds 1-20 -j 2
 
 With ``--mutants AUDIT``, the same for the mutants an audit killed (``python -m grader audit
---out AUDIT``, at the rubric's seed): each batch is the audit's own uploads of an assignment
-(its reference and mutants, ``AUDIT/mutants/<assignment>/``), graded on its items but the
-whole graph's, and every killed mutant must still cost an item of its region at every seed
-(``--sample N``: a seeded sample of them, the same at every seed).
+--out AUDIT``, at the rubric's seed): each batch is the audit's own uploads of one region
+(its reference and the killed mutants whose region serves the same items, from
+``AUDIT/mutants/<assignment>/``), graded on those items but the whole graph's, and every killed
+mutant must still cost an item of its region at every seed (``--sample N``: a seeded sample of
+them, the same at every seed).
 
     python -m tests.seed_sweep --mutants audit --sample 60 --seeds 1-20 -j 2
 """
@@ -106,25 +107,27 @@ def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
     return wrong
 
 
-def killed(audit: Path, count: int | None) -> dict[str, list[dict]]:
-    """The mutants ``audit`` killed (a sample of ``count`` of them, seeded), by assignment,
-    each as ``audit.json`` gives it (``id``, ``own``: the items of its region)."""
+def killed(audit: Path, count: int | None) -> dict[tuple[str, ...], list[dict]]:
+    """The mutants ``audit`` killed (a sample of ``count`` of them, seeded), by the items of
+    their region but the whole graph's (which a batch grades them on: the rest cannot notice
+    them), each as ``audit.json`` gives it (``id``, ``own``: the items of its region)."""
     verdicts = json.loads((audit / "audit.json").read_text())["verdicts"]
     chosen = [v for v in verdicts if v["verdict"] == "killed"]
     if count is not None and count < len(chosen):
         chosen = random.Random(0).sample(chosen, count)
-    by_assignment: dict[str, list[dict]] = {}
+    by_region: dict[tuple[str, ...], list[dict]] = {}
     for verdict in sorted(chosen, key=lambda v: v["id"]):
-        by_assignment.setdefault(verdict["own"][0].partition(".")[0], []).append(verdict)
-    return by_assignment
+        items = tuple(sorted(i for i in verdict["own"] if not i.endswith(".graphs")))
+        by_region.setdefault(items, []).append(verdict)
+    return dict(sorted(by_region.items()))
 
 
 def mutant_uploads(audit: Path, assignment: str, mutants: list[dict], folder: Path) -> Path:
     """The audit's reference and ``mutants`` of ``assignment``, as uploads in ``folder``."""
     uploads = audit / "mutants" / assignment
     for name in [REFERENCE_UPLOAD, *(m["id"] for m in mutants)]:
-        shutil.copytree(uploads / name, folder / assignment / name)
-    return folder / assignment
+        shutil.copytree(uploads / name, folder / name)
+    return folder
 
 
 def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
@@ -143,17 +146,20 @@ def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
 
 
 def mutant_sweep(options: argparse.Namespace) -> int:
-    """``--mutants``: the audit's killed mutants, graded again at each seed."""
+    """``--mutants``: the audit's killed mutants, graded again at each seed, a batch per
+    region on its items alone."""
     chosen = killed(options.mutants, options.sample)
     failures = 0
     with tempfile.TemporaryDirectory() as scratch:
-        for assignment, mutants in chosen.items():
-            folder = mutant_uploads(options.mutants, assignment, mutants, Path(scratch))
-            items = sorted({i for m in mutants for i in m["own"] if not i.endswith(".graphs")})
+        for number, (items, mutants) in enumerate(chosen.items()):
+            assignment = items[0].partition(".")[0]
+            folder = mutant_uploads(
+                options.mutants, assignment, mutants, Path(scratch) / f"region{number}"
+            )
             only = [word for item in items for word in ("--only", item)]
-            print(f"{assignment}: {len(mutants)} killed mutants and the reference", flush=True)
+            print(f"{', '.join(items)}: {len(mutants)} killed mutants", flush=True)
             for seed in options.seeds:
-                out = Path(scratch) / f"out-{assignment}-{seed}"
+                out = Path(scratch) / f"out{number}-{seed}"
                 rows = graded(
                     options.course,
                     folder,
@@ -166,11 +172,11 @@ def mutant_sweep(options: argparse.Namespace) -> int:
                 )
                 wrong = mutant_verdicts(rows, mutants)
                 print(
-                    f"seed {seed}: {len(mutants) - len(wrong)} of {len(mutants)} killed",
+                    f"  seed {seed}: {len(mutants) - len(wrong)} of {len(mutants)} killed",
                     flush=True,
                 )
                 for line in wrong:
-                    print(f"  {line}", flush=True)
+                    print(f"    {line}", flush=True)
                 failures += len(wrong)
     return 1 if failures else 0
 

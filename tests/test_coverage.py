@@ -6,6 +6,7 @@ The counts draw the examples without grading (``grader.workflows.coverage``): se
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -207,3 +208,23 @@ def test_the_mutant_sweep_names_a_killed_mutant_that_survives_a_seed():
     ]
     rows[seed_sweep.REFERENCE_UPLOAD]["total"] = "5"
     assert seed_sweep.mutant_verdicts(rows, mutants[:1]) == ["reference: 5 of 6"]
+
+
+def test_the_mutant_sweep_grades_each_region_on_its_own_items(tmp_path):
+    """``--mutants`` batches an audit's killed mutants by the items of their region (the whole
+    graph's left out), the same sample at every call; what was not killed is not swept."""
+    verdicts = [
+        {"id": "b", "verdict": "killed", "own": ["babygrad.backward", "babygrad.graphs"]},
+        {"id": "a", "verdict": "killed", "own": ["babygrad.backward"]},
+        {"id": "c", "verdict": "killed", "own": ["micrograd.ops.tanh", "micrograd.accumulate"]},
+        {"id": "d", "verdict": "confirmed-equivalent", "own": ["babygrad.backward"]},
+    ]
+    (tmp_path / "audit.json").write_text(json.dumps({"verdicts": verdicts}))
+    regions = seed_sweep.killed(tmp_path, None)
+    assert {items: [m["id"] for m in mutants] for items, mutants in regions.items()} == {
+        ("babygrad.backward",): ["a", "b"],
+        ("micrograd.accumulate", "micrograd.ops.tanh"): ["c"],
+    }
+    sample = seed_sweep.killed(tmp_path, 2)
+    assert sum(len(m) for m in sample.values()) == 2
+    assert sample == seed_sweep.killed(tmp_path, 2)
