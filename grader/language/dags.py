@@ -8,6 +8,7 @@ graded without trusting a single student op.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,8 +186,15 @@ def second_walks(draw: st.DrawFn, max_operands: int | None = None) -> tuple[Dag,
     """A tree (``dags(shared=False)``: nothing to sum, so only the walk is graded) and an op
     node of it other than the root, to walk first: the root is then a new root built on a
     graph already walked (``y = f(x); y.backward(); z = g(y, w); z.backward()``)."""
-    dag = draw(dags(shared=False, max_operands=max_operands).filter(lambda d: len(d.nodes) >= 2))
+    dag = draw(_trees(max_operands))
     return dag, draw(st.integers(dag.leaves, dag.size - 2))
+
+
+@functools.cache
+def _trees(max_operands: int | None) -> st.SearchStrategy[Dag]:
+    """``second_walks``' trees of two op nodes or more, built once per ``max_operands``: a new
+    filter is validated and its lambda's source read on its first draw, every example."""
+    return dags(shared=False, max_operands=max_operands).filter(lambda d: len(d.nodes) >= 2)
 
 
 def _gathered(sinks: list[int], max_operands: int) -> list[tuple[tuple[int, float], ...]]:

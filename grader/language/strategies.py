@@ -292,11 +292,18 @@ def tensor_backward_cases(
             dag, frozen = Dag(1, ()), []
         else:
             frozen = list(range(dag.leaves))
+    return dag, shape, tuple(frozen), draw(_upstream(shape))
+
+
+@functools.cache
+def _upstream(shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray | None]:
+    """``tensor_backward_cases``' gradient for ``backward``, built once per shape: a new
+    strategy is validated on its first draw, every example."""
     size = math.prod(shape)
     upstream = st.lists(st.sampled_from(UPSTREAM), min_size=size, max_size=size).map(
         lambda xs: np.asarray(xs, dtype=np.float64).reshape(shape)
     )
-    return dag, shape, tuple(frozen), draw(st.none() | upstream)
+    return st.none() | upstream
 
 
 PRELOADS = (0.5, -1.25, 2.0, 3.5)

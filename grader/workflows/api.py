@@ -14,7 +14,6 @@ Exit codes, shared by every command: 0 graded (whatever the score); 1 graded but
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ from grader.language.assignments import Assignment
 from grader.layout import SUITES
 from grader.report.document import GradeReport
 from grader.worker.sanitize import last_line
+from grader.workflows import prestart
+from grader.workflows.prestart import grading_environment
 from grader.workflows.submissions import not_submitted, submitted
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
@@ -98,18 +99,6 @@ def pytest_words(command: list[str]) -> list[str]:
     return command[command.index("pytest") + 1 :]
 
 
-def grading_environment() -> dict[str, str]:
-    """The environment of a grading process: no plugin autoloading, no bytecode files, one
-    hash seed, and no ``CI`` variable (Hypothesis would load its own CI profile)."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("PYTHON") and key != "CI"
-    }
-    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
-    return env
-
-
 def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
     """A fresh Python process per grading run (``grader.workflows.lane``: a warm one)."""
     proc = subprocess.run(
@@ -125,24 +114,19 @@ def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
 
 def in_one_process(commands: list[list[str]], workdir: Path) -> list[tuple[int, str]]:
     """The grading commands of one grade, run at once as forks of one trusted process
-    (``grader.workflows.lane.serve_once``): each run's exit code and output, as
-    ``in_subprocess`` gives them."""
+    (``grader.workflows.lane.serve_once``; the one ``python -m grader`` started first, where it
+    did: ``grader.workflows.prestart``): each run's exit code and output, as ``in_subprocess``
+    gives them."""
     runs = [
         {"args": pytest_words(command), "cwd": str(workdir), "output": f"run{n}.out"}
         for n, command in enumerate(commands)
     ]
-    proc = subprocess.run(
-        [sys.executable, "-I", "-m", "grader.workflows.lane", "--once"],
-        input=json.dumps(runs),
-        cwd=workdir,
-        env=grading_environment(),
-        capture_output=True,
-        text=True,
-    )
+    process = prestart.take()
+    stdout, stderr = process.communicate(json.dumps(runs))
     try:
-        codes = [int(code) for code in json.loads(proc.stdout)]
+        codes = [int(code) for code in json.loads(stdout)]
     except (ValueError, TypeError):
-        return [(proc.returncode or 3, proc.stdout + proc.stderr)] * len(commands)
+        return [(process.returncode or 3, stdout + stderr)] * len(commands)
     outputs = [workdir / run["output"] for run in runs]
     return [
         (code, output.read_text(errors="replace") if output.is_file() else "")

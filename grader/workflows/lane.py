@@ -41,7 +41,8 @@ import pytest
 from grader.grading import replay
 from grader.layout import grader_digest
 from grader.oracles import OracleUnavailable, torch_oracle
-from grader.workflows.api import grading_environment, in_subprocess, pytest_words
+from grader.workflows.api import in_subprocess, pytest_words
+from grader.workflows.prestart import grading_environment
 
 OUTPUT = "pytest.out"
 
@@ -106,10 +107,14 @@ def _warm_up() -> None:
 
 
 def serve_once() -> None:
-    """A grade's one grading process (``api.in_one_process``): warm up once, then one fork per
-    assignment, all at once, each with its output file; their exit codes on stdout."""
-    runs = json.load(sys.stdin)
+    """A grade's one grading process (``api.in_one_process``): warm up once, then read the
+    runs (it may be started before they are known: ``grader.workflows.prestart``), one fork
+    per assignment, all at once, each with its output file; their exit codes on stdout."""
     _warm_up()
+    text = sys.stdin.read()
+    if not text:  # started ahead of a grade that stopped before it had runs
+        return
+    runs = json.loads(text)
     forks = [_fork(run["args"], run["cwd"], run["output"]) for run in runs]
     print(json.dumps([_collect(*fork)[0] for fork in forks]), flush=True)
 
