@@ -146,38 +146,34 @@ def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
 
 
 def mutant_sweep(options: argparse.Namespace) -> int:
-    """``--mutants``: the audit's killed mutants, graded again at each seed, a batch per
+    """``--mutants``: the audit's killed mutants, graded again at each seed (every region at
+    one seed before the next seed: a sweep stopped early has covered whole seeds), a batch per
     region on its items alone."""
     chosen = killed(options.mutants, options.sample)
+    total = sum(len(mutants) for mutants in chosen.values())
+    print(f"{total} killed mutants in {len(chosen)} regions", flush=True)
     failures = 0
     with tempfile.TemporaryDirectory() as scratch:
-        for number, (items, mutants) in enumerate(chosen.items()):
-            assignment = items[0].partition(".")[0]
-            folder = mutant_uploads(
-                options.mutants, assignment, mutants, Path(scratch) / f"region{number}"
+        folders = {
+            items: mutant_uploads(
+                options.mutants, items[0].partition(".")[0], mutants, Path(scratch) / f"r{n}"
             )
-            only = [word for item in items for word in ("--only", item)]
-            print(f"{', '.join(items)}: {len(mutants)} killed mutants", flush=True)
-            for seed in options.seeds:
-                out = Path(scratch) / f"out{number}-{seed}"
+            for n, (items, mutants) in enumerate(chosen.items())
+        }
+        for seed in options.seeds:
+            wrong: list[str] = []
+            for n, (items, mutants) in enumerate(chosen.items()):
+                only = [word for item in items for word in ("--only", item)]
+                assignment = ("--assignment", items[0].partition(".")[0])
+                out = Path(scratch) / f"out{n}-{seed}"
                 rows = graded(
-                    options.course,
-                    folder,
-                    out,
-                    seed,
-                    options.jobs,
-                    "--assignment",
-                    assignment,
-                    *only,
+                    options.course, folders[items], out, seed, options.jobs, *assignment, *only
                 )
-                wrong = mutant_verdicts(rows, mutants)
-                print(
-                    f"  seed {seed}: {len(mutants) - len(wrong)} of {len(mutants)} killed",
-                    flush=True,
-                )
-                for line in wrong:
-                    print(f"    {line}", flush=True)
-                failures += len(wrong)
+                wrong += mutant_verdicts(rows, mutants)
+            print(f"seed {seed}: {total - len(wrong)} of {total} killed", flush=True)
+            for line in wrong:
+                print(f"  {line}", flush=True)
+            failures += len(wrong)
     return 1 if failures else 0
 
 
