@@ -65,10 +65,12 @@ def graded(
     course: str, folder: Path, out: Path, seed: int, jobs: int, *chosen: str
 ) -> dict[str, dict]:
     """``grades.csv`` of one batch at ``seed``, by upload (``chosen``: more of ``grader
-    batch``'s arguments)."""
+    batch``'s arguments), graded ``--verdicts-only``: every score and status of a full grade,
+    without shrinking a counterexample or running it afresh, which only the feedback needs."""
     run = subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out)]
-        + ["--course", course, "--seed", str(seed), "-j", str(jobs), "--force", *chosen],
+        + ["--course", course, "--seed", str(seed), "-j", str(jobs), "--force"]
+        + ["--verdicts-only", *chosen],
         capture_output=True,
         text=True,
     )

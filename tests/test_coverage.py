@@ -15,8 +15,10 @@ from hypothesis.internal.conjecture import providers
 
 from grader.grading import course
 from grader.grading import rubric as rubric_module
+from grader.grading.options import GradeOptions
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
+from grader.workflows import api
 from grader.workflows.coverage import measure
 from tests import seed_sweep
 from tests.grading import grade_report
@@ -228,3 +230,26 @@ def test_the_mutant_sweep_grades_each_region_on_its_own_items(tmp_path):
     sample = seed_sweep.killed(tmp_path, 2)
     assert sum(len(m) for m in sample.values()) == 2
     assert sample == seed_sweep.killed(tmp_path, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "bugs",
+    [
+        ("micrograd.ops.tanh:one-minus-t", "babygrad.ops.summation:sorted-reinsertion"),
+        ("micrograd.topo:no-visited-check", "babygrad.backward:walks-forwards"),
+    ],
+)
+def test_the_sweeps_verdicts_only_grade_scores_as_a_full_grade(tmp_path, bugs):
+    """``--verdicts-only`` (what the sweeps grade with) leaves counterexamples unshrunk and
+    never runs them afresh: every item's score and status are the full grade's."""
+    engine = plant(tmp_path / "engine", *(CATALOGUE[b] for b in bugs))
+
+    def scores(**options) -> dict[str, tuple[float, str]]:
+        report = api.grade(GradeOptions(engine, **options))
+        return {i["id"]: (i["score"], i["status"]) for i in report.items}
+
+    full, verdicts = scores(), scores(verdicts_only=True)
+    full_marks = {i.id: i.points for i in rubric_module.load(DEFAULT_RUBRIC).items}
+    assert verdicts == full
+    assert all(full[CATALOGUE[b].item][0] < full_marks[CATALOGUE[b].item] for b in bugs)

@@ -12,6 +12,7 @@ new field, nothing more.
 from __future__ import annotations
 
 import argparse
+from argparse import SUPPRESS
 from collections.abc import Callable
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
@@ -111,6 +112,12 @@ class GradeOptions:
         ),
     )
     """None: ``grader.checks.session.IMPORT_BUDGET_FACTOR`` request budgets of the item."""
+    verdicts_only: bool = field(
+        default=False, metadata=spelled("--verdicts-only", action="store_true", help=SUPPRESS)
+    )
+    """Scores and statuses alone, for the proofs that grade thousands of engines
+    (``tests/seed_sweep.py``): a failing test's counterexample is neither shrunk nor run afresh
+    (``grader.grading.reproduce``). Neither changes a score or a status, only the feedback."""
 
 
 def command_line_default(option: Field[Any]) -> Any:

@@ -37,6 +37,8 @@ from grader.worker.launch import Limits
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
 """No example database to reuse, and no "explain" phase: its extra runs of a failing example
 about double the time to grade a failing item, for notes the feedback does not show."""
+VERDICT_PHASES = (Phase.explicit, Phase.generate)
+"""``--verdicts-only``: a failing test fails at its first counterexample, unshrunk."""
 MIN_EXAMPLES = 3
 """A grading test that shares its item's examples with others still draws at least this many."""
 
@@ -56,6 +58,8 @@ class GradingRun:
     """The items the submission's edition does not have (``Profile.as_uploaded``), with it."""
     recordings: Recordings | None = None
     """Where tests' runs are recorded for replay (``--grader-replay``), or None."""
+    verdicts_only: bool = False
+    """``--verdicts-only``: counterexamples neither shrunk nor run afresh."""
     examples: dict[str, int] = field(default_factory=dict)
     """Each Hypothesis test's number of examples, by node id (part of its recording's key)."""
     bodies: dict[str, Callable[..., None]] = field(default_factory=dict)
@@ -124,9 +128,14 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=run_seed,
         assignments={options.assignment},
         only=options.only,
-        recordings=Recordings.open(str(options.replay), rubric.digest + profile.editions, run_seed)
+        recordings=Recordings.open(
+            str(options.replay),
+            rubric.digest + profile.editions + " verdicts only" * options.verdicts_only,
+            run_seed,
+        )
         if options.replay
         else None,
+        verdicts_only=options.verdicts_only,
     )
 
 
@@ -175,7 +184,12 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
     if not getattr(function, "is_hypothesis_test", False):
         return
     cases = explicit(function)
-    examples = draw_settings(function, run.seed, drawn_count(len(cases), examples, MIN_EXAMPLES))
+    examples = draw_settings(
+        function,
+        run.seed,
+        drawn_count(len(cases), examples, MIN_EXAMPLES),
+        VERDICT_PHASES if run.verdicts_only else PHASES,
+    )
     if cases:
         run.strata[test.nodeid] = (function.hypothesis.inner_test, cases)
     if run.recordings is not None:
@@ -186,7 +200,9 @@ def _apply_settings(test: pytest.Function, run: GradingRun, examples: int) -> No
         )
 
 
-def draw_settings(function: Any, run_seed: int, examples: int) -> int:
+def draw_settings(
+    function: Any, run_seed: int, examples: int, phases: tuple[Phase, ...] = PHASES
+) -> int:
     """``examples`` to draw, a seed from the run's seed and the test's name, no database, no
     timing health checks: the same submission draws the same examples."""
     settings(
@@ -195,7 +211,7 @@ def draw_settings(function: Any, run_seed: int, examples: int) -> int:
         database=None,
         deadline=None,
         print_blob=False,
-        phases=PHASES,
+        phases=phases,
         suppress_health_check=list(HealthCheck),
     )(function)
     seed((run_seed + zlib.crc32(function.__name__.encode())) % (1 << 32))(function)
@@ -405,7 +421,7 @@ def pytest_runtest_makereport(
             failure.bugs,
         )
         outcome.figure = failure.figure
-    if shows_example(outcome):
+    if shows_example(outcome) and not run.verdicts_only:
         examples = session.examples.get(item.nodeid)
         answered = session.failed_calls.get(item.nodeid, {}).get(outcome.snippet, [])
         run.replayer.add(Shown(outcome, examples.before_last if examples else [], answered))
