@@ -11,11 +11,11 @@ line per seed and every survivor or leak; exits 1 if there is one.
     python -m tests.seed_sweep --course course --seeds 1-20 -j 2
 
 With ``--mutants AUDIT``, the same for the mutants an audit killed (``python -m grader audit
---out AUDIT``, at the rubric's seed): each batch is the audit's own uploads of one region
-(its reference and the killed mutants whose region serves the same items, from
-``AUDIT/mutants/<assignment>/``), graded on those items but the whole graph's, and every killed
-mutant must still cost an item of its region at every seed (``--sample N``: a seeded sample of
-them, the same at every seed).
+--out AUDIT``, at the rubric's seed), from the audit's own uploads (``AUDIT/mutants/``): each
+region's killed mutants (those whose region serves the same items) and the reference are graded
+on those items but the whole graph's, as a batch grades, in warm lanes this process keeps, and
+every killed mutant must still cost an item of its region at every seed (``--sample N``: a
+seeded sample of them, the same at every seed).
 
     python -m tests.seed_sweep --mutants audit --sample 60 --seeds 1-20 -j 2
 """
@@ -24,15 +24,22 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from grader import layout
+from grader.grading.options import IN_MEMORY, GradeOptions
+from grader.report.document import GradeReport
+from grader.workflows.api import GraderFailure, UsageFailure, grade
+from grader.workflows.batch import DEFAULT_SLOT
+from grader.workflows.lane import Lanes
 from tests.planted import CATALOGUE, Bug, course_bugs, plant
 
 ENGINES = Path(__file__).resolve().parent / "engines"
@@ -124,14 +131,6 @@ def killed(audit: Path, count: int | None) -> dict[tuple[str, ...], list[dict]]:
     return dict(sorted(by_region.items()))
 
 
-def mutant_uploads(audit: Path, assignment: str, mutants: list[dict], folder: Path) -> Path:
-    """The audit's reference and ``mutants`` of ``assignment``, as uploads in ``folder``."""
-    uploads = audit / "mutants" / assignment
-    for name in [REFERENCE_UPLOAD, *(m["id"] for m in mutants)]:
-        shutil.copytree(uploads / name, folder / name)
-    return folder
-
-
 def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
     """What is wrong at one seed: the reference short of full marks on an item graded, a
     killed mutant that costs none of its region's items (a survivor), one not graded."""
@@ -147,30 +146,50 @@ def mutant_verdicts(rows: dict[str, dict], mutants: list[dict]) -> list[str]:
     return wrong
 
 
+def report_row(report: GradeReport) -> dict[str, str]:
+    """A grade as a row of ``grades.csv`` holds it: its total, its maximum, each item's score."""
+    scores = {item["id"]: str(item["score"]) for item in report.items}
+    return {"total": str(report.score), "max": str(report.max_score), **scores, "notes": ""}
+
+
+def graded_row(options: GradeOptions, lanes: Lanes, uploads: Path, name: str) -> dict[str, str]:
+    """The grade of the upload ``name`` in ``uploads`` as a row, or why there is none."""
+    try:
+        return report_row(grade(replace(options, submission=uploads / name), lanes))
+    except (GraderFailure, UsageFailure) as exc:
+        return {"total": "", "notes": str(exc)}
+
+
 def mutant_sweep(options: argparse.Namespace) -> int:
     """``--mutants``: the audit's killed mutants, graded again at each seed (every region at
-    one seed before the next seed: a sweep stopped early has covered whole seeds), a batch per
-    region on its items alone."""
+    one seed before the next seed: a sweep stopped early has covered whole seeds), each region's
+    on its items alone, as a batch grades (warm lanes, replaying what the reference's grade
+    recorded) but in this one process, which keeps its lanes from region to region."""
     chosen = killed(options.mutants, options.sample)
     total = sum(len(mutants) for mutants in chosen.values())
     print(f"{total} killed mutants in {len(chosen)} regions", flush=True)
+    root = layout.course_root(options.course)
+    base = GradeOptions(
+        Path(),
+        rubric=root / "rubric.yaml",
+        reference=root / "reference",
+        replay=IN_MEMORY,
+        verdicts_only=True,
+        slot=DEFAULT_SLOT,
+    )
     failures = 0
-    with tempfile.TemporaryDirectory() as scratch:
-        folders = {
-            items: mutant_uploads(
-                options.mutants, items[0].partition(".")[0], mutants, Path(scratch) / f"r{n}"
-            )
-            for n, (items, mutants) in enumerate(chosen.items())
-        }
+    with Lanes(options.jobs) as lanes, ThreadPoolExecutor(options.jobs) as pool:
         for seed in options.seeds:
             wrong: list[str] = []
-            for n, (items, mutants) in enumerate(chosen.items()):
-                only = [word for item in items for word in ("--only", item)]
-                assignment = ("--assignment", items[0].partition(".")[0])
-                out = Path(scratch) / f"out{n}-{seed}"
-                rows = graded(
-                    options.course, folders[items], out, seed, options.jobs, *assignment, *only
+            for items, mutants in chosen.items():
+                assignment = items[0].partition(".")[0]
+                region = replace(base, assignment=assignment, only=items, seed=seed)
+                row = functools.partial(
+                    graded_row, region, lanes, options.mutants / "mutants" / assignment
                 )
+                rows = {REFERENCE_UPLOAD: row(REFERENCE_UPLOAD)}  # first: the others replay it
+                names = [m["id"] for m in mutants]
+                rows.update(zip(names, pool.map(row, names), strict=True))
                 wrong += mutant_verdicts(rows, mutants)
             print(f"seed {seed}: {total - len(wrong)} of {total} killed", flush=True)
             for line in wrong:
