@@ -16,6 +16,7 @@ from hypothesis.internal.conjecture import providers
 from grader.grading import course
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
+from grader.language.coverage import KEPT_BEFORE_SUMMED
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
 from grader.workflows import api
@@ -58,7 +59,7 @@ def _required(course: str) -> dict[str, frozenset[str]]:
 def test_the_issues_dimensions_are_each_items_contract():
     required = _required("course")
     expected = {
-        "babygrad.ops.summation": RANKS | AXES,
+        "babygrad.ops.summation": RANKS | AXES | {KEPT_BEFORE_SUMMED},
         "babygrad.ops.broadcast_to": RANKS | PREPENDED | STRETCHED,
         "babygrad.broadcasting": PREPENDED
         | STRETCHED
@@ -96,7 +97,7 @@ def test_a_courses_domain_narrows_its_dimensions():
     needle = _required("needle-hw1")
     negative = {"axes negative int", "axes mixed signs", "axes several negative"}
     assert not ({"axes int"} | negative) & needle["needle.ops.summation"]
-    assert {"axes None", "axes tuple of 2"} <= needle["needle.ops.summation"]
+    assert {"axes None", "axes tuple of 2", KEPT_BEFORE_SUMMED} <= needle["needle.ops.summation"]
     assert not any("stretched" in d for d in needle["needle.ops.matmul"])
     assert "batch of several on one side" in needle["needle.ops.matmul"]
     book = _required("babygrad-book")

@@ -50,6 +50,7 @@ SEVERAL_BATCH_AXES = (((2, 2), ()), ((), (2, 2)))
 """Batch axes of a matmul's operands the draws (``MATMUL_BATCHES``) do not give, only the
 strata: several on one side, all of them prepended to the other operand."""
 PRELOAD = PRELOADS[0]
+KEPT_BEFORE_SUMMED = "a kept axis before a summed one"
 
 
 def _axes_dimensions(axes: Any) -> set[str]:
@@ -83,6 +84,18 @@ def _broadcast_dimensions(operand: Sequence[int], result: Sequence[int]) -> set[
     return dims | stretched
 
 
+def _kept_before_summed(shape: tuple[int, ...], axes: Any) -> bool:
+    """Does a summation keep an axis of two or more before an axis it sums? Its gradient must
+    then put ``out_grad`` back along the kept axes: broadcast from the right as it is, it lines
+    up with the wrong ones (or with none). Summing only leading axes hides that."""
+    if axes is None or not shape:
+        return False
+    summed = {a % len(shape) for a in (axes if isinstance(axes, tuple) else (axes,))}
+    return any(
+        shape[k] > 1 and k < max(summed, default=-1) for k in range(len(shape)) if k not in summed
+    )
+
+
 def graph_dimensions(graph: Graph) -> set[str]:
     """The dimensions one graph of the graph language reaches."""
     values = [np.asarray(v) for v in graph.leaves]
@@ -93,6 +106,8 @@ def graph_dimensions(graph: Graph) -> set[str]:
         values.append(value)
         if node.op in ("sum", "sum_tuple"):
             dims |= _axes_dimensions(node.param)
+            if _kept_before_summed(operands[0].shape, node.param):
+                dims.add(KEPT_BEFORE_SUMMED)
         elif node.op == "broadcast_to":
             dims |= _broadcast_dimensions(operands[0].shape, node.param)
         elif node.op in ("matmul", "matmul_2d"):
