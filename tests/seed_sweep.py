@@ -36,6 +36,7 @@ from pathlib import Path
 
 from grader import layout
 from grader.grading.options import IN_MEMORY, GradeOptions
+from grader.grading.rubric import selected
 from grader.report.document import GradeReport
 from grader.workflows.api import GraderFailure, UsageFailure, grade
 from grader.workflows.batch import DEFAULT_SLOT
@@ -57,12 +58,13 @@ def upload_name(bug: Bug) -> str:
     return bug.label.replace(":", "--").replace(".", "-")
 
 
-def uploads(course: str, folder: Path) -> dict[str, Bug]:
-    """The reference and one copy of it per planted bug, in ``folder``, by upload name."""
+def uploads(course: str, folder: Path, only: tuple[str, ...] = ()) -> dict[str, Bug]:
+    """The reference and one copy of it per planted bug (of the items ``only`` selects), in
+    ``folder``, by upload name."""
     reference = layout.course_root(course) / "reference"
     plant(folder / REFERENCE_UPLOAD, reference=reference)
     planted = {}
-    for bug in bugs_of(course):
+    for bug in (b for b in bugs_of(course) if selected(b.item, only)):
         plant(folder / upload_name(bug), bug, reference=reference)
         planted[upload_name(bug)] = bug
     return planted
@@ -116,12 +118,17 @@ def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
     return wrong
 
 
-def killed(audit: Path, count: int | None) -> dict[tuple[str, ...], list[dict]]:
-    """The mutants ``audit`` killed (a sample of ``count`` of them, seeded), by the items of
-    their region but the whole graph's (which a batch grades them on: the rest cannot notice
-    them), each as ``audit.json`` gives it (``id``, ``own``: the items of its region)."""
+def killed(
+    audit: Path, count: int | None, only: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], list[dict]]:
+    """The mutants ``audit`` killed (of a region with an item ``only`` selects; a sample of
+    ``count`` of them, seeded), by the items of their region but the whole graph's (which a
+    batch grades them on: the rest cannot notice them), each as ``audit.json`` gives it
+    (``id``, ``own``: the items of its region)."""
     verdicts = json.loads((audit / "audit.json").read_text())["verdicts"]
-    chosen = [v for v in verdicts if v["verdict"] == "killed"]
+    chosen = [
+        v for v in verdicts if v["verdict"] == "killed" and any(selected(i, only) for i in v["own"])
+    ]
     if count is not None and count < len(chosen):
         chosen = random.Random(0).sample(chosen, count)
     by_region: dict[tuple[str, ...], list[dict]] = {}
@@ -165,7 +172,7 @@ def mutant_sweep(options: argparse.Namespace) -> int:
     one seed before the next seed: a sweep stopped early has covered whole seeds), each region's
     on its items alone, as a batch grades (warm lanes, replaying what the reference's grade
     recorded) but in this one process, which keeps its lanes from region to region."""
-    chosen = killed(options.mutants, options.sample)
+    chosen = killed(options.mutants, options.sample, tuple(options.only))
     total = sum(len(mutants) for mutants in chosen.values())
     print(f"{total} killed mutants in {len(chosen)} regions", flush=True)
     root = layout.course_root(options.course)
@@ -210,18 +217,26 @@ def main() -> int:
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--mutants", type=Path, metavar="AUDIT", help="an audit's --out folder")
     parser.add_argument("--sample", type=int, help="with --mutants: this many, seeded")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="only the planted bugs of this item or id prefix, graded on it alone (with "
+        "--mutants: the regions that serve it); repeatable",
+    )
     options = parser.parse_args()
     if options.mutants is not None:
         return mutant_sweep(options)
     failures = 0
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "uploads"
-        planted = uploads(options.course, folder)
+        planted = uploads(options.course, folder, tuple(options.only))
         print(f"{options.course}: {len(planted)} planted bugs and the reference", flush=True)
+        only = [word for item in options.only for word in ("--only", item)]
         for seed in options.seeds:
+            out = Path(scratch) / f"out{seed}"
             wrong = verdicts(
-                graded(options.course, folder, Path(scratch) / f"out{seed}", seed, options.jobs),
-                planted,
+                graded(options.course, folder, out, seed, options.jobs, *only), planted
             )
             missed = {line.partition(": ")[0] for line in wrong}
             print(f"seed {seed}: {len(planted) - len(missed)} of {len(planted)} right", flush=True)

@@ -228,6 +228,9 @@ def test_the_mutant_sweep_grades_each_region_on_its_own_items(tmp_path):
         ("babygrad.backward",): ["a", "b"],
         ("micrograd.accumulate", "micrograd.ops.tanh"): ["c"],
     }
+    assert list(seed_sweep.killed(tmp_path, None, ("micrograd.ops",))) == [
+        ("micrograd.accumulate", "micrograd.ops.tanh")
+    ]
     sample = seed_sweep.killed(tmp_path, 2)
     assert sum(len(m) for m in sample.values()) == 2
     assert sample == seed_sweep.killed(tmp_path, 2)
