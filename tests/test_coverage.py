@@ -16,7 +16,7 @@ from hypothesis.internal.conjecture import providers
 from grader.grading import course
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
-from grader.language.coverage import KEPT_BEFORE_SUMMED
+from grader.language.coverage import BESIDE_KINK, KEPT_BEFORE_SUMMED
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
 from grader.workflows import api
@@ -81,8 +81,9 @@ def test_the_issues_dimensions_are_each_items_contract():
         },
         "babygrad.accumulate": {"shared nodes"},
         "babygrad.ops.add_scalar": {"number on the right", "rank 0", "rank 4"},
-        "babygrad.ops.relu": {"kink"},
-        "babygrad.ops.abs": {"kink"},
+        "babygrad.ops.relu": {"kink", *BESIDE_KINK},
+        "babygrad.ops.abs": {"kink", *BESIDE_KINK},
+        "micrograd.ops.relu": {"kink", *BESIDE_KINK},
         "babygrad.tensor_ops": {"number on the left", "number on the right"},
     }
     assert {item: dims - required[item] for item, dims in expected.items()} == dict.fromkeys(

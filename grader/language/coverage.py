@@ -51,6 +51,10 @@ SEVERAL_BATCH_AXES = (((2, 2), ()), ((), (2, 2)))
 strata: several on one side, all of them prepended to the other operand."""
 PRELOAD = PRELOADS[0]
 KEPT_BEFORE_SUMMED = "a kept axis before a summed one"
+KINKED = ("relu", "abs")
+BESIDE_KINK = ("just below the kink", "just above the kink")
+"""Values within one of a kink at 0, on each side: where a threshold written off by one
+(``x > -1``, ``x >= 1``) shows, which values further out and the kink itself do not."""
 
 
 def _axes_dimensions(axes: Any) -> set[str]:
@@ -96,6 +100,12 @@ def _kept_before_summed(shape: tuple[int, ...], axes: Any) -> bool:
     )
 
 
+def _around_kink(x: np.ndarray) -> set[str]:
+    """The kink (0) and ``BESIDE_KINK`` that the values of ``x`` reach."""
+    reached = (np.any(x == 0), np.any((x >= -1) & (x < 0)), np.any((x > 0) & (x <= 1)))
+    return {name for name, hit in zip(("kink", *BESIDE_KINK), reached, strict=True) if hit}
+
+
 def graph_dimensions(graph: Graph) -> set[str]:
     """The dimensions one graph of the graph language reaches."""
     values = [np.asarray(v) for v in graph.leaves]
@@ -119,8 +129,8 @@ def graph_dimensions(graph: Graph) -> set[str]:
                     dims.add(f"broadcast on the {side}")
         if node.op in NUMBER_OPERANDS:
             dims.add(f"number on the {'left' if node.op in LEFT_NUMBERS else 'right'}")
-        if node.op in ("relu", "abs") and any(np.any(v == 0) for v in operands):
-            dims.add("kink")
+        if node.op in KINKED:
+            dims |= _around_kink(operands[0])
     if _longest_chain(graph.nodes, len(graph.leaves)) >= DEEP:
         dims.add("deep chain")
     if _shared(node.args for node in graph.nodes):
@@ -281,8 +291,14 @@ def _op_candidates(op: str, domain: Domain) -> Iterator[tuple[list[tuple[int, ..
 
 @functools.cache
 def op_strata(op: str, domain: Domain) -> list[tuple[Graph, np.ndarray]]:
-    """Explicit examples of ``op`` alone that reach every dimension it has in ``domain``."""
-    return _cover(((op, shapes, param) for shapes, param in _op_candidates(op, domain)), domain)
+    """Explicit examples of ``op`` alone that reach every dimension it has in ``domain``; for
+    a kinked op, also values on each side of its kink (``BESIDE_KINK``)."""
+    cases = _cover(((op, shapes, param) for shapes, param in _op_candidates(op, domain)), domain)
+    if op in KINKED:
+        shape = (2, 3)
+        beside = np.asarray([[-0.5, 0.5, -0.125], [0.125, -0.875, 0.875]])
+        cases.append((Graph("tensor", (beside,), (Node(op, (0,), None),)), _upstream(shape)))
+    return cases
 
 
 @functools.cache
@@ -348,6 +364,13 @@ SCALAR_LEAF, SCALAR_UPSTREAM = np.asarray(1.25), np.asarray(UPSTREAM[0])
 def scalar_kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:
     """``op`` (relu) on exactly 0.0, as ``scalar_kink_cases`` draws it."""
     return [(Graph("scalar", (np.asarray(0.0),), (Node(op, (0,), None),)), SCALAR_UPSTREAM)]
+
+
+def scalar_beside_kink_strata(op: str) -> list[Graph]:
+    """``op`` (relu) on a leaf on each side of its kink, within one of it (``BESIDE_KINK``)."""
+    if op not in KINKED:
+        return []
+    return [Graph("scalar", (np.asarray(x),), (Node(op, (0,), None),)) for x in (-0.5, 0.5)]
 
 
 def scalar_number_strata(op: str) -> list[Graph]:

@@ -10,6 +10,7 @@ from grader.grading.plugin import graded, graded_property
 from grader.grading.strata import stratified
 from grader.language.coverage import (
     SCALAR_UPSTREAM,
+    scalar_beside_kink_strata,
     scalar_kink_strata,
     scalar_number_strata,
     shared_strata,
@@ -106,10 +107,12 @@ for _item, _op, _needs, _cases in [
         _cases,
         lambda grading, case: ops.check_op(grading, *case),
         needs=_needs,
-        # a + 2 with the number an int and a float, whatever the seed draws
+        # a + 2 with the number an int and a float, relu on each side of its kink, whatever
+        # the seed draws
         strata=stratified(
-            lambda had, domain, number=_needs[-1]: [
-                (graph, SCALAR_UPSTREAM) for graph in scalar_number_strata(number)
+            lambda had, domain, number=_needs[-1], op=_op: [
+                (graph, SCALAR_UPSTREAM)
+                for graph in (*scalar_number_strata(number), *scalar_beside_kink_strata(op))
             ],
             kind="scalar",
         ),
