@@ -16,6 +16,7 @@ import os
 import pickle
 import resource
 import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -891,3 +892,37 @@ def test_fallback_drops_to_the_slot_uid_when_it_can(make):
     assert _fails(worker, {"op": "spin"}, 0.3)[0].kind == "timeout"
     make.assert_none_left()
     _still_serves(worker)
+
+
+@pytest.mark.parametrize(
+    ("written", "returned"),
+    [
+        (framing.encode({"files": {}}), {"files": {}}),
+        (framing.encode({"files": {}})[:-1], None),
+        (b"", None),
+    ],
+)
+def test_a_worker_seen_dead_after_replying_gives_its_reply(monkeypatch, written, returned):
+    """A one-shot worker (the unpacker) writes its reply and exits; on a loaded machine the
+    parent may see it dead before reading the reply. The reply is its answer all the same; a
+    partial one, or none, is a death."""
+    exited = subprocess.Popen(["true"])
+    exited.wait()
+    replies, channel = os.pipe()
+    os.write(channel, written)
+    os.close(channel)
+    unused, requests = os.pipe()
+    os.set_blocking(replies, False)
+    generation = object.__new__(process.Generation)
+    generation.proc, generation.rep_r, generation.req_w = exited, replies, requests
+    generation.reply_cap = 1 << 20
+    monkeypatch.setattr(process, "CPU_POLL_GRACE_S", 0.0)  # the death is seen first
+    try:
+        if returned is None:
+            with pytest.raises(process.Trouble, match="died"):
+                generation.exchange(b"", 1.0, 2.0)
+        else:
+            assert generation.exchange(b"", 1.0, 2.0) == returned
+    finally:
+        for fd in (replies, unused, requests):
+            os.close(fd)

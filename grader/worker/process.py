@@ -172,7 +172,7 @@ class Generation:
             now = time.monotonic()
             if now >= next_check:
                 if self.proc.poll() is not None:
-                    raise Trouble("died")
+                    return self._last_reply(buf, pending)
                 cpu = tree_cpu_seconds(self.proc.pid)
                 if cpu_base is None:
                     cpu_base = cpu
@@ -205,6 +205,23 @@ class Generation:
                     if pending:
                         raise Trouble("invalid", "replied before reading the whole request")
                     return reply
+
+    def _last_reply(self, buf: bytearray, pending: memoryview) -> object:
+        """The whole reply a worker that has exited wrote before it did, or ``Trouble("died")``.
+        A worker that answers once and exits (the unpacker) may be seen dead before its reply
+        has been read, on a loaded machine: the reply is still in the channel."""
+        while True:
+            try:
+                chunk = os.read(self.rep_r, _READ_CHUNK)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+        reply = _reply(buf, self.reply_cap)
+        if reply is _INCOMPLETE or pending:
+            raise Trouble("died")
+        return reply
 
     def _send(self, pending: memoryview, event: int) -> memoryview:
         if event & (select.POLLERR | select.POLLHUP):
