@@ -358,13 +358,19 @@ def kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:
     return [(Graph("tensor", (np.zeros(shape),), (Node(op, (0,), None),)), _upstream(shape))]
 
 
-def routing_strata(op: str) -> list[Graph]:
-    """``op`` alone, summed, where it takes a number (on the left or the right): the number
-    is then reached by construction, as the drawn graphs of ``single_op_graphs`` reach it."""
-    if op not in NUMBER_OPERANDS:
+def routing_strata(op: str, domain: Domain = EVERY_FORM) -> list[Graph]:
+    """``op`` alone, summed, where it takes a number (on the left or the right), or axes (some
+    of them, not None: a method that drops its axes reaches the op all the same, and only the
+    axes it passes on tell): the number or the axes are then reached by construction, as the
+    drawn graphs of ``single_op_graphs`` reach them."""
+    if op in NUMBER_OPERANDS:
+        params = OPS[op].params((2, 3))[:1]
+    elif op in ("sum", "sum_tuple"):
+        params = tuple(p for p in domain.params(op, OPS[op].params((2, 3))) if p is not None)[:1]
+    else:
         return []
-    case = _case(op, [(2, 3)], OPS[op].params((2, 3))[0], EVERY_FORM)
-    return [] if case is None else [combine_sinks(case[0], ("sum",))]
+    cases = [_case(op, [(2, 3)], param, domain) for param in params]
+    return [combine_sinks(case[0], ("sum",)) for case in cases if case is not None]
 
 
 SCALAR_LEAF, SCALAR_UPSTREAM = np.asarray(1.25), np.asarray(UPSTREAM[0])

@@ -84,7 +84,7 @@ for _op in TENSOR_OPERATOR_FORMS:
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
         needs=(_op, OPERATOR + _op),
-        strata=stratified(lambda had, domain, op=_op: routing_strata(op)),
+        strata=stratified(lambda had, domain, op=_op: routing_strata(op, domain)),
     )
 
 
