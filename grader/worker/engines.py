@@ -45,17 +45,17 @@ def _swapped(package: str, modules: dict[str, ModuleType]) -> Iterator[dict[str,
     imported afresh); afterwards what is there of it is taken out into the dict this yields,
     and what was hidden is back."""
 
-    hidden = {key: sys.modules.pop(key) for key in _owned(package)}
+    hidden = {key: sys.modules.pop(key) for key in owned(package)}
     sys.modules.update(modules)
     left: dict[str, ModuleType] = {}
     try:
         yield left
     finally:
-        left.update((key, sys.modules.pop(key)) for key in _owned(package))
+        left.update((key, sys.modules.pop(key)) for key in owned(package))
         sys.modules.update(hidden)
 
 
-def _owned(package: str) -> list[str]:
+def owned(package: str) -> list[str]:
     """The names in ``sys.modules`` of ``package`` and its modules. One pass of C-level string
     tests: the reference oracle swaps its package in for every graph it evaluates, among the
     thousand modules a grading process holds."""
@@ -97,7 +97,7 @@ def reinstated(engine: object) -> Iterator[None]:
     Modules of other packages are left alone."""
     modules: dict[str, ModuleType] = getattr(engine, "modules", {})
     if any(sys.modules.get(key) is not module for key, module in modules.items()):
-        for key in _owned(min(modules, key=len)):
+        for key in owned(min(modules, key=len)):
             del sys.modules[key]
         sys.modules.update(modules)
     yield

@@ -141,7 +141,7 @@ class Submission:
 
 def forget(package: str) -> None:
     """Drop a package and its modules from ``sys.modules`` (a failed import's leftovers)."""
-    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+    for name in engines.owned(package):
         del sys.modules[name]
 
 
