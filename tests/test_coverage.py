@@ -16,7 +16,7 @@ from hypothesis.internal.conjecture import providers
 from grader.grading import course
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
-from grader.language.coverage import BESIDE_KINK, KEPT_BEFORE_SUMMED
+from grader.language.coverage import BESIDE_KINK, KEPT_BEFORE_SUMMED, SHARED_ON_SHARED
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
 from grader.workflows import api
@@ -78,6 +78,7 @@ def test_the_issues_dimensions_are_each_items_contract():
             "nothing requires grad",
             "deep chain",
             "shared nodes",
+            SHARED_ON_SHARED,
         },
         "babygrad.accumulate": {"shared nodes"},
         "babygrad.ops.add_scalar": {"number on the right", "rank 0", "rank 4"},

@@ -19,6 +19,7 @@ from grader.language.coverage import (
     kink_strata,
     op_strata,
     routing_strata,
+    walk_strata,
 )
 from grader.language.dags import dags, second_walks
 from grader.language.domains import Domain
@@ -146,7 +147,7 @@ def test_backward_with_nothing_to_propagate(grading, case):
 
 
 @graded("babygrad.backward")
-@stratified(lambda had, domain: dag_strata(), names="dag")
+@stratified(lambda had, domain: walk_strata(), names="dag")
 @given(in_domain(lambda domain: dags(max_nodes=6, max_operands=domain.max_operands)))
 def test_backward_visits_each_tensor_after_its_consumers(grading, dag):
     walks.check_walk_order(grading, dag)
