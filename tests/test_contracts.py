@@ -14,7 +14,7 @@ from grader.language.definitions import Definitions
 from grader.language.domains import axes_form, batches_prepend
 from grader.language.graphs import TENSOR_GRAPH_OPS, Graph, Node, evaluate
 from grader.language.profiles import ProfileError
-from grader.language.strategies import op_cases, tensor_graphs
+from grader.language.strategies import op_cases, single_op_graphs, tensor_graphs
 from grader.language.verdicts import Tolerance
 from grader.layout import COURSES
 
@@ -105,6 +105,19 @@ def test_needles_graphs_stay_in_its_domain(graph):
         if node.op == "matmul":
             a, b = (values[i].shape for i in node.args)
             assert batches_prepend(a[:-2], b[:-2])
+
+
+@seed(5)
+@DRAWS
+@given(single_op_graphs("tensor", ("sum", "matmul"), NEEDLE.domain))
+def test_a_routed_op_is_drawn_inside_the_courses_domain(graph):
+    """The routing tests (``t.sum(...)``, ``a @ b``) draw in the course's domain too."""
+    op = graph.nodes[0]
+    if op.op == "sum":
+        assert axes_form(op.param) in ("none", "tuple")
+    else:
+        a, b = (graph.leaves[i].shape for i in op.args)
+        assert batches_prepend(a[:-2], b[:-2])
 
 
 @seed(5)

@@ -372,10 +372,13 @@ def scalar_number_graphs(draw: st.DrawFn, ops: Sequence[str]) -> Graph:
 
 
 @st.composite
-def single_op_graphs(draw: st.DrawFn, kind: str, ops: Sequence[str]) -> Graph:
-    """A graph of one op (operator or method spelling) on fresh leaves; tensors are summed."""
+def single_op_graphs(
+    draw: st.DrawFn, kind: str, ops: Sequence[str], domain: Domain = EVERY_FORM
+) -> Graph:
+    """A graph of one op (operator or method spelling) on fresh leaves, in the course's
+    ``domain`` of forms; tensors are summed."""
     op = draw(st.sampled_from(list(ops)))
-    graph, _ = draw(op_cases(kind, op))
+    graph, _ = draw(op_cases(kind, op, domain))
     return combine_sinks(graph, ("sum",) if kind == "tensor" else ())
 
 

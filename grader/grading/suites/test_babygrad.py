@@ -81,7 +81,7 @@ for _op in TENSOR_OPERATOR_FORMS:
     globals()[f"test_routing_{_op}"] = graded_property(
         "babygrad.tensor_ops",
         f"test_{_op}_routes_to_the_right_op",
-        single_op_graphs("tensor", (_op,)),
+        in_domain(partial(single_op_graphs, "tensor", (_op,))),
         lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
         share=len(BABYGRAD_OPERATOR_FORMS),
         needs=(_op, OPERATOR + _op),
