@@ -13,8 +13,6 @@ names the classic bug where the wrong numbers are that bug's.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import math
 import re
 import types
@@ -27,149 +25,31 @@ import pytest
 from grader.checks import accumulation, broadcasting, bugs, graphs, ops, stopwatch, walks
 from grader.checks import session as session_module
 from grader.checks.session import Aborted, GradingSession, NotGradable, remembers_verdict
-from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import tensor_dag_snippet
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
-from grader.layout import COURSES, DEFAULT_RUBRIC
-from grader.worker import encoding, probes, protocol
-from grader.worker.engines import load_engine
+from grader.layout import COURSES
+from grader.worker import probes, protocol
 from grader.worker.launch import WorkerFailure
 from grader.worker.probes import stand_ins
+from tests.fake_worker import (
+    TEST,
+    Answer,
+    Tamper,
+    asked,
+    decode,
+    encode,
+    engine,
+    error,
+    names_bug,
+    session,
+    set_entry,
+    wrong,
+    wrote,
+)
 from tests.planted import REFERENCE
-
-RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
-TEST = "tests/fake::test_check"
-"""The running grading test, as the plugin would name it to the session."""
-
-Answer = dict[str, Any]
-Tamper = Callable[[dict[str, Any], Answer], Answer]
-"""``(case, answer) -> answer``: the reference's answer to a probe, changed (or an error)."""
-
-
-@functools.cache
-def engine(assignment: str) -> Any:
-    return load_engine(REFERENCE, assignment)
-
-
-def encode(value: Any) -> dict[str, Any]:
-    """A number or array as the worker sends it."""
-    return encoding.encode(np.asarray(value, dtype=np.float64), "value")
-
-
-def decode(answer: dict[str, Any]) -> np.ndarray:
-    return np.asarray(answer["data"], dtype=np.float64).reshape(answer["shape"])
-
-
-def error(message: str, *frames: str, status: str = "error") -> Answer:
-    """The worker's report of an exception raised by the engine."""
-    return {"error": {"status": status, "message": message, "frames": list(frames)}}
-
-
-class FakeWorker:
-    """The sandboxed worker's part, in this process: each probe of ``grader.worker.probes``
-    runs on the reference engine, its answer crosses as JSON, and ``tamper[probe]`` may change
-    it. A probe in ``timeout`` times out as a worker over its budget does."""
-
-    running = True
-    protections: list[str] = []
-
-    def __init__(
-        self, tamper: dict[str, Tamper] | None = None, timeout: tuple[str, ...] = ()
-    ) -> None:
-        self.tamper = tamper or {}
-        self.timeout = timeout
-        self.asked: list[str] = []
-
-    def cpu_seconds(self) -> float:
-        return 0.0
-
-    def engine(self, assignment: str) -> Any:
-        """The engine the probes run on: the reference's (another course's, in a subclass)."""
-        return engine(assignment)
-
-    def close(self) -> None:
-        pass
-
-    def request(self, message: dict[str, Any], budget: float) -> dict[str, Any]:
-        message = json.loads(json.dumps(message))  # only plain data crosses
-        probe = message["probe"]
-        self.asked.append(probe)
-        if probe in self.timeout:
-            raise WorkerFailure("timeout", f"timed out after {budget:g} s of CPU time")
-        results = []
-        for case in message["cases"]:
-            answer = json.loads(
-                json.dumps(probes.PROBES[probe](self.engine(message["assignment"]), case))
-            )
-            if probe in self.tamper:
-                answer = self.tamper[probe](case, answer)
-            results.append(answer if set(answer) == {"error"} else {"ok": answer})
-        return {"id": message["id"], "results": results}
-
-
-def session(
-    item: str,
-    tamper: dict[str, Tamper] | None = None,
-    timeout: tuple[str, ...] = (),
-    worker: type[FakeWorker] = FakeWorker,
-    profile: profiles.Profile | None = None,
-) -> GradingSession:
-    """A grading session on the reference (oracles: the reference, confirmed by finite
-    differences) whose worker is a ``FakeWorker`` (or ``worker``), running a test of
-    ``item``; of ``profile``'s course and its reference, when given."""
-    reference = REFERENCE if profile is None else profile.path.parent / "reference"
-    grading = GradingSession(
-        submission=reference,
-        tolerances=RUBRIC.tolerances,
-        reference_dir=reference,
-        use_torch=False,
-        profile=profile or profiles.course(),
-        launch=lambda _: worker(tamper, timeout),  # type: ignore[return-value]
-        budgets={i.id: i.timeout for i in RUBRIC.items},
-    )
-    grading.current_item, grading.current_test = item, TEST
-    return grading
-
-
-def asked(grading: GradingSession) -> list[str]:
-    return grading._worker.asked  # type: ignore[union-attr]
-
-
-def set_entry(key: str, index: int, value: Any) -> Tamper:
-    """Replace entry ``index`` of the answer's list ``key`` with ``value`` (encoded)."""
-
-    def change(case: dict[str, Any], answer: Answer) -> Answer:
-        answer[key][index] = encode(value)
-        return answer
-
-    return change
-
-
-def wrote(phase: str, target: int, during: int | None, before: float, after: float) -> Tamper:
-    """The answer reporting that the call changed node ``target`` in ``phase`` (while node
-    ``during``'s op ran; None: a whole walk) from ``before`` to ``after``."""
-
-    def change(case: dict[str, Any], answer: Answer) -> Answer:
-        entry = {"phase": phase, "target": target, "during": during}
-        return answer | {"mutated": [entry | {"before": encode(before), "after": encode(after)}]}
-
-    return change
-
-
-def wrong(check: Callable[..., None], grading: GradingSession, *args: Any) -> WrongAnswer:
-    """The verdict ``check`` gives; it is also recorded on the running test."""
-    with pytest.raises(WrongAnswer) as raised:
-        check(grading, *args)
-    assert grading.failures[TEST] is raised.value
-    return raised.value
-
-
-def names_bug(verdict: WrongAnswer, bug: str) -> bool:
-    return any(found.startswith(f"{bug}: ") for found in verdict.bugs)
-
 
 # ----------------------------------------------------------------------------- graphs
 

@@ -32,7 +32,7 @@ from grader.layout import COURSES
 from grader.oracles import numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
 from grader.worker import encoding, probes
-from grader.worker.engines import load_engine, reinstated
+from grader.worker.engines import load_engine, reinstate
 from grader.worker.protocol import decode_array
 from tests.programs import needs_torch
 
@@ -93,18 +93,16 @@ def test_the_three_oracles_agree_on_every_function(op):
 @pytest.mark.parametrize("name", ENGINES)
 def test_the_walk_probes_see_the_walk(name):
     loaded = engine(ENGINES[name])
-    with reinstated(loaded):
-        order = probes.PROBES["variable_topo"](loaded, {"dag": DAG.to_json(), "constants": [2]})
-        assert DAG.topo_problems(order["order"][::-1], root_first=True) == []
-        for scalars in (False, True):
-            case = {"dag": DAG.to_json(), "order": [3, 2, 1, 0], "seed": -1.5, "scalars": scalars}
-            answer = probes.PROBES["backpropagate"](loaded, {**case, "constants": [2]})
-            received = [[float(decode_array(d, "d")) for d in ds] for ds in answer["received"]]
-            accumulated = [
-                sum(float(decode_array(x, "x")) for x in xs) for xs in answer["accumulated"]
-            ]
-            assert received == [[], [], [-0.75], [-1.5]]
-            assert accumulated[:2] == [-6.0, 0.75]
+    reinstate(loaded)
+    order = probes.PROBES["variable_topo"](loaded, {"dag": DAG.to_json(), "constants": [2]})
+    assert DAG.topo_problems(order["order"][::-1], root_first=True) == []
+    for scalars in (False, True):
+        case = {"dag": DAG.to_json(), "order": [3, 2, 1, 0], "seed": -1.5, "scalars": scalars}
+        answer = probes.PROBES["backpropagate"](loaded, {**case, "constants": [2]})
+        received = [[float(decode_array(d, "d")) for d in ds] for ds in answer["received"]]
+        accumulated = [sum(float(decode_array(x, "x")) for x in xs) for xs in answer["accumulated"]]
+        assert received == [[], [], [-0.75], [-1.5]]
+        assert accumulated[:2] == [-6.0, 0.75]
 
 
 @pytest.mark.parametrize("name", ENGINES)

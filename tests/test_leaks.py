@@ -31,18 +31,8 @@ from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer
 from grader.layout import PACKAGE, REPO, TEMPLATES
 from grader.workflows.release import INSTRUCTORS_ONLY, solution_leaks
-from tests.test_checks_fake_worker import (
-    DAG,
-    ROUTING,
-    SCALAR,
-    SQUARE,
-    SUGAR,
-    TENSOR,
-    error,
-    on_run,
-    session,
-    set_entry,
-)
+from tests.fake_worker import error, session, set_entry
+from tests.test_checks_fake_worker import DAG, ROUTING, SCALAR, SQUARE, SUGAR, TENSOR, on_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "leaky_grader.py"
 

@@ -15,8 +15,8 @@ from grader.language.assignments import MICROGRAD
 from grader.workflows.api import GradeOptions, pytest_command
 from grader.workflows.arguments import grade_options
 from grader.workflows.cli import parser
+from tests.fake_worker import FakeWorker, session
 from tests.planted import REFERENCE
-from tests.test_checks_fake_worker import FakeWorker, session
 
 pytest_plugins = ["pytester"]
 

@@ -23,8 +23,8 @@ from grader.language.graphs import Graph, Node
 from grader.worker import probes, protocol
 from grader.worker.engines import load_engine
 from grader.worker.recording import Record, recording_values
+from tests.fake_worker import session
 from tests.grading import CORRECT_ENGINES, REFERENCE
-from tests.test_checks_fake_worker import session
 
 SUB = Graph("scalar", (1.5, -2.0), (Node("sub", (0, 1)),))
 RDIV = Graph("scalar", (-0.5,), (Node("rdiv", (0,), 2.0),))

@@ -25,7 +25,7 @@ from grader.layout import REPLAY_CACHE
 from grader.worker.launch import WorkerFailure
 from grader.workflows.arguments import add_grading_options, grade_options
 from grader.workflows.bench import with_classic_bugs
-from tests import test_checks_fake_worker as fake
+from tests import fake_worker as fake
 from tests.grading import REFERENCE, comparable, grade_report, runs_in_this_course
 
 HYPOTHESIS_TESTS = sum(

@@ -16,7 +16,7 @@ from grader.language import profiles
 from grader.language.adapters import EngineProtocol, load_adapter
 from grader.language.graphs import Graph, Node
 from grader.layout import COURSES
-from grader.worker.engines import isolated, load_engine, reinstated
+from grader.worker.engines import isolated, load_engine, reinstate
 from grader.worker.shapes import Adapted, Closures, Functions, Tensors, shape_of
 from tests.planted import REFERENCE
 
@@ -29,8 +29,8 @@ def micrograd() -> Iterator[Any]:
 @contextmanager
 def babygrad() -> Iterator[Any]:
     engine = load_engine(REFERENCE, "babygrad")
-    with reinstated(engine):
-        yield engine
+    reinstate(engine)
+    yield engine
 
 
 @contextmanager
@@ -41,8 +41,8 @@ def minitorch() -> Iterator[Any]:
         course / "reference", "minitorch", functions.package, functions.folder, whole=True
     )
     engine.api = functions
-    with reinstated(engine):
-        yield engine
+    reinstate(engine)
+    yield engine
 
 
 @contextmanager

@@ -17,19 +17,10 @@ from grader.checks import graphs, ops, untouched, walks
 from grader.layout import COURSES
 from grader.worker import protocol
 from grader.worker.probes.untouched import OUT_GRAD, Watch
+from tests.fake_worker import Answer, Tamper, session, wrong
 from tests.grading import ENGINES, grade_items
 from tests.planted import CATALOGUE, Bug, course_bugs, plant
-from tests.test_checks_fake_worker import (
-    DAG,
-    SCALAR,
-    TANH,
-    TREE,
-    UPSTREAM,
-    Answer,
-    Tamper,
-    session,
-    wrong,
-)
+from tests.test_checks_fake_worker import DAG, SCALAR, TANH, TREE, UPSTREAM
 
 NEEDLE = COURSES / "needle-hw1"
 NEEDLE_BUG = next(

@@ -2,8 +2,8 @@
 alone, the order of a constant, a second sort, and ``backpropagate`` with a correct order
 swapped in) against a fake worker, in-process, in milliseconds.
 
-As ``tests/test_checks_fake_worker.py`` does for the other checks (its ``FakeWorker``,
-``session`` and helpers): each probe runs on MiniTorch's reference, in this process, its answer
+As ``tests/test_checks_fake_worker.py`` does for the other checks (with the same
+``tests/fake_worker.py``): each probe runs on MiniTorch's reference, in this process, its answer
 crosses as JSON and a test may change it (``tamper``). The reference's own answers pass; each
 way an answer can be wrong is a ``WrongAnswer`` saying what was expected, of which variable,
 with the example the student can run; and ``backpropagate``, wrong with the grader's order but
@@ -24,8 +24,8 @@ from grader.language import profiles
 from grader.language.dags import Dag
 from grader.language.verdicts import WrongAnswer
 from grader.layout import COURSES
-from grader.worker.engines import load_engine, reinstated
-from tests.test_checks_fake_worker import (
+from grader.worker.engines import load_engine, reinstate
+from tests.fake_worker import (
     TEST,
     Answer,
     FakeWorker,
@@ -65,8 +65,8 @@ class MiniTorchWorker(FakeWorker):
         return reference()
 
     def request(self, message: dict[str, Any], budget: float) -> dict[str, Any]:
-        with reinstated(reference()):
-            return super().request(message, budget)
+        reinstate(reference())
+        return super().request(message, budget)
 
 
 def minitorch(item: str, tamper: dict[str, Tamper] | None = None) -> GradingSession:

@@ -14,7 +14,7 @@ from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
-from grader.worker.engines import load_engine, reinstated
+from grader.worker.engines import load_engine, reinstate
 
 name = "reference"
 
@@ -69,14 +69,14 @@ class ReferenceOracle:
 
     def evaluate_graph(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
         engine = self.engine(graph.kind)
-        with reinstated(engine):
-            if out_grad is None:
-                result = probes.probe_graph(engine, {"graph": graph.to_json()})
-                grads = result["grads"][: len(graph.leaves)]
-            else:
-                case = {"graph": graph.to_json(), "out_grad": np.asarray(out_grad).tolist()}
-                result = probes.probe_op(engine, case)
-                grads = result["grads"]
+        reinstate(engine)
+        if out_grad is None:
+            result = probes.probe_graph(engine, {"graph": graph.to_json()})
+            grads = result["grads"][: len(graph.leaves)]
+        else:
+            case = {"graph": graph.to_json(), "out_grad": np.asarray(out_grad).tolist()}
+            result = probes.probe_op(engine, case)
+            grads = result["grads"]
         values = [protocol.decode_array(v, "reference value") for v in result["values"]]
         if out_grad is not None:  # the op probe reports only the output's value
             values = [*graph.leaves, *values]

@@ -71,7 +71,7 @@ def isolated(root: Path, package: str) -> Iterator[dict[str, ModuleType]]:
     The reference, the stubs and test engines all name their packages ``micrograd`` and
     ``babygrad``: each must import its own files, and none may displace another already
     loaded. A module imported inside keeps working afterwards (its functions hold their own
-    globals); what was imported is left in the dict it yields (``reinstated``). The import
+    globals); what was imported is left in the dict it yields (``reinstate``). The import
     caches are invalidated because an engine may have been written a moment ago (a test
     fixture) into a directory the finders have already listed.
     """
@@ -84,23 +84,21 @@ def isolated(root: Path, package: str) -> Iterator[dict[str, ModuleType]]:
             sys.path.remove(str(root))
 
 
-@contextmanager
-def reinstated(engine: object) -> Iterator[None]:
-    """While inside, the modules of a package loaded by ``load_engine`` are back in
-    ``sys.modules`` under their names, whatever else was loaded since: a package whose
-    functions import a sibling module when called (MiniTorch's ``apply`` imports its
-    ``scalar`` module then, the babygrad book's operators their ``ops``) finds its own.
+def reinstate(engine: object) -> None:
+    """Put the modules of a package loaded by ``load_engine`` back in ``sys.modules`` under
+    their names, whatever else was loaded since: a package whose functions import a sibling
+    module when called (MiniTorch's ``apply`` imports its ``scalar`` module then, the babygrad
+    book's operators their ``ops``) finds its own.
 
-    They stay there afterwards, until another engine of the package is imported or
-    reinstated: the reference oracle reinstates its engine for every graph it evaluates, and
-    taking them out again would cost a pass over every module the process holds each time.
-    Modules of other packages are left alone."""
+    They stay there until another engine of the package is imported or reinstated: the
+    reference oracle reinstates its engine for every graph it evaluates, and taking them out
+    again after each would cost a pass over every module the process holds. Modules of other
+    packages are left alone."""
     modules: dict[str, ModuleType] = getattr(engine, "modules", {})
     if any(sys.modules.get(key) is not module for key, module in modules.items()):
         for key in owned(min(modules, key=len)):
             del sys.modules[key]
         sys.modules.update(modules)
-    yield
 
 
 def load_engine(
@@ -114,7 +112,7 @@ def load_engine(
     """``import_engine`` from ``root`` (its ``folder``), leaving ``sys.modules`` as it was, so
     that several engines (reference, test fixtures) can coexist in one process (``paths``:
     the modules of the op classes and of ``Tensor``, as ``import_engine`` takes them). A package's
-    engine keeps the modules it imported (``modules``), for ``reinstated``."""
+    engine keeps the modules it imported (``modules``), for ``reinstate``."""
     package = package or assignment
     with isolated(root / folder, "micrograd" if assignment == "micrograd" else package) as modules:
         engine = import_engine(assignment, package, whole, *paths)
