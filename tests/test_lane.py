@@ -35,6 +35,7 @@ def test_a_lane_grades_as_a_fresh_process_and_replays_from_memory_only(tmp_path,
                 forked = grade(GradeOptions(engine, only=ONLY, replay=IN_MEMORY), lanes)
                 assert comparable(forked) == fresh[name]
         assert all(lane.known for lane in lanes._all)
+        assert all(lane.answers for lane in lanes._all)  # the reference's, kept for the next
     assert not (tmp_path / "cache").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["buggy"]
 

@@ -13,6 +13,7 @@ draws: no grade rests on one oracle being right by luck.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import zlib
 from typing import Any
 
@@ -42,7 +43,7 @@ from grader.language.strategies import (
 )
 from grader.language.verdicts import Tolerance
 from grader.layout import DEFAULT_RUBRIC, SUITES
-from grader.oracles import Evaluation, numeric, torch_oracle
+from grader.oracles import Evaluation, numeric, reference, torch_oracle
 from grader.oracles.chain import Oracles
 from grader.oracles.reference import ReferenceOracle
 from grader.worker import probes
@@ -306,3 +307,27 @@ def test_finite_differences_confirm_first_and_torch_only_where_they_cannot(monke
     assert asked == ["finite differences", "pytorch"]
     monkeypatch.setattr(torch_oracle, "evaluate_graph", answering("pytorch", off))
     assert not oracles.confirmed(graph, None, right) and oracles.disagreements == 1
+
+
+def test_the_reference_answers_an_example_once_and_knows_it_after(tmp_path, monkeypatch):
+    """A lane's runs take the answers earlier runs worked out (``reference.KNOWN``): the same
+    request of the same reference is evaluated once, a changed reference is asked again."""
+    monkeypatch.setattr(reference, "KNOWN", {})
+    monkeypatch.setattr(reference, "FOUND", {})
+    asked = []
+    probe = probes.probe_graph
+    monkeypatch.setattr(probes, "probe_graph", lambda *a: asked.append(a) or probe(*a))
+    graph = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)), Node("tanh", (2,))))
+    first = ReferenceOracle(REFERENCE).evaluate_graph(graph)
+    again = ReferenceOracle(REFERENCE).evaluate_graph(graph)
+    assert len(asked) == 1 and len(reference.FOUND) == len(reference.KNOWN) == 1
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(first.values + first.grads, again.values + again.grads, strict=True)
+    )
+    changed = shutil.copytree(REFERENCE, tmp_path / "reference")
+    (changed / "micrograd" / "engine.py").write_text(
+        (changed / "micrograd" / "engine.py").read_text() + "\n# changed\n"
+    )
+    ReferenceOracle(changed).evaluate_graph(graph)
+    assert len(asked) == 2 and len(reference.KNOWN) == 2

@@ -7,12 +7,15 @@ and exits. The student's code still runs only in the sandboxed worker the run st
 
 The examples a run records for replay (``grader.grading.replay``) come back to the lane over a
 pipe and stay in its memory; the batch passes them on to its other lanes, so every later
-submission replays them, secret seed or not: they are never written to disk.
+submission replays them, secret seed or not: they are never written to disk. So do the reference
+oracle's answers a run worked out (``grader.oracles.reference.KNOWN``): the lane's next runs
+take them instead of evaluating the same examples on the reference again.
 
 Protocol (the batch's ``Lanes`` and ``python -I -m grader.workflows.lane``): one JSON request
 per line on stdin, ``{"id": n, "args": [pytest arguments], "cwd": folder, "recordings": {key:
 text}}`` (recordings other lanes made); one JSON reply per line on stdout, ``{"id": n,
-"returncode": n, "recordings": {key: text}}`` (the ones this run made). The run's output is in
+"returncode": n, "recordings": {key: text}, "answers": n}`` (the recordings this run made, and
+how many reference answers the lane holds). The run's output is in
 ``cwd/pytest.out``. A reply whose ``id`` is not the request's is some other run's, whose
 results file may not exist yet or may be half of another grade: the lane is replaced.
 
@@ -40,7 +43,7 @@ import pytest
 
 from grader.grading import replay
 from grader.layout import grader_digest
-from grader.oracles import OracleUnavailable, torch_oracle
+from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.workflows.api import in_subprocess, pytest_words
 from grader.workflows.prestart import grading_environment
 
@@ -66,7 +69,8 @@ def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, IO[str]
             os.dup2(out, 2)
             code = int(pytest.main(args))
             with os.fdopen(writable, "w") as pipe:
-                json.dump({"recordings": replay.FRESH, "torch": "torch" in sys.modules}, pipe)
+                found = {"recordings": replay.FRESH, "reference": reference.FOUND}
+                json.dump({**found, "torch": "torch" in sys.modules}, pipe)
         finally:
             with contextlib.suppress(Exception):  # os._exit flushes nothing by itself
                 sys.stdout.flush()
@@ -85,9 +89,12 @@ def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
         reply = json.loads(fresh)
         recorded = {str(k): str(v) for k, v in reply["recordings"].items()}
         needed_torch = reply["torch"] is True
+        answers = {str(k): v for k, v in reply["reference"].items() if isinstance(v, dict)}
     except (ValueError, AttributeError, KeyError, TypeError):
-        recorded, needed_torch = {}, False
+        recorded, needed_torch, answers = {}, False, {}
     replay.MEMORY.update(recorded)
+    room = max(0, reference.KNOWN_AT_MOST - len(reference.KNOWN))
+    reference.KNOWN.update(dict(itertools.islice(answers.items(), room)))
     return os.waitstatus_to_exitcode(status), recorded, needed_torch
 
 
@@ -132,7 +139,7 @@ def serve() -> None:
                 torch_oracle.load()
             gc.freeze()
         reply = {"id": request["id"], "returncode": returncode, "recordings": recorded}
-        print(json.dumps(reply), flush=True)
+        print(json.dumps({**reply, "answers": len(reference.KNOWN)}), flush=True)
 
 
 class Lane:
@@ -144,6 +151,8 @@ class Lane:
         self._process = self._start()
         self.known: set[str] = set()
         """The recordings (keys) the lane process holds in memory."""
+        self.answers = 0
+        """How many of the reference oracle's answers the lane process holds."""
         self._requests = itertools.count()
 
     @staticmethod
@@ -180,6 +189,7 @@ class Lane:
             self._process, self.known = self._start(), set()
             return (*in_subprocess(command, workdir), {})
         self.known |= missing.keys() | reply["recordings"].keys()
+        self.answers = reply["answers"]
         output = workdir / OUTPUT
         text = output.read_text(errors="replace") if output.exists() else ""
         return reply["returncode"], text, reply["recordings"]
