@@ -109,15 +109,15 @@ class ReferenceOracle:
         return self.engines[assignment.name]
 
     def evaluate_graph(self, graph: Graph, out_grad: np.ndarray | None = None) -> Evaluation:
-        if out_grad is None:
-            result = self.answer(graph.kind, {"graph": graph.to_json()})
-            grads = result["grads"][: len(graph.leaves)]
-        else:
-            case = {"graph": graph.to_json(), "out_grad": np.asarray(out_grad).tolist()}
-            result = self.answer(graph.kind, case)
-            grads = result["grads"]
+        case: dict[str, Any] = {"graph": graph.to_json()}
+        if out_grad is not None:
+            case["out_grad"] = np.asarray(out_grad).tolist()
+        result = self.answer(graph.kind, case)
         values = [protocol.decode_array(v, "reference value") for v in result["values"]]
-        if out_grad is not None:  # the op probe reports only the output's value
+        grads = result["grads"]
+        if out_grad is None:
+            grads = grads[: len(graph.leaves)]
+        else:  # the op probe reports only the output's value
             values = [*graph.leaves, *values]
         return Evaluation(
             tuple(values), tuple(protocol.decode_array(g, "reference grad") for g in grads)
