@@ -50,11 +50,15 @@ from grader.workflows.prestart import grading_environment
 OUTPUT = "pytest.out"
 
 
-def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, IO[str]]:
+def _fork(
+    args: list[str], cwd: str, output: str = OUTPUT, answers: bool = True
+) -> tuple[int, IO[str]]:
     """Fork; the child runs pytest on ``args`` in ``cwd``, its output in ``cwd/output``, and
-    hands back what it recorded and whether it had to import PyTorch (an oracle there): the
-    child's pid and the pipe to read that from (``_collect``), opened here, so that nothing
-    else closes a descriptor it was handed."""
+    hands back what it recorded, whether it had to import PyTorch (an oracle there) and, with
+    ``answers``, the reference's answers it worked out (a lane keeps them; a single grade's
+    process exits after its runs, so its forks send none): the child's pid and the pipe to read
+    that from (``_collect``), opened here, so that nothing else closes a descriptor it was
+    handed."""
     readable, writable = os.pipe()
     pid = os.fork()
     if pid == 0:  # the grading run
@@ -69,7 +73,10 @@ def _fork(args: list[str], cwd: str, output: str = OUTPUT) -> tuple[int, IO[str]
             os.dup2(out, 2)
             code = int(pytest.main(args))
             with os.fdopen(writable, "w") as pipe:
-                found = {"recordings": replay.FRESH, "reference": reference.FOUND}
+                found = {
+                    "recordings": replay.FRESH,
+                    "reference": reference.FOUND if answers else {},
+                }
                 json.dump({**found, "torch": "torch" in sys.modules}, pipe)
         finally:
             with contextlib.suppress(Exception):  # os._exit flushes nothing by itself
@@ -122,7 +129,7 @@ def serve_once() -> None:
     if not text:  # started ahead of a grade that stopped before it had runs
         return
     runs = json.loads(text)
-    forks = [_fork(run["args"], run["cwd"], run["output"]) for run in runs]
+    forks = [_fork(run["args"], run["cwd"], run["output"], answers=False) for run in runs]
     print(json.dumps([_collect(*fork)[0] for fork in forks]), flush=True)
 
 
