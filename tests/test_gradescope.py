@@ -229,3 +229,26 @@ def test_an_image_without_its_reference_tells_the_student_one_line(installed, tm
     assert document["score"] == 0 and document["tests"] == []
     assert document["output"].count("\n") == 0 and "not your fault" in document["output"]
     assert "no reference solution" in stdout and "make gradescope" in stdout
+
+
+def test_every_grade_replays_the_runs_recorded_at_setup_to_the_same_results(installed, tmp_path):
+    """setup.sh records the reference's runs at the secret seed, where only root reads them;
+    a submission's grade replays them (a container grades once: nothing else could be
+    replayed) and reports what a grade that draws every example again reports."""
+    root = installed("course")
+    recordings = root / "source" / "recordings"
+    assert len(list(recordings.glob("*.json"))) > 10
+    assert all(path.stat().st_mode & 0o077 == 0 for path in [recordings, *recordings.iterdir()])
+    bug = plant(tmp_path / "bug", one_bug_of("course"), reference=_reference(root, "course"))
+    aside = tmp_path / "recordings"
+    shutil.copytree(recordings, aside)
+    try:
+        replayed, _ = run_autograder(root, bug)
+        assert len(list(recordings.glob("*.json"))) > len(list(aside.glob("*.json")))
+        shutil.rmtree(recordings)
+        drawn, _ = run_autograder(root, bug)
+    finally:
+        shutil.rmtree(recordings, ignore_errors=True)
+        shutil.copytree(aside, recordings)
+    assert replayed["tests"] == drawn["tests"]
+    assert replayed["score"] == drawn["score"] < sum(t["max_score"] for t in drawn["tests"])

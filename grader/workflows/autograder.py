@@ -11,6 +11,12 @@ details in the autograder's output.
 Gradescope's own timeout (10 minutes by default) would give 0 with no results at all, so
 grading has a deadline of its own (``deadline_s`` in ``gradescope.json``, default 480 s):
 past it, every item is reported with 0 and the reason, and every grading process is ended.
+
+Every container grades once, so no grade of it could replay an earlier one's examples
+(``grader.grading.replay``): ``setup.sh`` records the reference's runs at the secret seed when
+it builds the image (``--record``), into ``source/`` (root's alone, as the seed), and each
+submission's grade replays them instead of drawing the same examples again. Replay gives the
+verdicts of a grade without it; a correct engine's grade takes about half the time.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from grader.workflows.submissions import Upload, prepare
 from grader.workflows.trust import ReferenceFailure, verify_reference
 
 DEFAULT_DEADLINE_S = 480.0
+RECORDINGS = "recordings"
+"""The folder of ``source/`` that holds the reference's recorded runs (``--record``)."""
 GRADESCOPE_MEMORY_MB = 512
 """Each worker's address-space limit: two workers and two grading processes share the default
 768 MB container, and numpy with one OpenBLAS thread runs in 512 MB."""
@@ -66,25 +74,52 @@ def _abandon() -> None:
     os._exit(0)
 
 
-def main() -> int:
+def _options(source: Path, config: dict[str, Any]) -> GradeOptions:
+    """How this image grades: its course, the secret seed, its memory limit, its recordings.
+    The recording and every grade share them, so what is recorded is what a grade replays."""
+    course = course_root(config.get("course", THIS_COURSE))
+    recordings = source / RECORDINGS
+    return GradeOptions(
+        submission=Path(),
+        seed=config.get("seed"),
+        memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
+        rubric=course / "rubric.yaml",
+        reference=course / "reference",
+        replay=recordings if recordings.is_dir() else None,
+    )
+
+
+def _reference(options: GradeOptions) -> Path:
+    return Path(options.reference or "")
+
+
+def record(source: Path, config: dict[str, Any]) -> None:
+    """Grade the course's reference as a submission is graded, recording its runs in
+    ``source/recordings`` for every submission's grade to replay."""
+    (source / RECORDINGS).mkdir(exist_ok=True)
+    options = _options(source, config)
+    rubric = rubric_module.load(options.rubric)
+    with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as tmp:
+        upload = Upload("reference", _reference(options), "folder")
+        found = prepare(upload, Path(tmp) / "reference", rubric.profile.graded)
+        grade(dataclasses.replace(options, submission=found.folder))
+
+
+def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     os.setpgrp()  # our own process group: past the deadline, one signal ends all of grading
     root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     source = root / "source"
     config_path = source / "gradescope.json"
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
-    course = course_root(config.get("course", THIS_COURSE))
-    options = GradeOptions(
-        submission=Path(),
-        seed=config.get("seed"),
-        memory_mb=int(config.get("memory_mb", GRADESCOPE_MEMORY_MB)),
-        rubric=course / "rubric.yaml",
-        reference=course / "reference",
-    )
+    if (sys.argv[1:] if argv is None else argv) == ["--record"]:
+        record(source, config)
+        return 0
+    options = _options(source, config)
     try:
         rubric = rubric_module.load(options.rubric)
-        if not (course / "reference").is_dir():
-            raise rubric_module.RubricError(f"{course / 'reference'}: no reference solution")
+        if not _reference(options).is_dir():
+            raise rubric_module.RubricError(f"{_reference(options)}: no reference solution")
         verify_reference(options, rubric)  # setup.sh checked it: a cached answer
     except (rubric_module.RubricError, ReferenceFailure) as exc:
         print(f"autograder misconfigured (rebuild the zip with `make gradescope`): {exc}")

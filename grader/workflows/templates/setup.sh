@@ -23,6 +23,9 @@ fi
 # image's build for the instructor to see, instead of every student's grade.
 COURSE="$("$ROOT/venv/bin/python" -I -c 'import json, sys; print(json.load(open(sys.argv[1])).get("course", "course"))' "$ROOT/source/gradescope.json")"
 "$ROOT/venv/bin/python" -I -m grader check-reference --course "$COURSE"
+# The reference's runs at the secret seed, recorded once: each submission's grade replays them
+# (the same verdicts as drawing them again, in about half the time).
+"$ROOT/venv/bin/python" -I -m grader.workflows.autograder --record
 # Only root (the trusted grader) may read the rubric, the reference and the seed, in source/
 # and in the installed package: without bubblewrap the student's code still runs as an
 # unprivileged worker uid.
