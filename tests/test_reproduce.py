@@ -4,6 +4,7 @@ parent reads of it (``grader.checks.fresh``), and which example the feedback sho
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,7 +12,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.checks.fresh import FreshRuns, Printed, answered_alike, printed_values
+from grader.checks.fresh import (
+    FreshRuns,
+    Printed,
+    ReferenceRuns,
+    answered_alike,
+    printed_values,
+)
 from grader.checks.session import FIRST_EXAMPLES, Examples, GradingSession
 from grader.grading import scoring
 from grader.grading.reproduce import (
@@ -23,7 +30,7 @@ from grader.grading.reproduce import (
 )
 from grader.language.dags import diamonds
 from grader.worker import probes
-from grader.worker.engines import load_engine
+from grader.worker.engines import isolated, load_engine
 from grader.worker.launch import Limits
 from grader.worker.protocol import Probe
 from tests.grading import REFERENCE
@@ -107,6 +114,44 @@ def test_a_run_that_raises_or_crashes(runs):
 def test_a_run_that_hangs_says_nothing_and_the_next_runs(fresh_runs):
     runs = fresh_runs(2.0)
     assert runs.run(["while True:\n    pass"]) is None
+    assert runs.run(["print(1)"]) == Printed((1.0,), False)
+
+
+TANH = "from micrograd.engine import Value\nx = Value(0.5)\ny = x.tanh()\ny.backward()\n"
+TANH += "print(y, x.grad)"
+
+
+def test_the_reference_runs_in_a_fork_as_in_a_fresh_sandboxed_interpreter(tmp_path):
+    """The reference's runs fork this trusted process, which has its engine loaded (as the
+    reference oracle has), and even changed: each run imports it from its folder afresh and
+    prints what a sandboxed fresh interpreter prints, state and all."""
+    settings = SimpleNamespace(
+        submission=REFERENCE, reference_dir=None, slot=0, limits=Limits(), sandbox="auto"
+    )
+    sandboxed = FreshRuns(settings, REFERENCE, 20.0)
+    try:
+        expected = sandboxed.run([TANH])
+    finally:
+        sandboxed.close()
+    assert expected is not None and len(expected.values) >= 2 and not expected.raised
+    with isolated(REFERENCE, "micrograd"):
+        importlib.import_module("micrograd.engine").Value.tanh = lambda self: self
+        runs = ReferenceRuns(REFERENCE, 20.0)
+        assert runs.run([TANH]) == expected
+        assert runs.run([TANH, TANH], keep=True) == expected
+    counter = tmp_path / "counter" / "micrograd"
+    counter.mkdir(parents=True)
+    (counter / "__init__.py").write_text("")
+    (counter / "engine.py").write_text(COUNTER)
+    counting = ReferenceRuns(counter.parent, 20.0)
+    assert counting.run([COUNT, COUNT]) == Printed((2.0,), False)
+    assert counting.run([COUNT]) == Printed((1.0,), False)  # nothing kept from the run before
+
+
+def test_a_reference_run_that_hangs_or_exits_says_nothing(tmp_path):
+    runs = ReferenceRuns(REFERENCE, 1.0)
+    assert runs.run(["while True:\n    pass"]) is None
+    assert runs.run(["import os\nos._exit(3)"]) is None
     assert runs.run(["print(1)"]) == Printed((1.0,), False)
 
 

@@ -19,9 +19,10 @@ module level): whether that happens is luck of the interpreter's allocator and c
 same in every fork of one process and another in the student's, so the sequence proves
 nothing there, and the state note is shown instead.
 
-Cost: nothing for a passing grade; for a failing one, two sandboxed processes (the student's
-engine, the reference), started at the first failure so that they start up while the grade
-goes on, and, per failing item, two forked runs (its first failure's example).
+Cost: nothing for a passing grade; for a failing one, a sandboxed process of the student's
+engine, started at the first failure so that it starts up while the grade goes on, and, per
+failing item, two forked runs (its first failure's example: one of that process, one of this
+trusted one against the reference).
 Only an example that does not replay costs more (a new worker, the sequences, and a run that
 keeps for each sequence that goes wrong), and only an item whose failure depends on state has
 all its failures tried.
@@ -32,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from grader.checks.fresh import FreshRuns, Printed, answered_alike
+from grader.checks.fresh import FreshRuns, Printed, ReferenceRuns, answered_alike
 from grader.checks.session import Answered, GradingSession
 from grader.grading.scoring import TestOutcome
 
@@ -83,7 +84,9 @@ Alike = Callable[[Shown], bool | None]
 """Does a new worker give the grade's answers to the example's requests (None: unknown)?"""
 
 
-def settle(shown: Shown, student: FreshRuns, reference: FreshRuns, alike: Alike) -> bool:
+def settle(
+    shown: Shown, student: FreshRuns, reference: FreshRuns | ReferenceRuns, alike: Alike
+) -> bool:
     """Make ``shown``'s example one that replays, or say why none does. True when the
     failure depends on state kept between calls."""
     snippet = shown.outcome.snippet
@@ -107,7 +110,10 @@ def settle(shown: Shown, student: FreshRuns, reference: FreshRuns, alike: Alike)
 
 
 def replay_shown(
-    shown: Sequence[Shown], student: FreshRuns, reference: FreshRuns, alike: Alike
+    shown: Sequence[Shown],
+    student: FreshRuns,
+    reference: FreshRuns | ReferenceRuns,
+    alike: Alike,
 ) -> None:
     """Each item's first shown failure is replayed; where it depends on state, so are the
     item's other failures."""
@@ -123,13 +129,13 @@ def replay_shown(
 
 class Replayer:
     """A grade's shown failures, replayed at its end against its submission and reference
-    (none: nothing to compare with, every example stands). Both processes start at the first
-    failure shown, so their interpreters start up while the grade goes on."""
+    (none: nothing to compare with, every example stands). The submission's process starts at
+    the first failure shown, so its interpreter starts up while the grade goes on."""
 
     def __init__(self, session: GradingSession) -> None:
         self.session = session
         self.shown: list[Shown] = []
-        self._runs: tuple[FreshRuns, FreshRuns] | None = None
+        self._runs: tuple[FreshRuns, ReferenceRuns] | None = None
 
     def add(self, shown: Shown) -> None:
         session = self.session
@@ -138,7 +144,7 @@ class Replayer:
         if self._runs is None:
             self._runs = (
                 FreshRuns(session, session.submission, RUN_SECONDS),
-                FreshRuns(session, session.reference_dir, RUN_SECONDS),
+                ReferenceRuns(session.reference_dir, RUN_SECONDS),
             )
             for runs in self._runs:
                 runs.start()

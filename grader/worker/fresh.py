@@ -24,6 +24,7 @@ import os
 import resource
 import select
 import signal
+import sys
 import time
 from typing import Any
 
@@ -71,19 +72,25 @@ def _collect(read: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def run(sources: list[str], seconds: float, keep: bool = False) -> dict[str, Any]:
+def run(
+    sources: list[str], seconds: float, keep: bool = False, root: str | None = None
+) -> dict[str, Any]:
     """One run in a forked child (``execute``): its answer, or ``{"timeout": True}`` /
     ``{"crashed": True}``. ``seconds`` is CPU time, so a loaded machine changes no run's
     outcome (and so no feedback); a run that waits without computing is stopped at
-    ``WALL_BACKSTOP`` times that on the wall clock."""
+    ``WALL_BACKSTOP`` times that on the wall clock. ``root``: the child first forgets every
+    module loaded from that folder and puts it first on ``sys.path`` (a trusted process that
+    has the reference loaded runs a snippet against it as a fresh interpreter would)."""
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child cannot reach the parent's channel, only its own pipe; written
-        # here, not as a function of its own, so that nothing but a fork closes the channel
-        os.close(read)
-        os.close(framing.REQUEST_FD)
-        os.close(framing.REPLY_FD)
+    if pid == 0:  # the child reaches nothing of the parent's but its own pipe: no channel,
+        # no other descriptor. Written here, not as a function of its own, so that nothing
+        # but a fork closes them
+        os.closerange(3, write)
+        os.closerange(write + 1, os.sysconf("SC_OPEN_MAX"))
         try:
+            if root is not None:
+                _fresh_from(root)
             _limit_cpu(seconds)
             framing.write_frame(write, execute(sources, keep))
         finally:
@@ -103,6 +110,18 @@ def run(sources: list[str], seconds: float, keep: bool = False) -> dict[str, Any
         return framing.decode_body(data[framing.HEADER.size :])  # type: ignore[return-value]
     except framing.FrameError:
         return {"crashed": True}
+
+
+def _fresh_from(root: str) -> None:
+    """No module of ``root`` loaded, and ``root`` first on ``sys.path``, as
+    ``confine_imports`` leaves a worker."""
+    places = {root, os.path.realpath(root)}
+    prefixes = tuple(os.path.join(place, "") for place in places)
+    for name, module in list(sys.modules.items()):
+        found = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
+        if any(isinstance(f, str) and (f in places or f.startswith(prefixes)) for f in found):
+            del sys.modules[name]
+    sys.path.insert(0, root)
 
 
 WALL_BACKSTOP = 5.0
