@@ -1,7 +1,13 @@
 """``make bench``'s buggy engines: every pair of classic bugs plants, and each bug costs points
-in its own assignment (a pair that planted nothing would flatter the batch's throughput)."""
+in its own assignment (a pair that planted nothing would flatter the batch's throughput); and
+its count of the CPU a grade spent."""
 
 from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -22,3 +28,27 @@ def test_a_bug_whose_text_is_not_in_the_reference_is_refused(tmp_path, monkeypat
     monkeypatch.setattr(bench, "CLASSIC_BUGS", [{"micrograd/engine.py": ("no such line", "x")}])
     with pytest.raises(ValueError, match="exactly once"):
         with_classic_bugs(REFERENCE, tmp_path / "buggy")
+
+
+def test_the_cpu_a_grade_spent_counts_processes_no_child_of_ours_reaped(tmp_path):
+    """A sandboxed worker's tree is killed, and what its processes spent never reaches our
+    children's usage; the machine's count has it (other load only adds to it)."""
+    done = tmp_path / "done"
+    burn = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    start = time.process_time()\n"
+        "    while time.process_time() - start < 0.5:\n"
+        "        pass\n"
+        "    open(sys.argv[1], 'w').close()\n"
+        "os._exit(0)\n"  # the parent leaves at once: the burning child is not ours to reap
+    )
+    machine = bench._machine_cpu()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    subprocess.run([sys.executable, "-c", burn, str(done)], check=True)
+    deadline = time.monotonic() + 120
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.exists()
+    assert bench._machine_cpu() - machine >= 0.45
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - children < 0.25
