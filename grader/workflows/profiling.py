@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,10 @@ from pathlib import Path
 
 RATE = 200
 """Samples a second."""
+TIMEOUT_S = 600.0
+"""How long one profiled command may take (a grade takes seconds) before py-spy is stopped."""
+STOP_WAIT_S = 30.0
+"""How long py-spy may take to write what it sampled once told to stop."""
 KINDS = ("command", "grading", "worker", "other")
 PROCESS = re.compile(r'process (\d+):"(.*?)"(?=;|$)', re.S)
 COUNT = re.compile(r" (\d+)$")
@@ -99,17 +104,26 @@ def py_spy() -> str | None:
 
 def profile(command: list[str]) -> Breakdown | None:
     """Run ``command`` under py-spy: the breakdown, or None without py-spy or when it cannot
-    attach (no ptrace)."""
+    attach (no ptrace). py-spy has been seen to keep sampling long after the command it
+    started had exited: past ``TIMEOUT_S`` it is told to stop, as Ctrl-C would (it writes what
+    it sampled), then killed."""
     spy = py_spy()
     if spy is None:
         return None
     with tempfile.TemporaryDirectory(prefix="grader-profile-") as tmp:
         raw = Path(tmp) / "profile.txt"
         sampler = [spy, "record", "--gil", "--subprocesses", "-r", str(RATE), "-f", "raw"]
-        subprocess.run(
+        with subprocess.Popen(
             [*sampler, "-o", str(raw), "--", *command],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        ) as sampling:
+            try:
+                sampling.wait(TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                sampling.send_signal(signal.SIGINT)
+                try:
+                    sampling.wait(STOP_WAIT_S)
+                except subprocess.TimeoutExpired:
+                    sampling.kill()
         return parsed(raw.read_text()) if raw.is_file() else None
