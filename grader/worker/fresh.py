@@ -115,13 +115,13 @@ def run(
 def _fresh_from(root: str) -> None:
     """No module of ``root`` loaded, and ``root`` first on ``sys.path``, as
     ``confine_imports`` leaves a worker."""
-    places = {root, os.path.realpath(root)}
+    places = {root, os.path.abspath(root), os.path.realpath(root)}
     prefixes = tuple(os.path.join(place, "") for place in places)
     for name, module in list(sys.modules.items()):
         found = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
         if any(isinstance(f, str) and (f in places or f.startswith(prefixes)) for f in found):
             del sys.modules[name]
-    sys.path.insert(0, root)
+    sys.path.insert(0, os.path.realpath(root))
 
 
 WALL_BACKSTOP = 5.0
