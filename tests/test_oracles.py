@@ -13,6 +13,7 @@ draws: no grade rests on one oracle being right by luck.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import zlib
 from typing import Any
@@ -309,17 +310,25 @@ def test_finite_differences_confirm_first_and_torch_only_where_they_cannot(monke
     assert not oracles.confirmed(graph, None, right) and oracles.disagreements == 1
 
 
-def test_the_reference_answers_an_example_once_and_knows_it_after(tmp_path, monkeypatch):
-    """A lane's runs take the answers earlier runs worked out (``reference.KNOWN``): the same
-    request of the same reference is evaluated once, a changed reference is asked again."""
+GRAPH = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)), Node("tanh", (2,))))
+
+
+@pytest.fixture
+def asked(monkeypatch) -> list[tuple]:
+    """The reference's evaluations from here on, in a process that knows no answer yet."""
     monkeypatch.setattr(reference, "KNOWN", {})
     monkeypatch.setattr(reference, "FOUND", {})
-    asked = []
+    calls: list[tuple] = []
     probe = probes.probe_graph
-    monkeypatch.setattr(probes, "probe_graph", lambda *a: asked.append(a) or probe(*a))
-    graph = Graph("scalar", (1.5, -2.0), (Node("mul", (0, 1)), Node("tanh", (2,))))
-    first = ReferenceOracle(REFERENCE).evaluate_graph(graph)
-    again = ReferenceOracle(REFERENCE).evaluate_graph(graph)
+    monkeypatch.setattr(probes, "probe_graph", lambda *a: calls.append(a) or probe(*a))
+    return calls
+
+
+def test_the_reference_answers_an_example_once_and_knows_it_after(tmp_path, asked):
+    """A lane's runs take the answers earlier runs worked out (``reference.KNOWN``): the same
+    request of the same reference is evaluated once, a changed reference is asked again."""
+    first = ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
+    again = ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
     assert len(asked) == 1 and len(reference.FOUND) == len(reference.KNOWN) == 1
     assert all(
         np.array_equal(a, b)
@@ -329,5 +338,41 @@ def test_the_reference_answers_an_example_once_and_knows_it_after(tmp_path, monk
     (changed / "micrograd" / "engine.py").write_text(
         (changed / "micrograd" / "engine.py").read_text() + "\n# changed\n"
     )
-    ReferenceOracle(changed).evaluate_graph(graph)
+    ReferenceOracle(changed).evaluate_graph(GRAPH)
     assert len(asked) == 2 and len(reference.KNOWN) == 2
+
+
+def test_a_folder_keeps_the_answers_for_the_next_grading_runs(tmp_path, monkeypatch, asked):
+    """A grade that replays from a folder keeps the reference's answers its run worked out
+    there (``reference.keep_answers``), and the next grading run, a process of its own, takes
+    them instead of evaluating the same examples again; another grader source reads none, and
+    a folder keeps the newest ``ANSWER_FILES``."""
+    first = ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
+    reference.keep_answers(tmp_path)
+    (kept,) = tmp_path.glob("answers.*.json")
+    (tmp_path / f"{kept.name.rsplit('.', 2)[0]}.broken.json").write_text("{not json")
+    monkeypatch.setattr(reference, "KNOWN", {})  # the next grading run
+    monkeypatch.setattr(reference, "FOUND", {})
+    reference.load_answers(tmp_path)
+    again = ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
+    assert len(asked) == 1 and reference.FOUND == {}
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(first.values + first.grads, again.values + again.grads, strict=True)
+    )
+    reference.keep_answers(tmp_path)  # nothing new: no file
+    assert len(list(tmp_path.glob("answers.*.json"))) == 2
+    monkeypatch.setattr(reference, "KNOWN", {})
+    monkeypatch.setattr(reference, "grader_digest", lambda: "another grader source")
+    reference.load_answers(tmp_path)
+    assert reference.KNOWN == {}
+    for n in range(reference.ANSWER_FILES + 3):
+        before = set(tmp_path.iterdir())
+        monkeypatch.setattr(reference, "FOUND", {f"key {n}": {"ok": n}})
+        reference.keep_answers(tmp_path)
+        (written,) = set(tmp_path.iterdir()) - before
+        os.utime(written, (1_000_000 + n, 1_000_000 + n))  # one a second: newest is clear
+    files = list(tmp_path.glob(f"{reference._answer_files()}*.json"))
+    assert len(files) == reference.ANSWER_FILES
+    reference.load_answers(tmp_path)
+    assert f"key {reference.ANSWER_FILES + 2}" in reference.KNOWN and "key 0" not in reference.KNOWN

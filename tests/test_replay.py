@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from grader.language.dags import diamonds
 from grader.language.graphs import Graph, Node
 from grader.layout import REPLAY_CACHE
 from grader.worker.launch import WorkerFailure
+from grader.workflows.api import GradeOptions, grade
 from grader.workflows.arguments import add_grading_options, grade_options
 from grader.workflows.bench import with_classic_bugs
 from tests import fake_worker as fake
@@ -307,3 +309,26 @@ def test_a_run_that_could_not_have_happened_is_not_loaded(tmp_path):
         assert replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 3) == []
     path.write_text(json.dumps(run))
     assert len(replay.Recordings.open(str(tmp_path), "rubric", 1).load("t", 3)) == 1
+
+
+@pytest.mark.slow
+def test_a_grade_of_its_own_takes_the_reference_answers_the_last_one_kept(tmp_path):
+    """Without a lane to hold them, a grade replaying from a folder keeps the reference's
+    answers there (as Gradescope's recording and a student's ``make grade`` do), and the next
+    grade, in processes of its own, evaluates nothing on the reference again: it would have
+    kept what it evaluated. The grade is the same."""
+    folder = tmp_path / "recordings"
+    first = grade(GradeOptions(REFERENCE, replay=folder))
+    kept = _answer_files(folder)
+    assert kept
+    again = grade(GradeOptions(REFERENCE, replay=folder))
+    assert _answer_files(folder) == kept  # not one written again, even alike
+    assert comparable(again) == comparable(first)
+
+
+def _answer_files(folder: Path) -> dict[Path, tuple[int, int]]:
+    """The folder's files of reference answers, each with its inode and time of writing."""
+    return {
+        path: (path.stat().st_ino, path.stat().st_mtime_ns)
+        for path in folder.glob("answers.*.json")
+    }

@@ -32,6 +32,7 @@ from grader.grading.strata import drawn_count, explicit
 from grader.language.editions import Edition
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
+from grader.oracles import reference
 from grader.worker.launch import Limits
 
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
@@ -122,19 +123,24 @@ def pytest_configure(config: pytest.Config) -> None:
         import_budgets=rubric.import_budgets,
     )
     run_seed = rubric.seed if options.seed is None else options.seed
+    recordings = (
+        Recordings.open(
+            str(options.replay),
+            rubric.digest + profile.editions + " verdicts only" * options.verdicts_only,
+            run_seed,
+        )
+        if options.replay
+        else None
+    )
+    if recordings is not None and recordings.folder is not None:
+        reference.load_answers(recordings.folder)  # a lane's are in its memory already
     config.stash[RUN] = GradingRun(
         rubric=rubric,
         session=session,
         seed=run_seed,
         assignments={options.assignment},
         only=options.only,
-        recordings=Recordings.open(
-            str(options.replay),
-            rubric.digest + profile.editions + " verdicts only" * options.verdicts_only,
-            run_seed,
-        )
-        if options.replay
-        else None,
+        recordings=recordings,
         verdicts_only=options.verdicts_only,
     )
 
@@ -457,6 +463,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     grading = run.session
     grading.close()
     run.replayer.finish()
+    if run.recordings is not None and run.recordings.folder is not None:
+        reference.keep_answers(run.recordings.folder)
     items = run.rubric.selected_items(run.assignments, run.only)
     results = score_items(run.rubric, items, run.outcomes, run.editions)
     not_importable = {

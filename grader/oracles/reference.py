@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,10 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from grader.atomic import write_atomically
 from grader.language import profiles
 from grader.language.graphs import Graph
 from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
+from grader.layout import grader_digest
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import probes, protocol
 from grader.worker.engines import load_engine, reinstate
@@ -29,6 +33,56 @@ FOUND: dict[str, dict[str, Any]] = {}
 """Those of ``KNOWN`` this process worked out itself, for its lane to keep."""
 KNOWN_AT_MOST = 200_000
 """Answers kept at most (a few kilobytes each)."""
+ANSWER_FILES = 32
+"""Files of answers a folder keeps per grader source (``keep_answers``), the newest."""
+
+
+def learn(answers: object) -> None:
+    """Take ``answers`` (a trusted grading run's ``FOUND``, as it came back over a pipe or
+    from a file) into ``KNOWN``, as far as there is room; anything but answers is ignored."""
+    if not isinstance(answers, dict):
+        return
+    room = max(0, KNOWN_AT_MOST - len(KNOWN))
+    found = ((str(k), v) for k, v in answers.items() if isinstance(v, dict))
+    KNOWN.update(itertools.islice(found, room))
+
+
+def _answer_files() -> str:
+    """The start of the names of this grader source's files of answers (the probes that
+    produce an answer are part of it)."""
+    return f"answers.{hashlib.sha256(grader_digest().encode()).hexdigest()[:32]}."
+
+
+def load_answers(folder: Path) -> None:
+    """Take the answers earlier grading runs kept in ``folder`` (``keep_answers``): a grade
+    replaying recorded examples from there evaluates none of them on the reference again."""
+    try:
+        paths = sorted(folder.glob(f"{_answer_files()}*.json"))
+    except OSError:
+        return
+    for path in paths:
+        try:
+            learn(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+
+
+def keep_answers(folder: Path) -> None:
+    """Write the answers this process worked out into ``folder`` for the next grading runs,
+    one file per run that found any, the newest ``ANSWER_FILES`` kept."""
+    if not FOUND:
+        return
+    text = json.dumps(FOUND, separators=(",", ":"))
+    prefix = _answer_files()
+    kept = folder / f"{prefix}{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    with contextlib.suppress(OSError):
+        write_atomically(kept, text)
+        older = sorted(
+            (p for p in folder.glob(f"{prefix}*.json") if p != kept),
+            key=lambda p: p.stat().st_mtime_ns,
+        )
+        for path in older[: max(0, len(older) + 1 - ANSWER_FILES)]:
+            path.unlink(missing_ok=True)
 
 
 class ReferenceOracle:

@@ -96,12 +96,11 @@ def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
         reply = json.loads(fresh)
         recorded = {str(k): str(v) for k, v in reply["recordings"].items()}
         needed_torch = reply["torch"] is True
-        answers = {str(k): v for k, v in reply["reference"].items() if isinstance(v, dict)}
+        answers = reply["reference"]
     except (ValueError, AttributeError, KeyError, TypeError):
         recorded, needed_torch, answers = {}, False, {}
     replay.MEMORY.update(recorded)
-    room = max(0, reference.KNOWN_AT_MOST - len(reference.KNOWN))
-    reference.KNOWN.update(dict(itertools.islice(answers.items(), room)))
+    reference.learn(answers)
     return os.waitstatus_to_exitcode(status), recorded, needed_torch
 
 
