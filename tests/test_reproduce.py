@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -146,6 +147,21 @@ def test_the_reference_runs_in_a_fork_as_in_a_fresh_sandboxed_interpreter(tmp_pa
     counting = ReferenceRuns(counter.parent, 20.0)
     assert counting.run([COUNT, COUNT]) == Printed((2.0,), False)
     assert counting.run([COUNT]) == Printed((1.0,), False)  # nothing kept from the run before
+
+
+class _Namespace:
+    """What PyTorch keeps in ``sys.modules`` beside its modules: every attribute is another."""
+
+    def __getattr__(self, name: str) -> _Namespace:
+        return _Namespace()
+
+
+def test_a_reference_run_reads_past_what_is_in_sys_modules_but_no_module(monkeypatch):
+    lazy = ModuleType("lazy")
+    lazy.__getattr__ = lambda name: (_ for _ in ()).throw(RuntimeError(f"imported {name}"))
+    monkeypatch.setitem(sys.modules, "namespace", _Namespace())
+    monkeypatch.setitem(sys.modules, "lazy", lazy)
+    assert ReferenceRuns(REFERENCE, 20.0).run(["print(1)"]) == Printed((1.0,), False)
 
 
 def test_a_reference_run_that_hangs_or_exits_says_nothing(tmp_path):

@@ -26,6 +26,8 @@ import select
 import signal
 import sys
 import time
+import types
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np  # noqa: F401 - imported before the submission can shadow it
@@ -118,10 +120,22 @@ def _fresh_from(root: str) -> None:
     places = {root, os.path.abspath(root), os.path.realpath(root)}
     prefixes = tuple(os.path.join(place, "") for place in places)
     for name, module in list(sys.modules.items()):
-        found = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
-        if any(isinstance(f, str) and (f in places or f.startswith(prefixes)) for f in found):
+        if _loaded_from(module, places, prefixes):
             del sys.modules[name]
     sys.path.insert(0, os.path.realpath(root))
+
+
+def _loaded_from(module: object, places: set[str], prefixes: tuple[str, ...]) -> bool:
+    """Whether ``module`` was loaded from one of ``places``. Read from the module's own
+    namespace: ``sys.modules`` also holds objects that are no module (PyTorch puts namespaces
+    there whose every attribute is another namespace) and modules whose ``__getattr__`` would
+    import something; neither was loaded from a folder."""
+    if not isinstance(module, types.ModuleType):
+        return False
+    own = vars(module)
+    path = own.get("__path__")
+    found = [own.get("__file__"), *(path if isinstance(path, Iterable) else ())]
+    return any(isinstance(f, str) and (f in places or f.startswith(prefixes)) for f in found)
 
 
 WALL_BACKSTOP = 5.0
