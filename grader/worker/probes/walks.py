@@ -121,8 +121,12 @@ def probe_deep(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
 def _uncollected() -> Iterator[None]:
     """No automatic garbage collection while a long chain is alive: each one would scan every
     node, and they took more than half of a correct ``build_topo``'s time over 100,000 nodes
-    (the chain has no cycles to find; what the walk drops, reference counting frees)."""
+    (the chain has no cycles to find; what the walk drops, reference counting frees). What
+    earlier requests left for the collector is collected first, as those collections did while
+    the chain grew: the chain's nodes then take that memory, and so the ids a walk that keeps
+    ids between calls (a module-level visited set) has seen before."""
     enabled = gc.isenabled()
+    gc.collect()
     gc.disable()
     try:
         yield
