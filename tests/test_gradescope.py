@@ -237,18 +237,22 @@ def test_every_grade_replays_the_runs_recorded_at_setup_to_the_same_results(inst
     replayed) and reports what a grade that draws every example again reports."""
     root = installed("course")
     recordings = root / "source" / "recordings"
-    assert len(list(recordings.glob("*.json"))) > 10
-    assert all(path.stat().st_mode & 0o077 == 0 for path in [recordings, *recordings.iterdir()])
+    answers = root / "source" / "recordings-answers"  # the reference's, beside them
+    assert len(list(recordings.glob("*.json"))) > 10 and list(answers.glob("*.json"))
+    kept = [recordings, *recordings.iterdir(), answers, *answers.iterdir()]
+    assert all(path.stat().st_mode & 0o077 == 0 for path in kept)
     bug = plant(tmp_path / "bug", one_bug_of("course"), reference=_reference(root, "course"))
-    aside = tmp_path / "recordings"
-    shutil.copytree(recordings, aside)
+    aside = tmp_path / "aside"
+    for folder in (recordings, answers):
+        shutil.copytree(folder, aside / folder.name)
     try:
         replayed, _ = run_autograder(root, bug)
-        assert len(list(recordings.glob("*.json"))) > len(list(aside.glob("*.json")))
-        shutil.rmtree(recordings)
+        for folder in (recordings, answers):
+            shutil.rmtree(folder)
         drawn, _ = run_autograder(root, bug)
     finally:
-        shutil.rmtree(recordings, ignore_errors=True)
-        shutil.copytree(aside, recordings)
+        for folder in (recordings, answers):
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(aside / folder.name, folder)
     assert replayed["tests"] == drawn["tests"]
     assert replayed["score"] == drawn["score"] < sum(t["max_score"] for t in drawn["tests"])

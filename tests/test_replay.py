@@ -23,6 +23,7 @@ from grader.grading.suites import test_babygrad, test_micrograd
 from grader.language.dags import diamonds
 from grader.language.graphs import Graph, Node
 from grader.layout import REPLAY_CACHE
+from grader.oracles import reference
 from grader.worker.launch import WorkerFailure
 from grader.workflows.api import GradeOptions, grade
 from grader.workflows.arguments import add_grading_options, grade_options
@@ -330,5 +331,5 @@ def _answer_files(folder: Path) -> dict[Path, tuple[int, int]]:
     """The folder's files of reference answers, each with its inode and time of writing."""
     return {
         path: (path.stat().st_ino, path.stat().st_mtime_ns)
-        for path in folder.glob("answers.*.json")
+        for path in reference.answers_beside(folder).glob("answers.*.json")
     }

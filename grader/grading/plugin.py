@@ -133,7 +133,8 @@ def pytest_configure(config: pytest.Config) -> None:
         else None
     )
     if recordings is not None and recordings.folder is not None:
-        reference.load_answers(recordings.folder)  # a lane's are in its memory already
+        # from disk: a lane's runs have them in its memory instead
+        reference.load_answers(reference.answers_beside(recordings.folder))
     config.stash[RUN] = GradingRun(
         rubric=rubric,
         session=session,
@@ -464,7 +465,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     grading.close()
     run.replayer.finish()
     if run.recordings is not None and run.recordings.folder is not None:
-        reference.keep_answers(run.recordings.folder)
+        reference.keep_answers(reference.answers_beside(run.recordings.folder))
     items = run.rubric.selected_items(run.assignments, run.only)
     results = score_items(run.rubric, items, run.outcomes, run.editions)
     not_importable = {

@@ -53,9 +53,15 @@ def _answer_files() -> str:
     return f"answers.{hashlib.sha256(grader_digest().encode()).hexdigest()[:32]}."
 
 
+def answers_beside(recordings: Path) -> Path:
+    """The folder of reference answers that goes with a folder of recordings: beside it, so
+    that the recordings' own folder holds recordings only."""
+    return recordings.with_name(f"{recordings.name}-answers")
+
+
 def load_answers(folder: Path) -> None:
     """Take the answers earlier grading runs kept in ``folder`` (``keep_answers``): a grade
-    replaying recorded examples from there evaluates none of them on the reference again."""
+    replaying recorded examples evaluates none of them on the reference again."""
     try:
         paths = sorted(folder.glob(f"{_answer_files()}*.json"))
     except OSError:
@@ -76,6 +82,7 @@ def keep_answers(folder: Path) -> None:
     prefix = _answer_files()
     kept = folder / f"{prefix}{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
     with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
         write_atomically(kept, text)
         older = sorted(
             (p for p in folder.glob(f"{prefix}*.json") if p != kept),
