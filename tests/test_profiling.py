@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from grader.workflows import profiling
 from grader.workflows.profiling import RATE, kind, parsed
 
@@ -30,21 +28,21 @@ def test_a_lane_is_a_grading_process_and_a_probe_is_another_helper():
     assert kind("python -I -c print(1)") == "other"
 
 
-FAKE_PY_SPY = (
-    "import signal, sys, time\n"
-    "out = sys.argv[sys.argv.index('-o') + 1]\n"
-    "def stop(*_):\n"
-    "    open(out, 'w').write(sys.argv[-1])\n"
-    "    sys.exit(0)\n"
-    "signal.signal(signal.SIGINT, stop)\n"
-    "time.sleep(120)\n"  # then it leaves without a word: a profile that waited gets nothing
-)
-"""A py-spy that samples on and on, and writes its samples only when told to stop."""
+FAKE_PY_SPY = """#!/bin/bash
+while [ "$1" != -o ]; do shift; done
+out=$2
+printf '%s' "${@: -1}" > "$out"  # its samples, written first: what a stop would write
+trap 'kill $!; exit 0' INT
+sleep 120 &
+wait $!
+rm -f "$out"  # then it leaves without a word: a profile that waited gets nothing
+"""
+"""A py-spy that samples on and on, and keeps its samples only when told to stop."""
 
 
 def test_a_sampler_that_never_stops_is_stopped_and_its_samples_kept(tmp_path, monkeypatch):
     spy = tmp_path / "py-spy"
-    spy.write_text(f"#!{sys.executable}\n{FAKE_PY_SPY}")
+    spy.write_text(FAKE_PY_SPY)
     spy.chmod(0o755)
     monkeypatch.setattr(profiling, "py_spy", lambda: str(spy))
     monkeypatch.setattr(profiling, "TIMEOUT_S", 1.0)
