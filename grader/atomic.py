@@ -1,4 +1,5 @@
-"""Results are written in one step: a reader sees the old file or the new one, never half."""
+"""Results are written in one step: a reader sees the old file or the new one, never half; and
+a folder of such files written one after another keeps only its newest."""
 
 from __future__ import annotations
 
@@ -14,3 +15,18 @@ def write_atomically(path: Path, text: str) -> None:
     with os.fdopen(fd, "w") as handle:
         handle.write(text)
     os.replace(temp, path)
+
+
+def keep_newest(kept: Path, pattern: str, count: int) -> None:
+    """Of the files in ``kept``'s folder that match ``pattern``, keep ``kept`` and the newest
+    others, ``count`` in all: a folder written to at every grade does not fill the disk. One
+    that cannot be listed or emptied is left as it is."""
+    try:
+        older = sorted(
+            (p for p in kept.parent.glob(pattern) if p != kept),
+            key=lambda p: p.stat().st_mtime_ns,
+        )
+        for path in older[: max(0, len(older) + 1 - count)]:
+            path.unlink(missing_ok=True)
+    except OSError:
+        return

@@ -35,7 +35,7 @@ import hypothesis
 import numpy as np
 from hypothesis.internal.escalation import InterestingOrigin
 
-from grader.atomic import write_atomically
+from grader.atomic import keep_newest, write_atomically
 from grader.grading.options import IN_MEMORY
 from grader.language.dags import Dag
 from grader.language.graphs import Graph
@@ -330,20 +330,7 @@ class Recordings:
         write_atomically(path, text)
         if self._names is not None:
             self._names.append(path.name)
-        self._evict(test_key, path)
-
-    def _evict(self, test_key: str, kept: Path) -> None:
-        """Keep at most ``RUNS_ON_DISK`` runs of a test in the folder, the newest: a student
-        who meets one bug after another does not fill the disk."""
-        try:
-            runs = sorted(
-                (p for p in self.folder.glob(f"{test_key}.*.json") if p != kept),
-                key=lambda p: p.stat().st_mtime_ns,
-            )
-            for path in runs[: max(0, len(runs) + 1 - RUNS_ON_DISK)]:
-                path.unlink()
-        except OSError:
-            return
+        keep_newest(path, f"{test_key}.*.json", RUNS_ON_DISK)  # one bug after another
 
 
 def recording(

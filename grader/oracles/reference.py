@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.atomic import write_atomically
+from grader.atomic import keep_newest, write_atomically
 from grader.language import profiles
 from grader.language.graphs import Graph
 from grader.language.profiles import Profile
@@ -82,14 +82,8 @@ def keep_answers(folder: Path) -> None:
     prefix = _answer_files()
     kept = folder / f"{prefix}{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
     with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
         write_atomically(kept, text)
-        older = sorted(
-            (p for p in folder.glob(f"{prefix}*.json") if p != kept),
-            key=lambda p: p.stat().st_mtime_ns,
-        )
-        for path in older[: max(0, len(older) + 1 - ANSWER_FILES)]:
-            path.unlink(missing_ok=True)
+        keep_newest(kept, f"{prefix}*.json", ANSWER_FILES)
 
 
 class ReferenceOracle:
