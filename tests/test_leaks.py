@@ -17,6 +17,7 @@ import ast
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -213,10 +214,16 @@ def failing_snippets() -> list[str]:
 
 
 @pytest.mark.slow
-def test_nothing_the_release_ships_or_prints_does_a_students_work(tmp_path):
+def test_nothing_the_release_ships_or_prints_does_a_students_work(tmp_path, monkeypatch):
     snippets = failing_snippets()
     assert len(snippets) == len(FAILING_CHECKS)
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     assert solution_leaks(release_like(tmp_path), snippets) == []
+    # the probe calls the grader's functions that make folders, and refuses their removal
+    assert list(temporary.iterdir()) == []
 
 
 @pytest.mark.slow

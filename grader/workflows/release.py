@@ -133,7 +133,9 @@ def solution_leaks(release: Path, snippets: Sequence[str] = ()) -> list[str]:
         if snippets:
             (Path(tmp) / "snippets.json").write_text(json.dumps(list(snippets)))
             command.append(str(Path(tmp) / "snippets.json"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        # the probe calls the grader's functions with refused file removal: what they make in
+        # the temporary folder stays there, so it is this one, removed with the result
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"TMPDIR": tmp}
         try:
             proc = subprocess.run(
                 command,
