@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from grader.threads import ONE_THREAD
 from grader.worker.framing import MAX_FRAME_BYTES, REPLY_FD, REQUEST_FD
 
 MIB = 1024 * 1024
@@ -84,9 +85,7 @@ class Policy:
         ("PATH", SAFE_PATH),
         ("LANG", "C.UTF-8"),
         ("LC_ALL", "C.UTF-8"),
-        ("OPENBLAS_NUM_THREADS", "1"),
-        ("OMP_NUM_THREADS", "1"),
-        ("MKL_NUM_THREADS", "1"),
+        *ONE_THREAD.items(),
         ("PYTHONDONTWRITEBYTECODE", "1"),
         ("PYTHONHASHSEED", "0"),
     )

@@ -15,18 +15,26 @@ import os
 import subprocess
 import sys
 
+from grader.threads import ONE_THREAD
+
 _started: list[subprocess.Popen[str]] = []
 
 
 def grading_environment() -> dict[str, str]:
     """The environment of a grading process: no plugin autoloading, no bytecode files, one
-    hash seed, and no ``CI`` variable (Hypothesis would load its own CI profile)."""
+    hash seed, one thread in each BLAS pool (``grader.threads``), and no ``CI`` variable
+    (Hypothesis would load its own CI profile)."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith("PYTHON") and key != "CI"
     }
-    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    env.update(
+        ONE_THREAD,
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+    )
     return env
 
 

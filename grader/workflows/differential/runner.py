@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.language.assignments import NAMES
+from grader.threads import ONE_THREAD
 from grader.workflows.differential.generate import generate
 
 ASSIGNMENTS = NAMES
@@ -224,11 +225,7 @@ def _confine() -> None:
 
 
 def _environment() -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
-    env.update(
-        {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    )
-    return env
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8", **ONE_THREAD}
 
 
 def _stream(

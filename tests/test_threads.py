@@ -1,0 +1,44 @@
+"""numpy's BLAS keeps to one thread in every process of a grade (``grader.threads``): a pool
+of a thread per core spins at every numpy import, for CPU a grade never used."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grader.threads import ONE_THREAD
+from grader.worker.policy import Policy
+from grader.workflows.prestart import grading_environment
+
+THREADS = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
+
+
+def threads_after_importing_numpy(first: str) -> int:
+    """Threads of a fresh interpreter that imported ``first``, then numpy, with no pool size in
+    its environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ONE_THREAD}
+    run = subprocess.run(
+        [sys.executable, "-c", f"{first}\n{THREADS}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return int(run.stdout)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: numpy starts no pool anyway")
+def test_a_process_that_imports_the_grader_starts_no_blas_pool():
+    assert threads_after_importing_numpy("pass") > 1  # what this guards against, here
+    assert threads_after_importing_numpy("import grader") == 1
+
+
+def test_grading_processes_and_workers_get_one_thread_whatever_the_user_set(monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    assert grading_environment().items() >= ONE_THREAD.items()
+    assert dict(Policy().environment).items() >= ONE_THREAD.items()
