@@ -571,6 +571,7 @@ TARGETS = [
     "grader/grading/plugin.py",
     "grader/checks/session.py",
     "grader/worker/runner.py",
+    "grader/worker/confine.py",
     "grader/grading/suites/test_micrograd.py",
     "reference/micrograd/engine.py",
     "tests/test_hostile.py",

@@ -21,15 +21,18 @@ from grader.checks.fresh import (
     printed_values,
 )
 from grader.checks.session import FIRST_EXAMPLES, Examples, GradingSession
+from grader.grading import rubric as rubric_module
 from grader.grading import scoring
 from grader.grading.reproduce import (
     SEQUENCE_NOTE,
     STATE_NOTE,
     Shown,
+    preloaded,
     replay_shown,
     sequence,
 )
 from grader.language.dags import diamonds
+from grader.layout import DEFAULT_RUBRIC
 from grader.worker import probes
 from grader.worker.engines import isolated, load_engine
 from grader.worker.launch import Limits
@@ -116,6 +119,36 @@ def test_a_run_that_hangs_says_nothing_and_the_next_runs(fresh_runs):
     runs = fresh_runs(2.0)
     assert runs.run(["while True:\n    pass"]) is None
     assert runs.run(["print(1)"]) == Printed((1.0,), False)
+
+
+LOADED = "import sys\nprint([int(m in sys.modules) for m in ('numpy', 'grader.worker.probes')])"
+"""Whether the interpreter a run forks from had numpy, and the grader's probes, imported."""
+
+
+@pytest.mark.parametrize(
+    ("preload", "loaded"), [((), (0.0, 0.0)), (("numpy",), (1.0, 0.0))], ids=["scalar", "tensor"]
+)
+def test_a_fresh_interpreter_starts_with_numpy_for_a_tensor_engine_alone(tmp_path, preload, loaded):
+    """A scalar engine's snippets need nothing imported beforehand; a tensor engine's import
+    numpy in every run, so their interpreter has it once for all. Neither has the probes."""
+    settings = SimpleNamespace(
+        submission=REFERENCE, reference_dir=None, slot=0, limits=Limits(), sandbox="auto"
+    )
+    runs = FreshRuns(settings, REFERENCE, 20.0, preload)
+    try:
+        assert runs.run([LOADED]) == Printed(loaded, False, "[]")
+    finally:
+        runs.close()
+
+
+def test_the_student_interpreter_preloads_numpy_for_the_tensor_assignment_only():
+    session = SimpleNamespace(profile=rubric_module.load(DEFAULT_RUBRIC).profile)
+
+    def shown(item: str) -> Shown:
+        return SimpleNamespace(outcome=SimpleNamespace(item=item))  # type: ignore[return-value]
+
+    assert preloaded(session, shown("babygrad.graphs")) == ("numpy",)  # type: ignore[arg-type]
+    assert preloaded(session, shown("micrograd.ops.tanh")) == ()  # type: ignore[arg-type]
 
 
 TANH = "from micrograd.engine import Value\nx = Value(0.5)\ny = x.tanh()\ny.backward()\n"

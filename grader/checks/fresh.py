@@ -11,7 +11,7 @@ whether the example's failure needs what the grade's worker did before it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,16 +90,19 @@ def read_reply(reply: Any, examples: int) -> Printed | None:
 
 
 class FreshRuns:
-    """Runs of snippets against one engine folder, each in a fresh interpreter."""
+    """Runs of snippets against one engine folder, each in a fresh interpreter. ``preload``:
+    modules the interpreter imports before any run (numpy, for a tensor engine), where every
+    run would import them again."""
 
     def __init__(
         self,
         session: LaunchSettings,
         engine: Path,
         seconds: float,
+        preload: Sequence[str] = (),
         launch: Callable[..., Worker] = sandboxed_worker,
     ) -> None:
-        self._start = lambda: launch(session, MODULE, engine)
+        self._start = lambda: launch(session, MODULE, engine, preload)
         self._seconds = seconds
         self._worker: Worker | None = None
         self._unavailable = False

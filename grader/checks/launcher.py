@@ -4,6 +4,7 @@ session's, with nothing of the grader's it could copy in sight (``GradingSession
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -23,13 +24,16 @@ class LaunchSettings(Protocol):
 
 
 def sandboxed_worker(
-    session: LaunchSettings, module: str = "grader.worker.runner", submission: Path | None = None
+    session: LaunchSettings,
+    module: str = "grader.worker.runner",
+    submission: Path | None = None,
+    arguments: Sequence[str] = (),
 ) -> Worker:
     """The worker for ``session``'s submission, sandbox, slot and limits. Hidden from it:
     ``SECRET`` (the grading tests, the oracles, the reference solutions), PyTorch, and the
     reference this grade was given. ``module``: what runs inside (the probes' runner, or
-    ``grader.worker.fresh`` for snippets); ``submission``: another folder to copy in (the
-    reference, whose snippets' output is the expected one)."""
+    ``grader.worker.fresh`` for snippets), with ``arguments``; ``submission``: another folder
+    to copy in (the reference, whose snippets' output is the expected one)."""
     hidden = list(SECRET)
     torch_dir = torch_oracle.location()
     if torch_dir is not None:
@@ -37,7 +41,7 @@ def sandboxed_worker(
     if session.reference_dir is not None:
         hidden.append(session.reference_dir.resolve())
     return worker_in_free_slot(
-        [sys.executable, "-I", "-m", module],
+        [sys.executable, "-I", "-m", module, *arguments],
         first_slot=session.slot,
         submission=submission or session.submission,
         readable=worker_readable(),

@@ -7,8 +7,6 @@ trusted parent validates and judges every answer.
 
 from __future__ import annotations
 
-import importlib.abc
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -21,26 +19,12 @@ from grader.language import adapters
 from grader.language.function_api import FunctionApi
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.worker import engines, framing, probes
+from grader.worker.confine import MAX_MESSAGE, confine_imports
 from grader.worker.deviations import deviation
 from grader.worker.encoding import ProbeError
 from grader.worker.protocol import Probe
 
-BLOCKED_MODULES = ("torch", "reference", "grader.grading.suites", "grader.oracles", "hypothesis")
-MAX_MESSAGE = 300
 MICROGRAD_ENGINE = "micrograd/engine.py"
-
-
-class ImportBlocker(importlib.abc.MetaPathFinder):
-    """Refuses modules a student engine must not reach (an oracle it could copy answers from).
-
-    Without bubblewrap this is the only barrier, and student code can remove it: the security
-    model (docs/security.md) says so. With bubblewrap the files are not even mounted.
-    """
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
-        if any(fullname == m or fullname.startswith(m + ".") for m in BLOCKED_MODULES):
-            raise ImportError(f"{fullname} is not available while grading")
-        return None
 
 
 def student_frames(tb: Any, root: Path) -> list[str]:
@@ -175,18 +159,6 @@ def answer(submission: Submission, request: dict[str, Any]) -> dict[str, Any]:
         except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, all of it
             results.append({"error": describe(exc, submission.root)})
     return {"id": request["id"], "results": results}
-
-
-def confine_imports() -> Path:
-    """Before any student code runs: block the modules it must not reach, drop hidden paths
-    from ``sys.path`` and put the submission first, as when the student runs a file in its
-    folder. Returns the submission's root."""
-    root = Path(os.environ["GRADER_SUBMISSION"]).resolve()
-    sys.meta_path.insert(0, ImportBlocker())
-    hidden = [h for h in os.environ.get("GRADER_HIDDEN", "").split(os.pathsep) if h]
-    sys.path[:] = [p for p in sys.path if p and not any(p.startswith(h) for h in hidden)]
-    sys.path.insert(0, str(root))
-    return root
 
 
 def main() -> None:
