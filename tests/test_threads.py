@@ -1,4 +1,4 @@
-"""numpy's BLAS keeps to one thread in every process of a grade (``grader.threads``): a pool
+"""numpy's BLAS keeps to one thread in every process of a grade (``grader.ONE_THREAD``): a pool
 of a thread per core spins at every numpy import, for CPU a grade never used."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from grader.threads import ONE_THREAD
+from grader import ONE_THREAD
 from grader.worker.policy import Policy
 from grader.workflows.prestart import grading_environment
 

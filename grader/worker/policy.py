@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.threads import ONE_THREAD
+from grader import ONE_THREAD
 from grader.worker.framing import MAX_FRAME_BYTES, REPLY_FD, REQUEST_FD
 
 MIB = 1024 * 1024

@@ -15,14 +15,14 @@ import os
 import subprocess
 import sys
 
-from grader.threads import ONE_THREAD
+from grader import ONE_THREAD
 
 _started: list[subprocess.Popen[str]] = []
 
 
 def grading_environment() -> dict[str, str]:
     """The environment of a grading process: no plugin autoloading, no bytecode files, one
-    hash seed, one thread in each BLAS pool (``grader.threads``), and no ``CI`` variable
+    hash seed, one thread in each BLAS pool (``grader.ONE_THREAD``), and no ``CI`` variable
     (Hypothesis would load its own CI profile)."""
     env = {
         key: value

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader import ONE_THREAD
 from grader.language.assignments import NAMES
-from grader.threads import ONE_THREAD
 from grader.workflows.differential.generate import generate
 
 ASSIGNMENTS = NAMES
