@@ -11,8 +11,9 @@ import pytest
 
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
+from grader.worker import sandbox
 from grader.workflows.api import GradeOptions, UsageFailure, grade
-from grader.workflows.lane import Lanes
+from grader.workflows.lane import Lanes, _collect, _fork
 from tests.grading import REFERENCE, comparable, planted
 from tests.planted import TANH_DERIVATIVE
 from tests.programs import needs_torch
@@ -38,6 +39,17 @@ def test_a_lane_grades_as_a_fresh_process_and_replays_from_memory_only(tmp_path,
         assert all(lane.answers for lane in lanes._all)  # the reference's, kept for the next
     assert not (tmp_path / "cache").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["buggy"]
+
+
+def test_a_forked_run_hands_the_lane_the_probes_it_settled(tmp_path, monkeypatch):
+    """The sandbox's probes a run found to work stay with the lane, for its next forks."""
+    settled = ("probe", "bwrap", 64000, ("/usr",), (), (), "/usr/bin/python3")
+    monkeypatch.setattr(sandbox, "_probe_cache", {settled: (True, "")})
+    pid, pipe = _fork(["--version"], str(tmp_path))  # the child has it, as if it probed
+    sandbox._probe_cache.clear()
+    returncode, _, _ = _collect(pid, pipe)
+    assert returncode == 0
+    assert sandbox._probe_cache == {settled: (True, "")}
 
 
 def test_a_lane_that_dies_costs_no_grade(tmp_path):

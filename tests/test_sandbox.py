@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import itertools
+import json
 import os
 import pickle
 import resource
@@ -438,6 +439,23 @@ def test_rlimits_and_protections_come_from_one_policy():
     assert "same uid as the grader: process limit NOT enforced" in policy.protections(
         without_uid, "none"
     )
+
+
+WORKED = ("probe", "bwrap", 64000, ("/usr",), ("/srv/a", "/srv/b"), (), "/usr/bin/python3")
+FAILED = ("probe", "none", None, ("/usr",), (), (), "/usr/bin/python3")
+
+
+def test_the_probes_that_worked_travel_as_json_and_no_other(monkeypatch):
+    """What a lane's fork hands back (``settled_probes``) is kept as the fork had it; a probe
+    that failed is asked again, and what is not a probe is ignored."""
+    monkeypatch.setattr(sandbox, "_probe_cache", {WORKED: (True, ""), FAILED: (False, "no")})
+    sent = json.loads(json.dumps(sandbox.settled_probes()))
+    monkeypatch.setattr(sandbox, "_probe_cache", {})
+    sandbox.learn_probes(sent)
+    assert sandbox._probe_cache == {WORKED: (True, "")}
+    for garbage in (None, "x", [[1]], [[["probe"], [False, ""]]], [[["probe"], "ok"]]):
+        sandbox.learn_probes(garbage)
+    assert sandbox._probe_cache == {WORKED: (True, "")}
 
 
 def test_bwrap_unavailable(make, monkeypatch):

@@ -38,6 +38,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from grader.worker.policy import (
     SAFE_PATH,
@@ -425,6 +426,29 @@ def _compare(reference: dict, rc: int, out: str, err: str, uid: int | None) -> t
     if uid is not None and inside.get("uid") != uid:
         return False, f"runs as uid {inside.get('uid')}, not {uid}"
     return True, ""
+
+
+def settled_probes() -> list[list[Any]]:
+    """The probes this process found to work, as JSON: a batch lane's grading runs are forks
+    that each probe afresh, so each hands back what it found and the lane keeps it for the
+    forks after it (``learn_probes``). A probe that failed is not kept: it is asked again."""
+    with _probe_lock:
+        return [[list(key), list(found)] for key, found in _probe_cache.items() if found[0]]
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def learn_probes(settled: Any) -> None:
+    """Keep probes another process settled (``settled_probes``): its JSON, read as sent by a
+    trusted grading process; anything malformed is ignored."""
+    try:
+        found = {_tuples(key): (True, str(text)) for key, (ok, text) in settled if ok is True}
+    except (TypeError, ValueError):
+        return
+    with _probe_lock:
+        _probe_cache.update(found)
 
 
 _bwrap_status: tuple[bool, str] | None = None

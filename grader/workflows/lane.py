@@ -9,7 +9,9 @@ The examples a run records for replay (``grader.grading.replay``) come back to t
 pipe and stay in its memory; the batch passes them on to its other lanes, so every later
 submission replays them, secret seed or not: they are never written to disk. So do the reference
 oracle's answers a run worked out (``grader.oracles.reference.KNOWN``): the lane's next runs
-take them instead of evaluating the same examples on the reference again.
+take them instead of evaluating the same examples on the reference again. So do the sandbox's
+probes (``grader.worker.sandbox``): the lane's next runs start their workers without asking
+again whether bubblewrap and the interpreter work under the same policy.
 
 Protocol (the batch's ``Lanes`` and ``python -I -m grader.workflows.lane``): one JSON request
 per line on stdin, ``{"id": n, "args": [pytest arguments], "cwd": folder, "recordings": {key:
@@ -44,6 +46,7 @@ import pytest
 from grader.grading import replay
 from grader.layout import grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
+from grader.worker import sandbox
 from grader.workflows.api import in_subprocess, pytest_words
 from grader.workflows.prestart import grading_environment
 
@@ -54,8 +57,9 @@ def _fork(
     args: list[str], cwd: str, output: str = OUTPUT, answers: bool = True
 ) -> tuple[int, IO[str]]:
     """Fork; the child runs pytest on ``args`` in ``cwd``, its output in ``cwd/output``, and
-    hands back what it recorded, whether it had to import PyTorch (an oracle there) and, with
-    ``answers``, the reference's answers it worked out (a lane keeps them; a single grade's
+    hands back what it recorded, whether it had to import PyTorch (an oracle there), the
+    sandbox's probes that worked (``sandbox.settled_probes``) and, with ``answers``, the
+    reference's answers it worked out (a lane keeps them; a single grade's
     process exits after its runs, so its forks send none): the child's pid and the pipe to read
     that from (``_collect``), opened here, so that nothing else closes a descriptor it was
     handed."""
@@ -76,6 +80,7 @@ def _fork(
                 found = {
                     "recordings": replay.FRESH,
                     "reference": reference.FOUND if answers else {},
+                    "probes": sandbox.settled_probes(),
                 }
                 json.dump({**found, "torch": "torch" in sys.modules}, pipe)
         finally:
@@ -97,10 +102,12 @@ def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
         recorded = {str(k): str(v) for k, v in reply["recordings"].items()}
         needed_torch = reply["torch"] is True
         answers = reply["reference"]
+        probes = reply["probes"]
     except (ValueError, AttributeError, KeyError, TypeError):
-        recorded, needed_torch, answers = {}, False, {}
+        recorded, needed_torch, answers, probes = {}, False, {}, []
     replay.MEMORY.update(recorded)
     reference.learn(answers)
+    sandbox.learn_probes(probes)
     return os.waitstatus_to_exitcode(status), recorded, needed_torch
 
 
@@ -116,6 +123,7 @@ def _warm_up() -> None:
     import grader.grading.suites.test_scalar_functions  # noqa: F401
 
     grader_digest()
+    sandbox.bwrap_status()  # whether bubblewrap works here: each fork would probe it again
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it
 
 
