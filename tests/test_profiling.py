@@ -23,6 +23,11 @@ def test_each_process_counts_towards_its_kind_and_its_innermost_function():
     assert found.lines()[0].startswith("  sampled CPU 4.50 s")
 
 
+def test_the_root_process_is_the_command_whatever_its_command_line_reads():
+    found = parsed(f'process 7:"";thread (0x1);main (a.py:1) {RATE}\n')
+    assert dict(found.seconds) == {"command": 1.0}
+
+
 def test_a_lane_is_a_grading_process_and_a_probe_is_another_helper():
     assert kind("python -I -m grader.workflows.lane") == "grading"
     assert kind("python -I -c print(1)") == "other"

@@ -59,7 +59,9 @@ class Breakdown:
             return
         last = processes[-1]
         frames = [f for f in stack[last.end() :].split(";") if f][1:]  # [0]: the thread
-        which = kind(last.group(2))
+        # the root is the command profiled, whatever py-spy read of its command line (it has
+        # been seen to read none)
+        which = "command" if len(processes) == 1 else kind(last.group(2))
         self.seconds[which] += samples / RATE
         if any(f.startswith("_find_and_load ") for f in frames):
             self.importing[which] += samples / RATE
