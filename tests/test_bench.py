@@ -49,3 +49,15 @@ def test_the_cpu_a_grade_spent_counts_processes_no_child_of_ours_reaped(tmp_path
         time.sleep(0.05)
     assert done.exists()
     assert bench._machine_cpu() - machine >= 0.45  # our children's usage has 0.03 s of it
+
+
+def test_the_grades_timed_take_turns_so_a_drifting_machine_moves_each_alike(monkeypatch):
+    """One grade of each in turn: a ratio of their medians is not the machine's drift."""
+    order: list[str] = []
+    clock = iter(range(1000))
+    monkeypatch.setattr(bench, "grade", lambda options: order.append(options.submission.name))
+    monkeypatch.setattr(bench, "_machine_cpu", lambda: float(next(clock)))
+    a, b = bench.GradeOptions(REFERENCE / "a"), bench.GradeOptions(REFERENCE / "b")
+    timings = bench.timed([a, b], 3)
+    assert order == ["a", "b"] * 3
+    assert [t.cpu_s for t in timings] == [1.0, 1.0]

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,15 +90,22 @@ def _machine_cpu() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(options: GradeOptions, repeats: int) -> Timing:
-    """Median wall and CPU time of ``repeats`` grades."""
-    walls, cpus = [], []
+def timed(runs: Sequence[GradeOptions], repeats: int) -> list[Timing]:
+    """Median wall and CPU time of ``repeats`` grades of each of ``runs``, taken in turn (one
+    of each, then again): this machine's speed drifts by a third within an hour, and a ratio
+    of two medians taken minutes apart measured the drift as much as the grades."""
+    walls: list[list[float]] = [[] for _ in runs]
+    cpus: list[list[float]] = [[] for _ in runs]
     for _ in range(repeats):
-        started, cpu = time.perf_counter(), _machine_cpu()
-        grade(options)
-        walls.append(time.perf_counter() - started)
-        cpus.append(_machine_cpu() - cpu)
-    return Timing(statistics.median(walls), statistics.median(cpus))
+        for options, wall, cpu in zip(runs, walls, cpus, strict=True):
+            started, before = time.perf_counter(), _machine_cpu()
+            grade(options)
+            wall.append(time.perf_counter() - started)
+            cpu.append(_machine_cpu() - before)
+    return [
+        Timing(statistics.median(wall), statistics.median(cpu))
+        for wall, cpu in zip(walls, cpus, strict=True)
+    ]
 
 
 def with_classic_bugs(reference: Path, dest: Path, which: int = 0) -> Path:
@@ -123,11 +131,11 @@ def _verdict(met: bool, target: str) -> str:
 def bench_grades(reference: Path, work: Path, repeats: int) -> None:
     buggy = with_classic_bugs(reference, work / "buggy")
     cache = work / "replay"
-    passing = timed(GradeOptions(reference), repeats)
-    failing = timed(GradeOptions(buggy), repeats)
+    passing, failing = timed([GradeOptions(reference), GradeOptions(buggy)], repeats)
     grade(GradeOptions(reference, replay=cache))  # records the examples
-    warm = timed(GradeOptions(reference, replay=cache), repeats)
-    warm_failing = timed(GradeOptions(buggy, replay=cache), repeats)
+    warm, warm_failing = timed(
+        [GradeOptions(reference, replay=cache), GradeOptions(buggy, replay=cache)], repeats
+    )
     ratio, warm_ratio = failing.cpu_s / passing.cpu_s, warm_failing.cpu_s / warm.cpu_s
     print(_line("passing grade", passing))
     target = _verdict(ratio <= FAILING_RATIO, f"<= {FAILING_RATIO}x")
