@@ -32,9 +32,9 @@ def threads_after_importing_numpy(first: str) -> int:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc")
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: numpy starts no pool anyway")
 def test_a_process_that_imports_the_grader_starts_no_blas_pool():
-    assert threads_after_importing_numpy("pass") > 1  # what this guards against, here
+    if threads_after_importing_numpy("pass") == 1:  # one core, or a BLAS without a pool
+        pytest.skip("numpy starts no thread pool on this machine: nothing to keep to one")
     assert threads_after_importing_numpy("import grader") == 1
 
 
