@@ -928,21 +928,68 @@ def test_deep_right_answer_passes():
 
 
 def test_deep_losing_nodes():
-    grading = session(
-        "micrograd.deep", {"deep": lambda case, answer: {"order": answer["order"][:100]}}
-    )
+    grading = session("micrograd.deep", {"deep": lambda case, answer: {"runs": [[0, 100]]}})
     verdict = wrong(walks.check_deep, grading, 500)
     assert verdict.reason == "build_topo lost nodes of a long chain"
     assert verdict.details == ["it returned 100 entries for the 501 nodes of the chain"]
+
+
+@pytest.mark.parametrize(
+    "runs", [[[0, 250], [251, 250]], [[0, 501], [7, 1]], [[500 - i, 1] for i in range(501)][1:]]
+)
+def test_deep_a_node_missing_or_twice_fails(runs):
+    grading = session("micrograd.deep", {"deep": lambda case, answer: {"runs": runs}})
+    assert wrong(walks.check_deep, grading, 500).reason == "build_topo lost nodes of a long chain"
 
 
 def test_deep_leaves_foreign_objects_in_the_order_to_micrograd_topo():
     """Whether the order holds only nodes is ``check_topo``'s question: here, that each node of
     the chain is in it once."""
     grading = session(
-        "micrograd.deep", {"deep": lambda case, answer: {"order": [*answer["order"], "n?"]}}
+        "micrograd.deep", {"deep": lambda case, answer: {"runs": [[-1, 2], *answer["runs"]]}}
     )
     walks.check_deep(grading, 500)
+
+
+def test_deep_runs_read_back_as_the_indices_they_stand_for():
+    runs = [[3, 2], [-1, 2], [0, 1], [7, 3]]
+    assert protocol.expand_runs({"runs": runs}, "runs", 8) == [3, 4, -1, -1, 0, 7, 8, 9]
+
+
+@pytest.mark.parametrize(("extra", "status"), [([], "failed"), ([[0, 1]], "error")])
+def test_deep_ten_entries_a_node_are_read_and_one_more_is_invalid(extra, status):
+    """The worker keeps at most ten entries a node of what ``build_topo`` returned: an answer
+    with more did not come from it."""
+    runs = [[0, 501]] * 10 + extra
+    grading = session("micrograd.deep", {"deep": lambda case, answer: {"runs": runs}})
+    verdict = wrong(walks.check_deep, grading, 500)
+    assert verdict.status == status
+    if status == "failed":
+        assert verdict.details == ["it returned 5010 entries for the 501 nodes of the chain"]
+    else:
+        assert verdict.reason == "invalid answer: 'runs' has runs out of range"
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [[0, 10**12]],  # more indices than the cap, refused before any is made
+        [[0, 501], [-1, 5000]],
+        [[0, 0]],
+        [[-2, 1]],
+        [[0, 501, 1]],
+        [[0.0, 501]],
+        [[True, 501]],
+        "0-500",
+        [["0", 501]],
+        [[0, 501], [-2, 1]],  # one run out of range is enough
+        [[0, 501], [0.0, 1]],  # one run out of form is enough
+        [[0, 501], "x"],
+    ],
+)
+def test_deep_runs_out_of_form_are_an_invalid_answer(runs):
+    with pytest.raises(protocol.InvalidAnswer):
+        protocol.expand_runs({"runs": runs}, "runs", 5010)
 
 
 @pytest.mark.parametrize(

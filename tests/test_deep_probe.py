@@ -9,6 +9,7 @@ from types import ModuleType
 
 import pytest
 
+from grader.worker import protocol
 from grader.worker.probes.walks import probe_deep
 
 
@@ -35,9 +36,25 @@ def _engine(seen: list[bool]) -> ModuleType:
 def test_the_chain_is_built_and_walked_uncollected_and_collection_is_back_after():
     seen: list[bool] = []
     assert gc.isenabled()
-    assert probe_deep(_engine(seen), {"length": 5}) == {"order": [0, 1, 2, 3, 4, 5]}
+    assert probe_deep(_engine(seen), {"length": 5}) == {"runs": [[0, 6]]}
     assert seen == [False] * 7
     assert gc.isenabled()
+
+
+def test_another_order_is_sent_as_runs_of_consecutive_indices_and_read_back():
+    """Root first, a node twice, an object not the grader's (-1): what the parent reads back
+    (``protocol.expand_runs``) is each entry's index, as the walk returned them."""
+    engine = _engine([])
+    walk = engine.build_topo
+
+    def odd_walk(root: object) -> list[object]:
+        order = walk(root)
+        return [*order[3:], order[0], order[0], object(), *order[:3][::-1]]
+
+    engine.build_topo = odd_walk
+    answer = probe_deep(engine, {"length": 5})
+    assert answer == {"runs": [[3, 3], [0, 1], [0, 1], [-1, 1], [2, 1], [1, 1], [0, 1]]}
+    assert protocol.expand_runs(answer, "runs", 60) == [3, 4, 5, 0, 0, -1, 2, 1, 0]
 
 
 def test_a_walk_that_raises_leaves_collection_on():

@@ -232,11 +232,12 @@ def check_zero_grad(
 @remembers_verdict
 def check_deep(session: GradingSession, length: int) -> None:
     """``build_topo`` over a chain of ``length`` grader nodes returns each node once (in
-    any order: whether the order is valid is ``micrograd.topo``'s question)."""
+    any order, and beside anything else: whether the order is valid, and holds only nodes,
+    is ``micrograd.topo``'s question)."""
     snippet = chain_snippet(length)
     answer = session.ask("micrograd", Probe.DEEP, {"length": length}, snippet)
-    order = protocol.field(answer, "order", list)
-    if sorted(i for i in order if type(i) is int) != list(range(length + 1)):
+    order = protocol.expand_runs(answer, "runs", 10 * (length + 1))
+    if sorted(i for i in order if i != -1) != list(range(length + 1)):  # -1: not a node
         raise WrongAnswer(
             "failed",
             "build_topo lost nodes of a long chain",

@@ -122,3 +122,21 @@ def field(result: dict[str, Any], key: str, kind: type) -> Any:
     if not isinstance(value, kind):
         raise InvalidAnswer(f"the answer has no valid {key!r}")
     return value
+
+
+def expand_runs(result: dict[str, Any], key: str, most: int) -> list[int]:
+    """A field of ``[first, count]`` runs (``grader.worker.probes.walks.index_runs``) as the
+    indices they stand for: ``first`` and the ``count - 1`` after it (-1, a node not the
+    grader's, repeated). At most ``most`` indices, checked before any is made."""
+    runs = field(result, key, list)
+    if not all(
+        isinstance(run, list) and len(run) == 2 and all(type(n) is int for n in run) for run in runs
+    ):
+        raise InvalidAnswer(f"{key!r} is not a list of [first, count] runs")
+    if any(count < 1 or first < -1 for first, count in runs) or sum(c for _, c in runs) > most:
+        raise InvalidAnswer(f"{key!r} has runs out of range")
+    return [
+        index
+        for first, count in runs
+        for index in ([-1] * count if first == -1 else range(first, first + count))
+    ]
