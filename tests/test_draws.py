@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import hypothesis.core
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from hypothesis.internal.conjecture import providers
 from hypothesis.strategies import SearchStrategy
 
 from grader.grading.draws import without_local_constants
+from grader.grading.prng import without_prng_resets
 from grader.language.dags import Dag, dags
 from grader.language.graphs import (
     BABYGRAD_BROADCASTING,
@@ -175,5 +178,40 @@ def draws_digest() -> str:
 
 def test_the_strategies_draw_what_they_always_drew(monkeypatch) -> None:
     monkeypatch.setattr(providers, "_get_local_constants", providers._get_local_constants)
+    monkeypatch.setattr(hypothesis.core, "deterministic_PRNG", hypothesis.core.deterministic_PRNG)
     without_local_constants()
+    without_prng_resets()  # as a grading run: the generators' reset drew nothing
     assert draws_digest() == DRAWS_DIGEST
+
+
+def _global_draws() -> list[tuple[float, float]]:
+    """What each of a Hypothesis test's examples reads from Python's and numpy's global
+    random generators, the first example having seeded both."""
+    read: list[tuple[float, float]] = []
+
+    @seed(3)
+    @settings(max_examples=5, database=None, phases=[Phase.generate])
+    @given(st.integers())
+    def body(_: int) -> None:
+        if not read:
+            random.seed(11)
+            np.random.seed(11)
+        read.append((random.random(), float(np.random.random())))
+
+    body()
+    return read
+
+
+def test_a_grading_run_leaves_the_global_random_generators_alone(monkeypatch) -> None:
+    """Hypothesis seeds both generators before each example, so every example reads the same
+    numbers; a grading run does not (``grader.grading.prng``): the numbers run on from the
+    first example's seed, as in a replayed run, which calls the bodies without Hypothesis."""
+    monkeypatch.setattr(hypothesis.core, "deterministic_PRNG", hypothesis.core.deterministic_PRNG)
+    reset = _global_draws()
+    assert len(reset) == 5 and len(set(reset[1:])) == 1
+    without_prng_resets()
+    left_alone = _global_draws()
+    assert len(set(left_alone)) == 5
+    random.seed(11)
+    np.random.seed(11)
+    assert left_alone == [(random.random(), float(np.random.random())) for _ in range(5)]

@@ -25,6 +25,7 @@ from grader.grading import course
 from grader.grading import rubric as rubric_module
 from grader.grading.draws import without_local_constants
 from grader.grading.options import add_pytest_options, from_pytest
+from grader.grading.prng import without_prng_resets
 from grader.grading.replay import Diverged, Recordings, follow, recording
 from grader.grading.reproduce import Replayer, Shown, shows_example
 from grader.grading.scoring import NOT_GRADABLE, TestOutcome, score_items
@@ -92,7 +93,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """At start-up: register the marker and, in a grading run, fix how examples are drawn
-    (``grader.grading.draws``), load the rubric and open the session (the worker starts on the
+    (``grader.grading.draws``) and drop the random generators' reset around each one
+    (``grader.grading.prng``), load the rubric and open the session (the worker starts on the
     first probe)."""
     config.addinivalue_line(
         "markers",
@@ -103,6 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if options is None:
         return
     without_local_constants()
+    without_prng_resets()
     try:
         rubric = rubric_module.load(options.rubric)
     except rubric_module.RubricError as exc:
