@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 import zlib
 from typing import Any
 
@@ -285,6 +287,21 @@ def test_scalar_graphs(graph):
 @given(tensor_graphs(BABYGRAD_GRAPH_OPS, max_nodes=6))
 def test_tensor_graphs(graph):
     right_in_every_configuration(graph, None)
+
+
+@needs_torch
+def test_pytorch_once_loaded_is_out_of_the_collectors_sight():
+    """A fresh grading process that loads PyTorch (``torch_oracle.load``) leaves its objects
+    frozen: a full collection scans what the grade makes, not PyTorch's hundreds of thousands."""
+    probe = (
+        "import gc; from grader.oracles import torch_oracle; torch_oracle.load(); "
+        "print(gc.get_freeze_count(), len(gc.get_objects()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True
+    )
+    frozen, scanned = map(int, done.stdout.split())
+    assert frozen > 10 * scanned, done.stdout
 
 
 def test_finite_differences_confirm_first_and_torch_only_where_they_cannot(monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,13 +31,17 @@ def available() -> bool:
 
 
 def load() -> Any:
-    """PyTorch, imported on first use (``OracleUnavailable`` where it is not installed)."""
+    """PyTorch, imported on first use (``OracleUnavailable`` where it is not installed). Its
+    objects, hundreds of thousands, live as long as the process: they are moved out of the
+    collector's sight (``gc.freeze``), which scanned them all at each full collection (a
+    twentieth of a grade's CPU where PyTorch is the oracle)."""
     global _torch
     if _torch is None:
         try:
             import torch
         except ImportError:
             raise OracleUnavailable("torch is not installed") from None
+        gc.freeze()
         _torch = torch
     return _torch
 
