@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis.internal.conjecture import providers
 
-from grader.grading import course
+from grader.grading import course, strata
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
 from grader.language.coverage import BESIDE_KINK, KEPT_BEFORE_SUMMED, SHARED_ON_SHARED
@@ -117,6 +118,36 @@ def test_measuring_another_course_leaves_the_process_drawing_its_own():
     before = course.current()
     _required("needle-hw1")
     assert course.current() is before
+
+
+def test_a_stratified_tests_examples_are_built_once_for_its_ops_and_domain():
+    """``strata.explicit`` builds a test's examples once for the ops and domain a course gives
+    it, and again only for another's; ``build_ahead`` (a lane, before it forks its runs)
+    builds this course's, which a run of this course then finds built."""
+    built = []
+
+    def build(had: tuple[str, ...], domain: object) -> list[tuple[str, ...]]:
+        built.append(had)
+        return [had, ("shown",)]
+
+    @strata.stratified(build, needs=("swap_axes", "transpose"))
+    def test_example(example: tuple[str, ...]) -> None:
+        """A grading test."""
+
+    suite = ModuleType("suite")
+    suite.test_example = test_example
+    strata.build_ahead([suite])
+    assert built == [("transpose",)]
+    with course.using(rubric_module.load(DEFAULT_RUBRIC).profile):
+        assert strata.explicit(test_example) == [
+            {"example": ("transpose",)},
+            {"example": ("shown",)},
+        ]
+    assert built == [("transpose",)]
+    with course.using(rubric_module.load(RUBRICS["needle-hw1"]).profile):
+        assert strata.explicit(test_example)[0] == {"example": ("swap_axes",)}
+        strata.explicit(test_example)
+    assert built == [("transpose",), ("swap_axes",)]
 
 
 def test_the_audit_shows_the_coverage_table():

@@ -12,13 +12,17 @@ stays the rubric's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
 from typing import Any, TypeVar
 
 from grader.grading import course
 from grader.language.domains import Domain
 
 ATTRIBUTE = "grader_strata"
+_BUILT: dict[tuple[Any, tuple[str, ...], Domain], tuple[Any, ...]] = {}
+"""Each build's examples by the ops and domain it was built for: built once in a process
+(a build depends on nothing else, and what it builds is never changed)."""
 F = TypeVar("F", bound=Callable[..., Any])
 Build = Callable[[tuple[str, ...], Domain], Sequence[Any]]
 """``build(had, domain)`` (as ``on_course``'s): the explicit examples."""
@@ -33,8 +37,13 @@ def stratified(
     keys = names.split(",")
 
     def examples() -> list[dict[str, Any]]:
-        cases = build(*course.resolve(kind, needs))
-        return [dict(zip(keys, case if len(keys) > 1 else (case,), strict=True)) for case in cases]
+        had, domain = course.resolve(kind, needs)
+        if (build, had, domain) not in _BUILT:
+            _BUILT[build, had, domain] = tuple(build(had, domain))
+        return [
+            dict(zip(keys, case if len(keys) > 1 else (case,), strict=True))
+            for case in _BUILT[build, had, domain]
+        ]
 
     def mark(test: F) -> F:
         setattr(test, ATTRIBUTE, examples)
@@ -47,6 +56,15 @@ def explicit(test: Callable[..., Any]) -> list[dict[str, Any]]:
     """``test``'s explicit examples for the graded course, as keyword arguments."""
     strata = getattr(test, ATTRIBUTE, None)
     return strata() if strata is not None else []
+
+
+def build_ahead(modules: Iterable[ModuleType]) -> None:
+    """Build the explicit examples of every stratified test of ``modules`` for this course,
+    ahead of the runs: a lane does, once, and the grading runs it forks find them built
+    (0.04 s of CPU in every run, about 3% of a grade that replays)."""
+    with course.using(None):
+        for test in [value for module in modules for value in vars(module).values()]:
+            explicit(test)
 
 
 def drawn_count(explicit: int, examples: int, least: int) -> int:

@@ -43,7 +43,7 @@ from typing import IO
 
 import pytest
 
-from grader.grading import replay
+from grader.grading import replay, strata
 from grader.layout import grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.worker import sandbox
@@ -113,15 +113,15 @@ def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
 
 def _warm_up() -> None:
     """Import what every grading run imports, once, before the forks: the grading suites too (a
-    fork applies the run's settings to its own copy of them), and compute the digest of the
-    grader's source that keys every recording."""
+    fork applies the run's settings to its own copy of them), with their explicit examples for
+    this course (``strata.build_ahead``), and compute the digest of the grader's source that
+    keys every recording."""
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
 
     import grader.grading.plugin  # noqa: F401
-    import grader.grading.suites.test_babygrad  # noqa: F401
-    import grader.grading.suites.test_micrograd  # noqa: F401
-    import grader.grading.suites.test_scalar_functions  # noqa: F401
+    from grader.grading.suites import test_babygrad, test_micrograd, test_scalar_functions
 
+    strata.build_ahead([test_babygrad, test_micrograd, test_scalar_functions])
     grader_digest()
     sandbox.bwrap_status()  # whether bubblewrap works here: each fork would probe it again
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it
