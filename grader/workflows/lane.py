@@ -44,7 +44,7 @@ from typing import IO
 import pytest
 
 from grader.grading import replay, strata
-from grader.layout import grader_digest
+from grader.layout import DEFAULT_PROFILE, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.worker import sandbox
 from grader.workflows.api import in_subprocess, pytest_words
@@ -114,14 +114,15 @@ def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
 def _warm_up() -> None:
     """Import what every grading run imports, once, before the forks: the grading suites too (a
     fork applies the run's settings to its own copy of them), with their explicit examples for
-    this course (``strata.build_ahead``), and compute the digest of the grader's source that
-    keys every recording."""
+    this course where it is installed (``strata.build_ahead``), and compute the digest of the
+    grader's source that keys every recording."""
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
 
     import grader.grading.plugin  # noqa: F401
     from grader.grading.suites import test_babygrad, test_micrograd, test_scalar_functions
 
-    strata.build_ahead([test_babygrad, test_micrograd, test_scalar_functions])
+    if DEFAULT_PROFILE.is_file():  # an install of another course alone ships none
+        strata.build_ahead([test_babygrad, test_micrograd, test_scalar_functions])
     grader_digest()
     sandbox.bwrap_status()  # whether bubblewrap works here: each fork would probe it again
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it
