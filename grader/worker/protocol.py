@@ -124,14 +124,16 @@ def field(result: dict[str, Any], key: str, kind: type) -> Any:
     return value
 
 
+def _is_run(run: Any) -> bool:
+    return isinstance(run, list) and len(run) == 2 and all(type(n) is int for n in run)
+
+
 def expand_runs(result: dict[str, Any], key: str, most: int) -> list[int]:
     """A field of ``[first, count]`` runs (``grader.worker.probes.walks.index_runs``) as the
     indices they stand for: ``first`` and the ``count - 1`` after it (-1, a node not the
     grader's, repeated). At most ``most`` indices, checked before any is made."""
     runs = field(result, key, list)
-    if not all(
-        isinstance(run, list) and len(run) == 2 and all(type(n) is int for n in run) for run in runs
-    ):
+    if not all(_is_run(run) for run in runs):
         raise InvalidAnswer(f"{key!r} is not a list of [first, count] runs")
     if any(count < 1 or first < -1 for first, count in runs) or sum(c for _, c in runs) > most:
         raise InvalidAnswer(f"{key!r} has runs out of range")
