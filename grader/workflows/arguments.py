@@ -34,6 +34,13 @@ SUBMISSION_HELP = (
     "a folder, .py, .ipynb or .zip, as a student uploads it; the engines are "
     "found in it as batch finds them"
 )
+PUBLIC_SEED_WARNING = (
+    "warning: no secret seed given, so these grades use the rubric's public seed (its "
+    "`seed:`), which students can read and so know every graph drawn; give {flag}, a number "
+    "of your own kept from students, for grades of record"
+)
+"""What batch and the Gradescope image say when no secret seed is given (``{flag}``: how the
+command takes one)."""
 _SPELLED = [option for option in fields(GradeOptions) if SPELLING in option.metadata]
 """The fields a grading command takes from its command line."""
 

@@ -64,7 +64,11 @@ from grader.workflows.api import (
     grade,
     selected_items,
 )
-from grader.workflows.arguments import add_grading_options, batch_grade_options
+from grader.workflows.arguments import (
+    PUBLIC_SEED_WARNING,
+    add_grading_options,
+    batch_grade_options,
+)
 from grader.workflows.lane import Lanes
 from grader.workflows.ledger import Key, Ledger
 from grader.workflows.submissions import (
@@ -398,6 +402,8 @@ def main(args: argparse.Namespace) -> int:
         force=args.force,
         scheduler=args.scheduler,
     )
+    if args.seed is None:
+        console.print(PUBLIC_SEED_WARNING.format(flag="--seed N"), markup=False)
     try:
         outcome = run(options, console)
     except (UsageFailure, rubric_module.RubricError, DuplicateStudent) as exc:

@@ -48,7 +48,7 @@ from grader.layout import (
     needs_checkout,
     shipped_courses,
 )
-from grader.workflows.arguments import course
+from grader.workflows.arguments import PUBLIC_SEED_WARNING, course
 
 HIDDEN = ("hidden", "after_due_date")
 BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
@@ -296,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "student":
             built = build_student(out, Path(args.rubric).absolute())
         else:
+            if args.seed is None:
+                print(
+                    PUBLIC_SEED_WARNING.format(flag="--seed N (make gradescope SEED=N)"),
+                    file=sys.stderr,
+                )
             built = build_gradescope(out, args.seed, args.course)
     except (ReleaseError, rubric_module.RubricError) as exc:
         print(f"release failed: {exc}", file=sys.stderr)
