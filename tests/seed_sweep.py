@@ -5,8 +5,10 @@ by luck" (issue 32), too long for ``make test`` (which grades a seeded sample of
 Each bug is planted in a copy of its course's reference (``tests.planted``); the copies and the
 reference itself are graded as one batch per seed (``python -m grader batch``, as an
 instructor grades a class). At every seed the reference must keep full marks, and each bug
-must cost its own item, with nothing else lost but the course's whole-graph items. Prints one
-line per seed and every survivor or leak; exits 1 if there is one.
+must cost its own item, with nothing else lost but the course's whole-graph items; and every
+upload's grade (its total and each item's score) must be the same at every seed. Prints one
+line per seed and every survivor or leak, then every grade that moved; exits 1 if there is
+one.
 
     python -m tests.seed_sweep --course course --seeds 1-20 -j 2
 
@@ -116,6 +118,22 @@ def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
         ]
         wrong += [f"{bug.label}: also costs {i}" for i in leaks]
     return wrong
+
+
+def moved(by_seed: dict[int, dict[str, dict]]) -> list[str]:
+    """Each upload whose grade is not the same at every seed (its total and every item's
+    score): what a bug costs must not depend on the seed an instructor picks. One line each,
+    with the totals by seed and the items that moved."""
+    rows = list(by_seed.values())
+    lines = []
+    for name in rows[0]:
+        items = [c for c in rows[0][name] if "." in c or c == "total"]
+        if all(all(r[name].get(c) == rows[0][name].get(c) for c in items) for r in rows[1:]):
+            continue
+        varied = [c for c in items if c != "total" and len({r[name].get(c) for r in rows}) > 1]
+        totals = ", ".join(f"{seed}: {r[name]['total']}" for seed, r in by_seed.items())
+        lines.append(f"{name}: moves with the seed ({totals}) on {', '.join(varied)}")
+    return lines
 
 
 def killed(
@@ -233,17 +251,21 @@ def main() -> int:
         planted = uploads(options.course, folder, tuple(options.only))
         print(f"{options.course}: {len(planted)} planted bugs and the reference", flush=True)
         only = [word for item in options.only for word in ("--only", item)]
+        by_seed: dict[int, dict[str, dict]] = {}
         for seed in options.seeds:
             out = Path(scratch) / f"out{seed}"
-            wrong = verdicts(
-                graded(options.course, folder, out, seed, options.jobs, *only), planted
-            )
+            by_seed[seed] = graded(options.course, folder, out, seed, options.jobs, *only)
+            wrong = verdicts(by_seed[seed], planted)
             missed = {line.partition(": ")[0] for line in wrong}
             print(f"seed {seed}: {len(planted) - len(missed)} of {len(planted)} right", flush=True)
             for line in wrong:
                 print(f"  {line}", flush=True)
             failures += len(wrong)
-    return 1 if failures else 0
+        movers = moved(by_seed)
+        print(f"{len(movers)} of {len(planted) + 1} uploads score differently across seeds")
+        for line in movers:
+            print(f"  {line}", flush=True)
+    return 1 if failures or movers else 0
 
 
 if __name__ == "__main__":

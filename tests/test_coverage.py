@@ -290,3 +290,29 @@ def test_the_sweeps_verdicts_only_grade_scores_as_a_full_grade(tmp_path, bugs):
     full_marks = {i.id: i.points for i in rubric_module.load(DEFAULT_RUBRIC).items}
     assert verdicts == full
     assert all(full[CATALOGUE[b].item][0] < full_marks[CATALOGUE[b].item] for b in bugs)
+
+
+def test_the_seed_sweep_names_every_grade_that_moves_with_the_seed():
+    """``tests/seed_sweep.py``'s ``moved``: a grade the same at every seed is not named; one
+    whose total or any item's score differs is, with its totals and the items that moved."""
+
+    def row(total: str, graphs: str, broadcasting: str) -> dict[str, str]:
+        return {
+            "student": "x",
+            "total": total,
+            "max": "9",
+            "babygrad.graphs": graphs,
+            "babygrad.broadcasting": broadcasting,
+            "notes": "differs and is not a score",
+        }
+
+    by_seed = {
+        1: {"steady": row("5", "0", "5"), "mover": row("5", "0", "5")},
+        2: {"steady": row("5", "0", "5"), "mover": row("8", "3", "5")},
+    }
+    by_seed[2]["steady"]["notes"] = "another note"
+    assert seed_sweep.moved(by_seed) == [
+        "mover: moves with the seed (1: 5, 2: 8) on babygrad.graphs"
+    ]
+    by_seed[2]["mover"] = row("5", "0", "5")
+    assert seed_sweep.moved(by_seed) == []

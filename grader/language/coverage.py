@@ -313,18 +313,17 @@ def op_strata(op: str, domain: Domain) -> list[tuple[Graph, np.ndarray]]:
 
 @functools.cache
 def broadcast_strata(ops: tuple[str, ...]) -> dict[str, list[tuple[Graph, np.ndarray]]]:
-    """Explicit examples of ``ops`` (taking turns) on operands that broadcast, each way the
-    draws do, by op."""
-    if not ops:
-        return {}
-    shapes = (
+    """Explicit examples of each of ``ops`` on operands that broadcast, every way the draws
+    do, by op: each op's test reaches every way on its own, so a reduction that misses one
+    (prepended axes never summed) fails every op's test at every seed, not those the seed
+    happened to give that way."""
+    shapes = [
         pair
         for shape in _small_shapes(2)
         for other in [*broadcast_partners(shape), *_prepended_and_stretched(shape)]
         for pair in ([shape, other], [other, shape])
-    )
-    cases = _cover(((ops[k % len(ops)], pair, None) for k, pair in enumerate(shapes)), EVERY_FORM)
-    return {op: [case for case in cases if case[0].nodes[0].op == op] for op in ops}
+    ]
+    return {op: _cover(((op, pair, None) for pair in shapes), EVERY_FORM) for op in ops}
 
 
 def _prepended_and_stretched(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -350,6 +349,56 @@ def backward_strata(edges: bool, frozen_leaves: bool, max_operands: int | None) 
         chain = Dag(1, (((0, 2.0),), ((1, 0.5),), ((2, 3.0),), ((3, -0.25),)))
     frozen = (0,) if frozen_leaves and chain.leaves > 1 else ()
     return [(chain, shape, frozen, _upstream(shape)), (chain, (), (), None)]
+
+
+SPECIAL_VALUES = (0.0, -1.25)
+"""Operand values an op item reaches at every seed wherever the op's domain allows them:
+zero (a derivative written as ``out / self`` divides by it; the draws give it only by luck)
+and, for a micrograd leaf, a negative number (the tensor grid mixes signs already)."""
+
+
+def _with_zeros(x: np.ndarray) -> np.ndarray:
+    """``x`` with every other element (the first included) exactly 0."""
+    zeroed = np.array(x, dtype=np.float64, copy=True)
+    zeroed.reshape(-1)[::2] = 0.0
+    return zeroed
+
+
+def special_strata(op: str, domain: Domain) -> list[tuple[Graph, np.ndarray]]:
+    """``op`` alone (on its smallest explicit example's shapes) with one operand at a time
+    holding zeros, where its domain of values allows them (not at a kink, a pole or a log)."""
+    row = OPS[op]
+    cases = []
+    for graph, upstream in op_strata(op, domain)[:1]:
+        node = graph.nodes[0]
+        for side in range(row.arity):
+            leaves = list(graph.leaves)
+            leaves[side] = _with_zeros(leaves[side])
+            if row.domain(*leaves, node.param):
+                cases.append((Graph("tensor", tuple(leaves), graph.nodes), upstream))
+    return cases
+
+
+def scalar_special_strata(op: str) -> list[Graph]:
+    """A micrograd ``op`` alone with one operand at a time at each of ``SPECIAL_VALUES``, where
+    its domain allows it, the other at a leaf every op takes; a power by a number also with
+    each exponent of its contract, on that leaf."""
+    row = OPS[op]
+    params = row.params(())
+    chosen = params if op == "powk" else params[:1]
+    graphs = [
+        Graph("scalar", (SCALAR_LEAF,), (Node(op, (0,), param),))
+        for param in (chosen if len(chosen) > 1 else ())
+    ]
+    for param in chosen:
+        for side in range(row.arity):
+            for value in SPECIAL_VALUES:
+                leaves = [SCALAR_LEAF] * row.arity
+                leaves[side] = np.asarray(value)
+                if row.domain(*leaves, param):
+                    node = Node(op, tuple(range(row.arity)), param)
+                    graphs.append(Graph("scalar", tuple(leaves), (node,)))
+    return graphs
 
 
 def kink_strata(op: str) -> list[tuple[Graph, np.ndarray]]:

@@ -19,6 +19,7 @@ from grader.language.coverage import (
     kink_strata,
     op_strata,
     routing_strata,
+    special_strata,
     walk_strata,
 )
 from grader.language.dags import dags, second_walks
@@ -60,7 +61,9 @@ for _item, _op in TENSOR_OP_ITEMS.items():
         in_domain(partial(op_cases, "tensor", _op)),
         lambda grading, case: ops.check_op(grading, *case),
         needs=(_op,),
-        strata=stratified(lambda had, domain, op=_op: op_strata(op, domain)),
+        strata=stratified(
+            lambda had, domain, op=_op: [*op_strata(op, domain), *special_strata(op, domain)]
+        ),
     )
 
 # relu and abs exactly at their kink, which the draws above keep away from (the oracles

@@ -13,6 +13,7 @@ from grader.language.coverage import (
     scalar_beside_kink_strata,
     scalar_kink_strata,
     scalar_number_strata,
+    scalar_special_strata,
     shared_strata,
 )
 from grader.language.dags import WEIGHTS, dags, shallow
@@ -107,12 +108,17 @@ for _item, _op, _needs, _cases in [
         _cases,
         lambda grading, case: ops.check_op(grading, *case),
         needs=_needs,
-        # a + 2 with the number an int and a float, relu on each side of its kink, whatever
-        # the seed draws
+        # a + 2 with the number an int and a float, relu on each side of its kink, an operand
+        # at 0 and below it, every exponent of a power, whatever the seed draws
         strata=stratified(
             lambda had, domain, number=_needs[-1], op=_op: [
                 (graph, SCALAR_UPSTREAM)
-                for graph in (*scalar_number_strata(number), *scalar_beside_kink_strata(op))
+                for graph in (
+                    *scalar_number_strata(number),
+                    *scalar_beside_kink_strata(op),
+                    *scalar_special_strata(op),
+                    *(scalar_special_strata(number) if number != op else ()),
+                )
             ],
             kind="scalar",
         ),
