@@ -10,6 +10,12 @@ from hypothesis import strategies as st
 from grader.checks import differences, graphs, ops, variables
 from grader.grading.course import on_course
 from grader.grading.plugin import graded, graded_property
+from grader.grading.strata import stratified
+from grader.language.coverage import (
+    SCALAR_UPSTREAM,
+    scalar_beside_kink_strata,
+    scalar_special_strata,
+)
 from grader.language.dags import dags, diamonds, second_walks
 from grader.language.differences import CURVES, arity
 from grader.language.graphs import SCALAR_FUNCTION_GRAPH_OPS
@@ -31,6 +37,14 @@ for _op in FUNCTION_OPS:
         op_cases("scalar", _op),
         lambda grading, case: ops.check_op(grading, *case),
         needs=(_op,),
+        # an operand at 0 and below it, and each side of relu's kink, whatever the seed draws
+        strata=stratified(
+            lambda had, domain, op=_op: [
+                (graph, SCALAR_UPSTREAM)
+                for graph in (*scalar_beside_kink_strata(op), *scalar_special_strata(op))
+            ],
+            kind="scalar",
+        ),
     )
 
 
