@@ -154,24 +154,40 @@ def test_a_failing_dependency_says_fix_it_first():
     outcomes = all_pass(OPS.id, GRAPHS.id) + [failed(OPS.id), failed(GRAPHS.id, "g")]
     result = score(outcomes)[GRAPHS.id]
     assert result.fix_first == [OPS.id]
-    assert result.feedback.splitlines()[0] == f"Fix {OPS.id} first: this item uses it."
+    assert result.feedback.splitlines()[0] == (
+        f"Fix {OPS.id} first: this item uses it, and scores 0 until it passes."
+    )
     assert result.hint == GRAPHS.hint and f"Hint: {GRAPHS.hint}" in result.feedback
 
 
-def test_a_dependency_never_costs_points_twice():
-    """The dependent item scores on its own tests alone: a failing dependency takes nothing
-    from it, whether the dependent passes or loses points of its own."""
+def test_a_composite_scores_nothing_while_an_item_it_depends_on_fails():
+    """Whatever its own tests showed (the seed's graphs may not have drawn the broken op): a
+    bug costs its own item and the composite at every seed, never more."""
     clean = score(all_pass(OPS.id, WALK.id) + [failed(OPS.id), failed(WALK.id)])
-    assert clean[GRAPHS.id].score == GRAPHS.points
-    assert clean[GRAPHS.id].status == "passed"
-    assert clean[GRAPHS.id].fix_first == []  # nothing to fix here: no "fix first" either
-    assert clean[GRAPHS.id].feedback == ""
+    assert clean[GRAPHS.id].score == 0.0
+    assert clean[GRAPHS.id].status == scoring.NOT_GRADABLE
+    assert clean[GRAPHS.id].fix_first == [OPS.id, WALK.id]
+    assert clean[GRAPHS.id].reason == (
+        f"Fix {OPS.id}, {WALK.id} first: this item uses them, and scores 0 until they pass."
+    )
+    assert clean[GRAPHS.id].feedback.splitlines()[0] == clean[GRAPHS.id].reason
+    assert clean[DEEP.id].score == DEEP.points  # no depends_on: its own tests alone
     half = score(
         all_pass(OPS.id, GRAPHS.id)
         + [failed(OPS.id), passed(GRAPHS.id, "a"), failed(GRAPHS.id, "b")]
     )
-    assert half[GRAPHS.id].score == GRAPHS.points / 2
-    assert half[GRAPHS.id].fix_first == [OPS.id]
+    assert (half[GRAPHS.id].score, half[GRAPHS.id].status) == (0.0, scoring.NOT_GRADABLE)
+    assert half[GRAPHS.id].reason == "wrong gradient"  # its own failure comes first
+    own = score(all_pass(OPS.id, GRAPHS.id) + [failed(OPS.id), failed(GRAPHS.id, "g")])
+    assert (own[GRAPHS.id].score, own[GRAPHS.id].status) == (0.0, "failed")
+
+
+def test_a_dependency_the_run_does_not_score_or_the_edition_lacks_counts_as_passing():
+    only = score(all_pass(OPS.id), [WALK, GRAPHS])  # --only: tanh not scored here
+    assert (only[GRAPHS.id].score, only[GRAPHS.id].fix_first) == (GRAPHS.points, [])
+    edition = Edition("2022", "ops.py", ("tanh",))
+    results = {r.id: r for r in score_items(RUBRIC, ITEMS, all_pass(OPS.id), {OPS.id: edition})}
+    assert (results[GRAPHS.id].score, results[GRAPHS.id].fix_first) == (GRAPHS.points, [])
 
 
 def test_a_passing_dependency_is_not_named():
@@ -267,7 +283,7 @@ def test_feedback_text_lists_fix_first_failures_examples_bugs_then_the_hint():
         {"test": "t2", "reason": "timed out", "details": [], "snippet": "", "bugs": []},
     ]
     assert feedback_text(["micrograd.topo"], failures, "use +=").splitlines() == [
-        "Fix micrograd.topo first: this item uses it.",
+        "Fix micrograd.topo first: this item uses it, and scores 0 until it passes.",
         "t1: wrong gradient",
         "a.grad: expected 1",
         "Smallest example (runnable):",
@@ -349,6 +365,7 @@ def not_gradable(item: str, name: str, needs: str = "micrograd.ops.exp") -> scor
         passed=False,
         status=scoring.NOT_GRADABLE,
         reason=f"not gradable until {needs} passes",
+        needs=[needs],
     )
 
 
@@ -364,14 +381,13 @@ def test_a_test_that_is_not_gradable_does_not_count():
     assert (result.status, result.score, result.reason) == ("partial", 3.0, "wrong gradient")
     assert [f["test"] for f in result.failures] == ["b"]
     assert result.not_gradable == [
-        {"test": "c", "reason": "not gradable until micrograd.ops.exp passes"},
-        {"test": "d", "reason": "not gradable until micrograd.sugar passes"},
+        {"test": "c", "reason": "not gradable until micrograd.ops.exp passes", "missing": []},
+        {"test": "d", "reason": "not gradable until micrograd.sugar passes", "missing": []},
     ]
     assert result.feedback.splitlines()[-3:] == [
         "c: not gradable until micrograd.ops.exp passes",
         "d: not gradable until micrograd.sugar passes",
-        "(A test that is not gradable yet does not count: the item is scored on the tests "
-        "that ran.)",
+        scoring.WAITING_NOTE,
     ]
 
 
@@ -380,7 +396,7 @@ def test_an_item_whose_graded_tests_all_pass_passes_beside_tests_not_gradable(it
     outcomes = [passed(item.id, "a"), not_gradable(item.id, "b")]
     result = score(outcomes + all_pass(item.id))[item.id]
     assert (result.status, result.score) == ("passed", item.points)
-    assert result.reason == "not gradable until micrograd.ops.exp passes"
+    assert result.reason == ""  # never "passed" because "not gradable"
     assert result.failures == result.bugs == [] and result.hint == ""
     assert "b: not gradable until micrograd.ops.exp passes" in result.feedback
 
@@ -392,10 +408,50 @@ def test_an_item_none_of_whose_tests_is_gradable_earns_nothing():
     result = results[OPS.id]
     assert (result.status, result.score) == (scoring.NOT_GRADABLE, 0.0)
     assert result.reason == "not gradable until micrograd.ops.add passes"
-    assert result.feedback.splitlines()[-1] == (
-        "(No test of this item could be graded yet: it scores 0 until then.)"
-    )
+    assert result.feedback.splitlines()[-1] == scoring.NONE_GRADED_NOTE
     assert OPS.id in results[GRAPHS.id].fix_first
+
+
+def test_a_test_waiting_on_code_not_written_counts_and_earns_nothing():
+    """Partial work earns only what it shows: the stubs and one op filled in earn that op's
+    share of a ledger item, not the shares of the ops not written."""
+    accumulate = Item("micrograd.accumulate", "accumulate", 12, "+=")
+    mul = Item("micrograd.ops.mul", "mul", 6, "product rule")
+    items = [OPS, accumulate, mul]
+    outcomes = [
+        passed(accumulate.id, "test_add"),
+        not_gradable(accumulate.id, "test_mul", mul.id),
+        not_gradable(accumulate.id, "test_tanh", f"{OPS.id} (away from 0)"),
+        failed(mul.id, "m", status="missing", reason="not implemented"),
+        failed(OPS.id, "t", reason="wrong gradient"),
+    ]
+    result = score(outcomes, items)[accumulate.id]
+    assert (result.status, result.score) == ("partial", 6.0)  # tanh is written: not counted
+    assert result.reason == "not gradable until micrograd.ops.mul passes"
+    assert result.not_gradable[1] == {
+        "test": "test_tanh",
+        "reason": f"not gradable until {OPS.id} (away from 0) passes",
+        "missing": [],
+    }
+    assert result.feedback.splitlines() == [
+        "test_mul: not gradable until micrograd.ops.mul passes (micrograd.ops.mul: not "
+        "written yet)",
+        f"test_tanh: not gradable until {OPS.id} (away from 0) passes",
+        scoring.UNWRITTEN_NOTE,
+        scoring.WAITING_NOTE,
+    ]
+    alone = score([not_gradable(accumulate.id, "a", mul.id), *outcomes[3:]], items)
+    assert (alone[accumulate.id].status, alone[accumulate.id].score) == (scoring.NOT_GRADABLE, 0)
+    assert alone[accumulate.id].feedback.splitlines()[-1] == scoring.UNWRITTEN_NOTE
+
+
+def test_tests_not_gradable_for_one_reason_are_told_once():
+    outcomes = [passed(OPS.id, "a"), not_gradable(OPS.id, "b"), not_gradable(OPS.id, "c")]
+    result = score(outcomes + all_pass(OPS.id))[OPS.id]
+    assert result.feedback.splitlines() == [
+        "b, c: not gradable until micrograd.ops.exp passes",
+        scoring.WAITING_NOTE,
+    ]
 
 
 def test_an_item_not_in_the_submissions_edition_is_zero_of_zero_and_the_rest_are_scored():

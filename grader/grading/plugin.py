@@ -420,6 +420,7 @@ def pytest_runtest_makereport(
         failure = abort.failure  # a failing test stopped while shrinking reports its failure
     elif isinstance(raised, NotGradable):  # reported as skipped; scored as not counting
         outcome.status, outcome.reason = NOT_GRADABLE, until(raised.needs)
+        outcome.needs = list(raised.needs)
     elif failure is None and report.failed:
         run.internal_errors.append(f"{item.nodeid}: {call.excinfo.exconly()[:500]}")
         outcome.status, outcome.reason = "error", "internal grader error (not your fault)"

@@ -12,9 +12,13 @@ from grader.language.editions import NOT_IN_EDITION, Edition
 
 FAILING = ("missing", "timeout", "error", "failed")
 NOT_GRADABLE = "not_gradable"
-"""A test that could not grade its item because another item fails (``NotGradable``): it
-does not count, and its share of the item goes to the tests that ran. An item none of whose
-tests could be graded has this status and scores 0: code that does nothing earns nothing."""
+"""A test that could not grade its item because other items fail (``NotGradable``: its
+``needs``). Where one of them is missing (not written: the stubs' ``NotImplementedError``, an
+absent attribute), the test earns nothing: partial work earns only what it shows. Where all of
+them are written but wrong, it does not count, and its share of the item goes to the tests
+that ran: a bug costs its own item, not the items that use it. An item none of whose tests
+could be graded has this status and scores 0: code that does nothing earns nothing; so has a
+composite item whose own tests pass while an item it depends on fails."""
 NEVER_RAN = "no grading test ran"
 """The reason of an item no grading test reached: not a result, so its grade is an error
 (``grading.completeness``), never a 0."""
@@ -35,6 +39,8 @@ class TestOutcome:
     bugs: list[str] = field(default_factory=list)
     figure: dict[str, Any] | None = None
     """The counterexample graph's picture data (``grader.checks.figures``), where there is one."""
+    needs: list[str] = field(default_factory=list)
+    """A test not gradable yet: the items it waits on (``NotGradable.needs``)."""
 
 
 class Failure(TypedDict):
@@ -54,6 +60,8 @@ class Waiting(TypedDict):
 
     test: str
     reason: str
+    missing: list[str]
+    """The items it waits on that are not written yet: then it counts, and earns nothing."""
 
 
 @dataclass
@@ -89,21 +97,72 @@ class ItemResult:
         return cls(**data)
 
 
-def _status(item: Item, outcomes: list[TestOutcome]) -> str:
-    """``error`` when no test ran; ``not_gradable`` when none could be graded; else from the
-    tests that were graded: ``partial`` only where some passed and partial credit counts (all
-    or nothing: the worst failing status)."""
-    if not outcomes:
-        return "error"
-    outcomes = [o for o in outcomes if o.status != NOT_GRADABLE]
-    if not outcomes:
+MISSING = "missing"
+"""The status of a test that found code not written: the stubs' ``NotImplementedError``, or an
+attribute the engine does not have (``grader.worker.runner.describe``)."""
+
+
+def item_of(need: str) -> str:
+    """The item a ``NotGradable`` need names: ``micrograd.ops.relu (away from 0)`` is
+    ``micrograd.ops.relu``."""
+    return need.split(" (", 1)[0]
+
+
+def unwritten(by_item: Mapping[str, list[TestOutcome]]) -> set[str]:
+    """Items some of whose code is not written yet: a test of theirs found it missing."""
+    return {item for item, mine in by_item.items() if any(o.status == MISSING for o in mine)}
+
+
+def _waits_on(outcome: TestOutcome, missing: set[str]) -> list[str]:
+    """The items a not-gradable test waits on that are not written yet."""
+    return list(dict.fromkeys(item_of(n) for n in outcome.needs if item_of(n) in missing))
+
+
+@dataclass
+class _Tests:
+    """One item's tests, by how they count."""
+
+    graded: list[TestOutcome]
+    waiting: list[TestOutcome]
+    """Not gradable, waiting on items that are written but wrong: they do not count."""
+    unwritten: list[TestOutcome]
+    """Not gradable, waiting on an item not written yet: they count, and earn nothing."""
+
+    @classmethod
+    def of(cls, outcomes: list[TestOutcome], missing: set[str]) -> _Tests:
+        graded = [o for o in outcomes if o.status != NOT_GRADABLE]
+        stopped = [o for o in outcomes if o.status == NOT_GRADABLE]
+        return cls(
+            graded,
+            [o for o in stopped if not _waits_on(o, missing)],
+            [o for o in stopped if _waits_on(o, missing)],
+        )
+
+    @property
+    def counted(self) -> list[TestOutcome]:
+        return [*self.graded, *self.unwritten]
+
+    def fraction(self) -> float:
+        """The weighted share of the counted tests that passed (all of weight 0: 1)."""
+        total = sum(o.weight for o in self.counted)
+        return sum(o.weight for o in self.graded if o.passed) / total if total else 1.0
+
+
+def _status(item: Item, tests: _Tests) -> str:
+    """``not_gradable`` when no test counts (none was graded, none waits on code not
+    written); else from the counted tests: ``passed`` when each passed, ``partial`` where some
+    passed and partial credit counts, else the worst failing status (a test waiting on code
+    not written counts as ``not_gradable``, after every other)."""
+    counted = tests.counted
+    if not counted:
         return NOT_GRADABLE
-    failing = [o.status for o in outcomes if not o.passed]
+    failing = [o.status for o in tests.graded if not o.passed]
+    failing += [NOT_GRADABLE] * len(tests.unwritten)
     if not failing:
         return "passed"
-    if item.partial_credit and len(failing) < len(outcomes):
+    if item.partial_credit and len(failing) < len(counted):
         return "partial"
-    return next(s for s in FAILING if s in failing)
+    return next((s for s in FAILING if s in failing), NOT_GRADABLE)
 
 
 def _failures(outcomes: list[TestOutcome]) -> list[Failure]:
@@ -121,21 +180,52 @@ def _failures(outcomes: list[TestOutcome]) -> list[Failure]:
     ]
 
 
-def _not_gradable(outcomes: list[TestOutcome]) -> list[Waiting]:
-    return [{"test": o.name, "reason": o.reason} for o in outcomes if o.status == NOT_GRADABLE]
+def _not_gradable(outcomes: list[TestOutcome], missing: set[str]) -> list[Waiting]:
+    """The tests not gradable yet, in the order they ran, each with the items it waits on
+    that are not written yet (none: they are written, but wrong)."""
+    return [
+        {"test": o.name, "reason": o.reason, "missing": _waits_on(o, missing)}
+        for o in outcomes
+        if o.status == NOT_GRADABLE
+    ]
+
+
+def graded_any(result: ItemResult) -> bool:
+    """Did any test of the item count (``not_gradable_note``), read back from its result?"""
+    return (
+        result.status != NOT_GRADABLE
+        or bool(result.fix_first)
+        or any(t.get("missing") for t in result.not_gradable)
+    )
+
+
+WAITING_NOTE = (
+    "(A test waiting on an item that is written but wrong does not count: the item is "
+    "scored on the tests that ran.)"
+)
+UNWRITTEN_NOTE = "(A test waiting on code not written yet counts, and earns nothing until then.)"
+NONE_GRADED_NOTE = "(No test of this item could be graded yet: it scores 0 until then.)"
 
 
 def not_gradable_note(not_gradable: Sequence[Waiting], graded: bool) -> list[str]:
-    """What the feedback says of the tests that could not be graded (none: nothing)."""
+    """What the feedback says of the tests that could not be graded (none: nothing): each
+    reason once, with every test it stopped, then how they count."""
     if not not_gradable:
         return []
-    return [
-        *(f"{t['test']}: {t['reason']}" for t in not_gradable),
-        "(A test that is not gradable yet does not count: the item is scored on the tests "
-        "that ran.)"
-        if graded
-        else "(No test of this item could be graded yet: it scores 0 until then.)",
-    ]
+    by_reason: dict[str, list[str]] = {}
+    for test in not_gradable:
+        why = test["reason"]
+        if test.get("missing"):
+            why += f" ({', '.join(test['missing'])}: not written yet)"
+        by_reason.setdefault(why, []).append(test["test"])
+    lines = [f"{', '.join(tests)}: {why}" for why, tests in by_reason.items()]
+    if not graded:
+        return [*lines, NONE_GRADED_NOTE]
+    if any(t.get("missing") for t in not_gradable):
+        lines.append(UNWRITTEN_NOTE)
+    if any(not t.get("missing") for t in not_gradable):
+        lines.append(WAITING_NOTE)
+    return lines
 
 
 def _same_failures(failures: Sequence[Failure]) -> list[tuple[list[str], Failure]]:
@@ -149,14 +239,21 @@ def _same_failures(failures: Sequence[Failure]) -> list[tuple[list[str], Failure
     return list(groups.values())
 
 
+def fix_first_line(fix_first: Sequence[str]) -> str:
+    """What a composite item whose dependencies fail says first, and why it scores 0."""
+    one = len(fix_first) == 1
+    return (
+        f"Fix {', '.join(fix_first)} first: this item uses {'it' if one else 'them'}, "
+        f"and scores 0 until {'it passes' if one else 'they pass'}."
+    )
+
+
 def feedback_text(
     fix_first: list[str], failures: Sequence[Failure], hint: str, not_gradable: Sequence[str] = ()
 ) -> str:
     """The feedback as plain text (terminal, Markdown, JSON, Gradescope); ``not_gradable``:
     ``not_gradable_note``'s lines."""
-    lines = []
-    if fix_first:
-        lines.append(f"Fix {', '.join(fix_first)} first: this item uses it.")
+    lines = [fix_first_line(fix_first)] if fix_first else []
     for tests, failure in _same_failures(failures):
         lines.append(f"{', '.join(tests)}: {failure['reason']}")
         lines += failure["details"]
@@ -194,60 +291,76 @@ def score_items(
     editions: Mapping[str, Edition] | None = None,
 ) -> list[ItemResult]:
     """Each item's result from its tests' outcomes; ``editions``: the items the submission's
-    edition does not have (``not_in_edition``), by id, with that edition."""
+    edition does not have (``not_in_edition``), by id, with that edition.
+
+    An item with ``depends_on`` (a composite: ``*.graphs``) scores 0 while any item it depends
+    on fails, whatever its own tests showed: what a bug in one part costs does not depend on
+    whether the seed's graphs happened to use that part. Items not scored in this run, and
+    those the edition lacks, count as passing."""
     editions = editions or {}
     by_item: dict[str, list[TestOutcome]] = {}
     for outcome in outcomes:
         by_item.setdefault(outcome.item, []).append(outcome)
-    statuses = {item.id: _status(item, by_item.get(item.id, [])) for item in items}
+    missing = unwritten(by_item)
+    tests = {item.id: _Tests.of(by_item.get(item.id, []), missing) for item in items}
+    statuses = {
+        item.id: "passed"
+        if item.id in editions
+        else (_status(item, tests[item.id]) if item.id in by_item else "error")
+        for item in items
+    }
     results = []
     for item in items:
         if item.id in editions:
             results.append(not_in_edition(item, editions[item.id]))
             continue
-        mine = by_item.get(item.id, [])
-        graded = [o for o in mine if o.status != NOT_GRADABLE]
-        total = sum(o.weight for o in graded)
-        earned = sum(o.weight for o in graded if o.passed)
-        status = statuses[item.id]
-        whole = float(status == "passed")
-        fraction = earned / total if item.partial_credit and total else whole
-        failed_deps = (
-            []
-            if status == "passed"
-            else [d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
-        )
-        first = next(
-            (o for o in graded if not o.passed),
-            next((o for o in mine if o.status == NOT_GRADABLE), None),
-        )
-        failures = _failures(mine)
-        waiting = _not_gradable(mine)
-        hint = item.hint if failures or failed_deps else ""
-        results.append(
-            ItemResult(
-                id=item.id,
-                assignment=item.assignment,
-                title=item.title,
-                score=round(item.points * fraction, 4),
-                max_score=item.points,
-                extra_credit=item.extra_credit,
-                visibility=item.visibility,
-                status=status,
-                bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
-                feedback=(
-                    feedback_text(
-                        failed_deps, failures, hint, not_gradable_note(waiting, bool(graded))
-                    )
-                    if mine
-                    else NEVER_RAN
-                ),
-                reason=first.reason if first else ("" if mine else NEVER_RAN),
-                figure=first.figure if first else None,
-                failures=failures,
-                fix_first=failed_deps,
-                hint=hint,
-                not_gradable=waiting,
-            )
-        )
+        results.append(_result(item, by_item.get(item.id, []), tests[item.id], statuses, missing))
     return results
+
+
+def _result(
+    item: Item,
+    mine: list[TestOutcome],
+    tests: _Tests,
+    statuses: Mapping[str, str],
+    missing: set[str],
+) -> ItemResult:
+    """One item's result: its own tests' score, 0 while an item it depends on fails."""
+    own = statuses[item.id]
+    failed_deps = [d for d in item.depends_on if statuses.get(d, "passed") != "passed"]
+    status = NOT_GRADABLE if failed_deps and own in ("passed", "partial") else own
+    fraction = 0.0 if failed_deps else tests.fraction() if item.partial_credit else 1.0
+    fraction *= own in ("passed", "partial")
+    first = next((o for o in tests.graded if not o.passed), next(iter(tests.unwritten), None))
+    if first is None and status != "passed":
+        first = next(iter(tests.waiting), None)
+    failures = _failures(mine)
+    waiting = _not_gradable(mine, missing)
+    hint = item.hint if failures or failed_deps else ""
+    reason = first.reason if first else ""
+    if failed_deps and not failures:
+        reason = fix_first_line(failed_deps)
+    return ItemResult(
+        id=item.id,
+        assignment=item.assignment,
+        title=item.title,
+        score=round(item.points * fraction, 4),
+        max_score=item.points,
+        extra_credit=item.extra_credit,
+        visibility=item.visibility,
+        status=status,
+        bugs=sorted({b.split(":")[0] for o in mine for b in o.bugs}),
+        feedback=(
+            feedback_text(
+                failed_deps, failures, hint, not_gradable_note(waiting, bool(tests.counted))
+            )
+            if mine
+            else NEVER_RAN
+        ),
+        reason=reason if mine else NEVER_RAN,
+        figure=first.figure if first else None,
+        failures=failures,
+        fix_first=failed_deps,
+        hint=hint,
+        not_gradable=waiting,
+    )

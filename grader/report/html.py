@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 
 from grader.atomic import write_atomically
-from grader.grading.scoring import NOT_GRADABLE, ItemResult, not_gradable_note
+from grader.grading.scoring import ItemResult, fix_first_line, graded_any, not_gradable_note
 from grader.report.document import GradeReport
 from grader.report.drawing import WRONG_FILL, WRONG_LINE, Picture, draw
 from grader.report.view import AssignmentView, item_points, points
@@ -96,10 +96,7 @@ def _feedback(item: ItemResult, picture: str) -> str:
     """The item's verdicts as HTML, from their fields: the picture goes after the first
     expected vs. got, before its snippet."""
     parts = (
-        [
-            f'<p class="depends">Fix {escape(", ".join(item.fix_first))} first: this item '
-            "uses it.</p>"
-        ]
+        [f'<p class="depends">{escape(fix_first_line(item.fix_first))}</p>']
         if item.fix_first
         else []
     )
@@ -120,7 +117,7 @@ def _feedback(item: ItemResult, picture: str) -> str:
         parts.append(f'<p class="hint">Hint: {escape(item.hint)}</p>')
     parts += [
         f'<p class="detail">{escape(line)}</p>'
-        for line in not_gradable_note(item.not_gradable, item.status != NOT_GRADABLE)
+        for line in not_gradable_note(item.not_gradable, graded_any(item))
     ]
     return "".join(parts) + picture
 
