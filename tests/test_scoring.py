@@ -14,7 +14,15 @@ from grader.grading import scoring
 from grader.grading.rubric import Item, Rubric
 from grader.grading.scoring import FAILING, feedback_text, score_items
 from grader.language.editions import NOT_IN_EDITION, Edition
-from grader.layout import DEFAULT_RUBRIC
+from grader.language.graphs import (
+    MICROGRAD_OPS,
+    MICROGRAD_PRIMITIVES,
+    SCALAR_FUNCTION_GRAPH_OPS,
+    SCALAR_FUNCTION_OPS,
+    TENSOR_GRAPH_OPS,
+    TENSOR_OP_ITEMS,
+)
+from grader.layout import COURSES, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 
 OPS = Item("micrograd.ops.tanh", "tanh", 6, "d tanh = 1 - t**2")
@@ -462,3 +470,29 @@ def test_an_item_not_in_the_submissions_edition_is_zero_of_zero_and_the_rest_are
     assert (lacking.score, lacking.max_score, lacking.status) == (0.0, 0.0, NOT_IN_EDITION)
     assert lacking.feedback == lacking.reason == edition.feedback("tanh")
     assert [r.score for r in results[1:]] == [12, 5, 16]
+
+
+RUBRICS = [DEFAULT_RUBRIC, *sorted(COURSES.glob("*/rubric.yaml"))]
+
+
+@pytest.mark.parametrize("path", RUBRICS, ids=[p.parent.name for p in RUBRICS])
+def test_a_whole_graphs_item_depends_on_every_item_its_graphs_use(path):
+    """Each course's ``*.graphs`` scores 0 while any item whose code its graphs run fails: a
+    bug costs it at every seed, not only where the seed's graphs draw the buggy part."""
+    rubric = rubric_module.load(path)
+    composites = [item for item in rubric.items if item.id.endswith(".graphs")]
+    assert composites
+    for graphs in composites:
+        uses = rubric_module.graph_uses(rubric, graphs)
+        assert any(".ops." in item or "_backward" in item for item in uses)
+        assert set(uses) - set(graphs.depends_on) == set(), graphs.id
+
+
+def test_the_ops_no_graph_draws_are_the_ones_graded_alone():
+    """``NOT_ON_GRAPHS``'s ops are the only ones with an item that no whole graph draws
+    (MiniTorch's ``inv`` is drawn as every ``/``)."""
+    assert set(TENSOR_OP_ITEMS.values()) <= set(TENSOR_GRAPH_OPS)
+    assert set(MICROGRAD_PRIMITIVES) <= set(MICROGRAD_OPS)
+    assert set(SCALAR_FUNCTION_OPS) - set(SCALAR_FUNCTION_GRAPH_OPS) == {"inv", "lt", "eq"}
+    assert "div" in SCALAR_FUNCTION_GRAPH_OPS
+    assert {"ops.lt", "ops.eq"} <= set(rubric_module.NOT_ON_GRAPHS)

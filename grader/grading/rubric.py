@@ -194,6 +194,34 @@ def _check_references(path: Path, text: str, data: dict[str, Any], by_id: dict[s
                 raise RubricError(f"{path}:{line()}: {raw['id']!r} depends on unknown item {dep!r}")
 
 
+NOT_ON_GRAPHS = ("zero_grad", "deep", "central_difference", "ops.lt", "ops.eq")
+"""The suites' items whose code no whole graph runs: ``zero_grad`` (no graph calls it),
+``deep`` (one chain of 100,000 nodes, extra credit), MiniTorch's ``central_difference`` (beside
+the engine, not in it), ``lt`` and ``eq`` (their derivative is 0 wherever they are smooth:
+graded one at a time, never drawn into a graph). Every other item's code is on a whole graph's
+path: each op drawn, the walk, the ledger, implicit broadcasting, the operators."""
+
+
+def graph_uses(rubric: Rubric, graphs: Item) -> tuple[str, ...]:
+    """The items whose code the whole graphs of ``graphs`` (an assignment's ``*.graphs``) run,
+    in the rubric's order: every other item of its assignment but extra credit and those of
+    ``NOT_ON_GRAPHS`` (in the course's words, ``Profile.item_id``). Its ``depends_on`` must
+    name each, so a bug in any costs the whole graphs at every seed (``scoring``)."""
+    off = {
+        rubric.profile.item_id(f"{kind}.{rest}")
+        for kind in ("micrograd", "babygrad")
+        for rest in NOT_ON_GRAPHS
+    }
+    return tuple(
+        item.id
+        for item in rubric.items
+        if item.assignment == graphs.assignment
+        and item.id != graphs.id
+        and not item.extra_credit
+        and item.id not in off
+    )
+
+
 def selected(item_id: str, only: list[str] | tuple[str, ...]) -> bool:
     """Does ``--only`` select this item? Nothing given selects all; an id, or an id prefix
     ending at a dot (``micrograd.ops`` is every micrograd op), selects those."""
