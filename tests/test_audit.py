@@ -26,13 +26,14 @@ from grader.report.formats.audit import (
     KILLED,
     LEAK,
     NOTHING_EARNED,
+    OWN_SHARE,
     AuditReport,
     Verdict,
     audit_html,
 )
 from grader.workflows import audit
 from grader.workflows.api import GradeOptions
-from grader.workflows.mutants import DO_NOTHING, Mutant, Region, operator_names
+from grader.workflows.mutants import DO_NOTHING, DO_ONE_THING, Mutant, Region, operator_names
 from tests.test_mutants import GROWN
 
 REGION = Region(
@@ -268,3 +269,80 @@ def test_do_nothing_on_a_shared_item_must_cost_points_there():
     )
     kept = audit.judge(idle, report(), BASELINE, shared)
     assert kept.verdict == EARNS_POINTS and "kept every point" in kept.note
+
+
+def one_thing(region: Region) -> Mutant:
+    return Mutant(
+        id=f"{region.function}-do-one-thing",
+        kind=DO_ONE_THING,
+        region=region,
+        operator=DO_ONE_THING,
+        line=region.first,
+        description=f"{region.function}: the stubs with this region alone written",
+        files={},
+    )
+
+
+ITEM_IDS = ("micrograd.ops.mul", "micrograd.accumulate", "micrograd.sugar", "micrograd.graphs")
+STUBS = report(**dict.fromkeys(ITEM_IDS, 0.0))
+POINTS = dict.fromkeys(ITEM_IDS, 6.0)
+
+
+def earning(**scores: float) -> GradeReport:
+    """The stubs' grade but ``scores``."""
+    return report(**{**dict.fromkeys(ITEM_IDS, 0.0), **scores})
+
+
+def test_one_thing_may_earn_its_own_items_and_a_share_of_the_items_it_shares():
+    mul = dataclasses.replace(REGION, function="Value.__mul__")
+    neg = dataclasses.replace(
+        REGION, start=30, end=40, serves=("micrograd.sugar",), also=(), function="Value.__neg__"
+    )
+    shares = {"micrograd.ops.mul": 6.0, "micrograd.accumulate": 3.0}
+    grades = {
+        "micrograd": {
+            audit.STUBS: STUBS,
+            one_thing(mul).id: earning(**shares),
+            one_thing(neg).id: earning(**{"micrograd.accumulate": 1.0}),
+        }
+    }
+    verdicts = audit.judge_one_thing([one_thing(mul), one_thing(neg)], grades, [mul, neg], POINTS)
+    assert [(v.verdict, v.earned, v.over) for v in verdicts] == [
+        (OWN_SHARE, 9.0, 0.0),
+        (EARNS_POINTS, 1.0, 1.0),  # accumulate is not its region's
+    ]
+    assert verdicts[0].note == "micrograd.ops.mul 6; micrograd.accumulate 3"
+
+
+def test_regions_sharing_an_item_earn_at_most_its_points_together():
+    """The stubs with one op each may not each earn a whole ledger item they share."""
+    ops = [
+        dataclasses.replace(REGION, start=10 * n, end=10 * n + 5, function=f"Value.op{n}")
+        for n in range(1, 4)
+    ]
+    variants = [one_thing(region) for region in ops]
+    whole = {"micrograd": {audit.STUBS: STUBS}}
+    share = {"micrograd": {audit.STUBS: STUBS}}
+    for variant in variants:
+        whole["micrograd"][variant.id] = earning(**{"micrograd.accumulate": 6.0})
+        share["micrograd"][variant.id] = earning(**{"micrograd.accumulate": 2.0})
+    assert {v.verdict for v in audit.judge_one_thing(variants, whole, ops, POINTS)} == {
+        EARNS_POINTS
+    }
+    assert {v.verdict for v in audit.judge_one_thing(variants, share, ops, POINTS)} == {OWN_SHARE}
+
+
+def test_one_part_of_an_op_earns_nothing_of_it_alone():
+    """An op's forward without its backward shows nothing of the op's item."""
+    forward, backward = (
+        Region("babygrad/ops.py", start, start + 4, ("babygrad.ops.mul",), (), f"Mul.{name}")
+        for start, name in ((10, "forward"), (20, "backward"))
+    )
+    sugar = [
+        Region("micrograd/engine.py", n, n + 2, ("micrograd.sugar",), (), f"Value.{name}")
+        for n, name in ((10, "__neg__"), (20, "__sub__"))
+    ]
+    mixed = Region("micrograd/engine.py", 30, 40, ("micrograd.ops.mul",), (), "Value.__mul__")
+    assert audit.a_part(forward, "babygrad.ops.mul", [forward, backward])
+    assert not audit.a_part(forward, "babygrad.ops.mul", [forward])
+    assert not audit.a_part(sugar[0], "micrograd.sugar", [*sugar, mixed])

@@ -14,7 +14,9 @@ class (lanes, replay, ``-j``, ``--scheduler``), and judges each against the refe
   ``reference/audit-judgements.yaml``, with the reason);
 - a do-nothing variant must earn nothing on the items its region serves (on an item several
   regions serve, such as ``micrograd.sugar``, it must cost points);
-- a ``+=`` turned into ``=`` must be named ``overwrite-grad``, and no other mutant may be.
+- a ``+=`` turned into ``=`` must be named ``overwrite-grad``, and no other mutant may be;
+- a do-one-thing variant (the stubs with one region written, graded beside the stubs) must
+  earn no more than its region's items allow (``judge_one_thing``).
 
 It works on any course's ``reference/`` and ``rubric.yaml``.
 """
@@ -43,6 +45,7 @@ from grader.report.document import GradeReport
 from grader.report.formats.audit import (
     CONFIRMED,
     DIFFERS,
+    DO_ONE_THING,
     EARNS_POINTS,
     ELSEWHERE,
     EQUIVALENT,
@@ -50,6 +53,7 @@ from grader.report.formats.audit import (
     KILLED,
     LEAK,
     NOTHING_EARNED,
+    OWN_SHARE,
     AuditReport,
     Verdict,
     audit_html,
@@ -62,17 +66,25 @@ from grader.workflows.differential import ASSIGNMENTS as SPOKEN
 from grader.workflows.differential import differ
 from grader.workflows.mutants import (
     DO_NOTHING,
+    SKIPPED,
     Mutant,
+    Region,
     do_nothing,
+    do_one_thing,
     mutants,
     operator_names,
     regions,
     sample,
+    stub_files,
 )
 from grader.workflows.trust import verify_reference
 
 BASELINE = "reference"
 """The upload name of the unchanged reference, graded beside the mutants as the baseline."""
+STUBS = "stubs"
+"""The upload name of the reference's stubs, graded beside the do-one-thing variants: what
+they earn above it is what their one region earns."""
+EPSILON = 1e-6
 OVERWRITE_OPERATOR, OVERWRITE_BUG = "aug-assign-to-assign", "overwrite-grad"
 JUDGEMENTS = "audit-judgements.yaml"
 """In the reference folder: what a person decided about some mutants (``Judgements``)."""
@@ -104,18 +116,21 @@ class AuditOptions:
 
 
 def candidates(options: AuditOptions) -> list[Mutant]:
-    """Every mutant and do-nothing variant of the reference (of ``options.operators`` only,
-    if given), or a seeded sample of them (a quarter of it do-nothing variants)."""
-    changed, idle = mutants(options.reference), do_nothing(options.reference)
+    """Every mutant, do-nothing and do-one-thing variant of the reference (of
+    ``options.operators`` only, if given), or a seeded sample of the mutants and do-nothing
+    variants (a quarter of it do-nothing variants)."""
+    reference = options.reference
+    changed, idle, one = mutants(reference), do_nothing(reference), do_one_thing(reference)
     if options.operators:
-        known = (*operator_names(), *DO_NOTHING)
+        known = (*operator_names(), *DO_NOTHING, DO_ONE_THING)
         unknown = sorted(set(options.operators) - set(known))
         if unknown:
             raise UsageFailure(f"no operator named {', '.join(unknown)}; known: {', '.join(known)}")
         changed = [m for m in changed if m.operator in options.operators]
         idle = [m for m in idle if m.operator in options.operators]
+        one = [m for m in one if m.operator in options.operators]
     if options.sample is None:
-        return [*changed, *idle]
+        return [*changed, *idle, *one]
     some_idle = min(len(idle), max(1, options.sample // 4))
     return [
         *sample(changed, options.sample - some_idle, options.sample_seed),
@@ -124,7 +139,8 @@ def candidates(options: AuditOptions) -> list[Mutant]:
 
 
 def _uploads(options: AuditOptions, assignment: str, chosen: Sequence[Mutant]) -> Path:
-    """A folder of uploads, as a class hands them in: the reference and each mutant."""
+    """A folder of uploads, as a class hands them in: the reference, each mutant, and the
+    stubs where a do-one-thing variant is among them."""
     folder = options.out / "mutants" / assignment
     if folder.exists():
         shutil.rmtree(folder)
@@ -134,6 +150,10 @@ def _uploads(options: AuditOptions, assignment: str, chosen: Sequence[Mutant]) -
         folder / BASELINE,
         ignore=shutil.ignore_patterns("__pycache__", JUDGEMENTS),
     )
+    if any(m.kind == DO_ONE_THING for m in chosen):
+        shutil.copytree(options.reference, folder / STUBS, ignore=shutil.ignore_patterns(*SKIPPED))
+        for relative, text in stub_files(options.reference).items():
+            (folder / STUBS / relative).write_text(text, encoding="utf-8")
     for mutant in chosen:
         mutant.write(options.reference, folder / mutant.id)
     return folder
@@ -273,6 +293,97 @@ def _misdiagnosis(overwrite: bool, lost: Sequence[str], named: Sequence[str]) ->
     return ""
 
 
+def _class(region: Region) -> str:
+    return region.function.rpartition(".")[0]
+
+
+def a_part(region: Region, item: str, every: Sequence[Region]) -> bool:
+    """Is ``region`` a part of ``item`` that shows nothing alone: one of several regions that
+    serve it, all of one class that serves nothing else (an op's forward and its backward)?"""
+    servers = [r for r in every if item in r.serves]
+    home = _class(region)
+    return (
+        region in servers
+        and len(servers) > 1
+        and bool(home)
+        and all(_class(r) == home and r.file == region.file for r in servers)
+        and all(item in r.serves for r in every if _class(r) == home and r.file == region.file)
+    )
+
+
+def judge_one_thing(
+    variants: Sequence[Mutant],
+    grades: dict[str, dict[str, GradeReport | str]],
+    every: Sequence[Region],
+    points: dict[str, float],
+) -> list[Verdict]:
+    """Each do-one-thing variant's verdict, from the points it earns above the stubs' grade.
+    What its region allows on an item (``docs/items.md``): nothing where the region neither
+    serves nor helps grade it, nor where it is one part of it (``a_part``); else up to its
+    points, the variants of all the regions of an item earning at most its points together (an
+    item several regions share, such as ``micrograd.accumulate``, one test per op, pays each
+    its share). ``over``: the points beyond that."""
+    earned: dict[str, dict[str, float]] = {}
+    notes: dict[str, str] = {}
+    for variant in variants:
+        mine = grades[variant.region.assignment]
+        report, stubs = mine.get(variant.id, "not graded"), mine.get(STUBS)
+        if not isinstance(stubs, GradeReport):
+            raise UsageFailure(f"the stubs of the reference could not be graded: {stubs}")
+        if isinstance(report, str):
+            notes[variant.id] = f"not graded: {report}"
+            continue
+        base, scores = _scores(stubs), _scores(report)
+        earned[variant.id] = {
+            i: scores[i] - base.get(i, 0.0)
+            for i in scores
+            if scores[i] > base.get(i, 0.0) + EPSILON
+        }
+    together: Counter[str] = Counter()
+    for variant in variants:
+        region = variant.region
+        for item, gained in earned.get(variant.id, {}).items():
+            if item in (*region.serves, *region.also) and not a_part(region, item, every):
+                together[item] += gained
+    verdicts = []
+    for variant in variants:
+        region = variant.region
+        start = Verdict(
+            id=variant.id,
+            kind=variant.kind,
+            operator=variant.operator,
+            description=variant.description,
+            home=region.serves[0],
+            own=(*region.serves, *region.also),
+            verdict=ERROR,
+            note=notes.get(variant.id, ""),
+        )
+        if variant.id not in earned:
+            verdicts.append(start)
+            continue
+        over: dict[str, float] = {}
+        for item, gained in earned[variant.id].items():
+            if item not in start.own or a_part(region, item, every):
+                over[item] = gained
+            elif together[item] > points[item] + EPSILON:
+                over[item] = gained * (together[item] - points[item]) / together[item]
+        gains = earned[variant.id]
+        verdicts.append(
+            dataclasses.replace(
+                start,
+                verdict=EARNS_POINTS if over else OWN_SHARE,
+                earned=round(sum(gains.values()), 4),
+                over=round(sum(over.values()), 4),
+                note="; ".join(
+                    f"{item} {gains[item]:.4g}"
+                    + (f" ({over[item]:.4g} more than it allows)" if item in over else "")
+                    for item in gains
+                ),
+            )
+        )
+    return verdicts
+
+
 def triage(
     options: AuditOptions, verdicts: list[Verdict], judgements: Judgements, console: Console
 ) -> list[Verdict]:
@@ -283,7 +394,9 @@ def triage(
     grade (kept beside it). The differential programs speak this course's APIs only: another
     course's survivor is confirmed where a person judged it, and otherwise keeps its verdict,
     with a note that says so, for a person to judge."""
-    survivors = [v for v in verdicts if v.verdict in (EQUIVALENT, EARNS_POINTS)]
+    survivors = [
+        v for v in verdicts if v.kind != DO_ONE_THING and v.verdict in (EQUIVALENT, EARNS_POINTS)
+    ]
     folder = options.out / "mutants"
 
     def run(verdict: Verdict) -> Verdict:
@@ -340,7 +453,7 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
     served = Counter(item for region in regions(options.reference) for item in region.serves)
     shared = frozenset(item for item, count in served.items() if count > 1)
     verdicts = []
-    for mutant in chosen:
+    for mutant in (m for m in chosen if m.kind != DO_ONE_THING):
         mine = grades[mutant.region.assignment]
         baseline = mine.get(BASELINE)
         if not isinstance(baseline, GradeReport):
@@ -355,6 +468,12 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
             )
         )
     verdicts = triage(options, verdicts, judgements, console)
+    verdicts += judge_one_thing(
+        [m for m in chosen if m.kind == DO_ONE_THING],
+        grades,
+        regions(options.reference),
+        {item.id: item.points for item in rubric.items},
+    )
     report = AuditReport(
         verdicts,
         [i.id for i in rubric.items],

@@ -9,6 +9,8 @@ parses the markers) is mutated, one small change at a time, strictly between its
 - ``do_nothing(reference)``: each region's body replaced by the smallest bodies that still run
   (``pass``, ``return None``, the input returned unchanged, zeros or ones of the right shape,
   the result built without its ``_backward`` closure);
+- ``do_one_thing(reference)``: the stubs with one region alone written, for each region (partial
+  work: what it earns is judged by ``grader.workflows.audit.judge_one_thing``);
 - ``sample(items, size, seed)``: a fixed, seeded sample spread over regions and operators.
 
 **The operators come from cosmic-ray** (``pip install 'autograd-grader[audit]'``), a maintained
@@ -56,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.workflows.stubs import solution_blocks
+from grader.workflows.stubs import render_source, solution_blocks
 
 COSMIC_RAY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ReplaceBinaryOperator_Add_Sub", ("binary-add-to-sub",)),
@@ -96,6 +98,9 @@ DO_NOTHING = (
     "do-nothing-no-closure",
 )
 """The do-nothing variants' operator names, in the order they are made."""
+
+DO_ONE_THING = "do-one-thing"
+"""The kind and operator name of the stubs with one region written (``do_one_thing``)."""
 
 SKIPPED = ("__pycache__", "*.pyc", "audit-judgements.yaml")
 """Not copied with the reference into a mutant's folder (build debris; the audit's list of
@@ -145,7 +150,7 @@ class Mutant:
     id: str
     """Stable, and usable as a folder name: ``micrograd-engine-L55-aug-assign-to-assign-0``."""
     kind: str
-    """``mutant`` or ``do-nothing``."""
+    """``mutant``, ``do-nothing`` or ``do-one-thing``."""
     region: Region
     operator: str
     line: int
@@ -658,6 +663,43 @@ def do_nothing(reference: Path) -> list[Mutant]:
     """Each region's body replaced by the smallest bodies that still run, those that make
     sense for its function (kind ``do-nothing``)."""
     return list(_all(_sources(reference))[1])
+
+
+def stub_files(reference: Path) -> dict[str, str]:
+    """Every Python file of the reference as the stubs have it (``grader.workflows.stubs``):
+    each region a ``NotImplementedError``."""
+    return {relative: render_source(source, relative) for relative, source in _sources(reference)}
+
+
+def do_one_thing(reference: Path) -> list[Mutant]:
+    """For each region, the stubs with that region alone written as the reference has it
+    (kind ``do-one-thing``): partial work, one function filled in, which must earn only what
+    its region's items allow (``grader.workflows.audit``)."""
+    return list(_one_thing(_sources(reference)))
+
+
+@functools.lru_cache(maxsize=4)
+def _one_thing(sources: tuple[tuple[str, str], ...]) -> tuple[Mutant, ...]:
+    stubbed = {relative: render_source(source, relative) for relative, source in sources}
+    made = []
+    for relative, source in sources:
+        for region in _regions_of(relative, source):
+            where = f"{relative.rsplit('/', 1)[-1]}:{region.first} {region.function or '<module>'}"
+            made.append(
+                Mutant(
+                    id=f"{_slug(relative)}-L{region.start}-{DO_ONE_THING}-0",
+                    kind=DO_ONE_THING,
+                    region=region,
+                    operator=DO_ONE_THING,
+                    line=region.first,
+                    description=f"{where}: the stubs with this region alone written",
+                    files={
+                        **stubbed,
+                        relative: render_source(source, relative, keep={region.start}),
+                    },
+                )
+            )
+    return tuple(made)
 
 
 def sample(items: list[Mutant], size: int, seed: int) -> list[Mutant]:

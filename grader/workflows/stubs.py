@@ -248,17 +248,20 @@ def render_source(
     name: str = "<source>",
     known: Collection[str] | None = None,
     hidden: Collection[str] = (),
+    keep: Collection[int] = (),
 ) -> str:
     """Return ``source`` with every solution block replaced by a NotImplementedError stub,
     under a comment naming the items that grade it (but ``hidden`` ones). With ``known`` (the
-    rubric's item ids) every item a marker names must be one of them."""
+    rubric's item ids) every item a marker names must be one of them. ``keep``: the BEGIN
+    lines of blocks left as solved (the audit's do-one-thing variants: stubs and one
+    solution)."""
     blocks = solution_blocks(source, name)
     if known is not None:
         check_items(blocks, known, name)
     lines = source.splitlines()
     out: list[str] = []
     at = 0
-    for block in blocks:
+    for block in (b for b in blocks if b.start not in keep):
         out.extend(lines[at : block.start - 1])
         out.extend(_graded_by(block, hidden))
         out.extend(_raise_lines(block.indent, block.instruction))

@@ -19,6 +19,9 @@ from grader.language.coverage import ItemCoverage
 KILLED, LEAK, ELSEWHERE = "killed", "leak", "elsewhere"
 DIFFERS, EQUIVALENT, CONFIRMED = "differs", "equivalent", "confirmed-equivalent"
 NOTHING_EARNED, EARNS_POINTS, ERROR = "earns-nothing", "earns-points", "error"
+OWN_SHARE = "earns-its-share"
+"""A do-one-thing variant that earns no more than its region's items allow."""
+DO_ONE_THING = "do-one-thing"
 HOLES = (LEAK, ELSEWHERE, DIFFERS, EARNS_POINTS, ERROR)
 """Verdicts that mean the rubric (or the audit run) is wrong somewhere."""
 
@@ -30,6 +33,7 @@ COLUMNS = (
     DIFFERS,
     EQUIVALENT,
     "do-nothing points",
+    "do-one-thing over",
     "misdiagnoses",
 )
 """The per-item table's columns; ``equivalent`` counts confirmed and unconfirmed ones."""
@@ -41,7 +45,7 @@ class Verdict:
 
     id: str
     kind: str
-    """``mutant`` or ``do-nothing``."""
+    """``mutant``, ``do-nothing`` or ``do-one-thing``."""
     operator: str
     description: str
     home: str
@@ -57,7 +61,10 @@ class Verdict:
     """Bug ids the feedback named, on any item."""
     misdiagnosis: str = ""
     earned: float = 0.0
-    """Do-nothing variants: the points still earned on the items the region serves."""
+    """Do-nothing variants: the points still earned on the items the region serves;
+    do-one-thing variants: the points earned above the stubs' own grade."""
+    over: float = 0.0
+    """Do-one-thing variants: the points earned beyond what the region's items allow."""
     difference: dict[str, str] | None = None
     """A survivor's runnable example of different behaviour (program, expected, got)."""
     note: str = ""
@@ -88,6 +95,8 @@ class AuditReport:
             if verdict.kind == "do-nothing":
                 row["do-nothing points"] += verdict.earned
                 row[LEAK] += bool(verdict.leaked)
+            elif verdict.kind == DO_ONE_THING:
+                row["do-one-thing over"] += verdict.over
             else:
                 row["mutants"] += 1
                 column = EQUIVALENT if verdict.verdict == CONFIRMED else verdict.verdict
@@ -103,6 +112,18 @@ class AuditReport:
     @property
     def holes(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.verdict in HOLES or v.misdiagnosis or v.leaked]
+
+    @property
+    def one_thing(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.kind == DO_ONE_THING]
+
+    def one_thing_summary(self) -> str:
+        """How many do-one-thing variants earn no more than their region's items allow."""
+        within = sum(v.verdict == OWN_SHARE for v in self.one_thing)
+        return (
+            f"{len(self.one_thing)} do-one-thing variant(s) (the stubs and one region): "
+            f"{within} earn no more than their region's items allow"
+        )
 
     @property
     def unreached(self) -> list[ItemCoverage]:
@@ -144,6 +165,8 @@ def render(report: AuditReport, console: Console) -> None:
         console.print(coverage)
     for note in report.notes:
         console.print(note)
+    if report.one_thing:
+        console.print(report.one_thing_summary())
     for verdict in report.holes:
         console.print(
             f"[red]{verdict.verdict}[/red] {verdict.id}: {verdict.description}{_why(verdict)}"
@@ -181,6 +204,8 @@ def _why(verdict: Verdict) -> str:
         parts.append(f"lost {', '.join(verdict.lost)}")
     if verdict.earned:
         parts.append(f"earned {verdict.earned:g} points")
+    if verdict.over:
+        parts.append(f"{verdict.over:g} more than its items allow")
     if verdict.misdiagnosis:
         parts.append(verdict.misdiagnosis)
     if verdict.note:
@@ -206,7 +231,7 @@ def _section(title: str, verdicts: Sequence[Verdict]) -> list[str]:
         return []
     parts = [f"<h2>{escape(title)} ({len(verdicts)})</h2>"]
     for v in verdicts:
-        fine = v.verdict in (KILLED, CONFIRMED, NOTHING_EARNED) and not v.misdiagnosis
+        fine = v.verdict in (KILLED, CONFIRMED, NOTHING_EARNED, OWN_SHARE) and not v.misdiagnosis
         parts.append(
             f"<div class=hole><span class='tag{' ok' if fine else ''}'>"
             f"{escape(v.verdict)}</span> <code>{escape(v.id)}</code>"
@@ -242,6 +267,8 @@ def audit_html(report: AuditReport) -> str:
         *_coverage_html(report.coverage),
         *_section("Holes", report.holes),
         *_section("Equivalent (no difference found)", equivalents),
+        *([f"<p>{escape(report.one_thing_summary())}.</p>"] if report.one_thing else []),
+        *_section("Do-one-thing variants", report.one_thing),
         "</body></html>",
     ]
     return "\n".join(parts)
