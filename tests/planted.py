@@ -266,6 +266,17 @@ MICROGRAD_BUGS = [
             ),
         ),
     ),
+    bug(  # right on a fresh graph: a second backward() from an inner node keeps its grad
+        "micrograd.backward",
+        "seeds-only-at-zero",
+        MICRO,
+        (
+            (
+                "        self.grad = 1.0\n",
+                "        if self.grad == 0:\n            self.grad = 1.0\n",
+            ),
+        ),
+    ),
     bug(
         "micrograd.accumulate",
         "overwrite",
@@ -350,6 +361,19 @@ MICROGRAD_BUGS = [
         "no-visited-check",
         MICRO,
         (("            if id(child) not in seen:\n", "            if True:\n"),),
+    ),
+    bug(  # right where every grad is set: a new root over a trained graph holds 0
+        "micrograd.zero_grad",
+        "stops-at-zero",
+        MICRO,
+        (
+            (
+                "        node = stack.pop()\n        node.grad = 0.0\n",
+                "        node = stack.pop()\n        if node.grad == 0.0:\n"
+                "            continue  # already reset, and so is all below it\n"
+                "        node.grad = 0.0\n",
+            ),
+        ),
     ),
     bug(
         "micrograd.ops.add",
@@ -843,6 +867,29 @@ BABYGRAD_BUGS = [
             (
                 "ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
                 "ledger[key] = part.data",
+            ),
+        ),
+    ),
+    bug(  # right wherever each op hands back new arrays, as the reference's do
+        "babygrad.accumulate",
+        "sums-in-place",
+        TENSOR,
+        (
+            ("        ledger = {id(self): grad.data}\n", "        ledger = {id(self): grad}\n"),
+            (
+                "node.grad = Tensor(out_grad, requires_grad=False, dtype=node.dtype)\n",
+                "node.grad = out_grad\n",
+            ),
+            (
+                "node._op.backward(Tensor(out_grad, requires_grad=False, dtype=None), node)",
+                "node._op.backward(out_grad, node)",
+            ),
+            (
+                "ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
+                "if key in ledger:\n"
+                "                    ledger[key].data += part.data  # into the first one received\n"
+                "                else:\n"
+                "                    ledger[key] = part",
             ),
         ),
     ),

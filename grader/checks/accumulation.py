@@ -22,6 +22,7 @@ from grader.language.graphs import (
     names,
 )
 from grader.language.snippets import RECORDING, tensor_dag_snippet
+from grader.language.tensor_api import TensorApi
 from grader.language.verdicts import WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.protocol import Probe
@@ -202,24 +203,34 @@ def check_accumulate(
 
 
 @remembers_verdict
-def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> None:
+def check_ledger(
+    session: GradingSession, dag: Dag, shape: tuple[int, ...], hands_back: bool = False
+) -> None:
     """``Tensor.backward``'s ledger sums: on grader-made ops, each node's gradient on a DAG
     must be the sum of its copies' gradients on the same DAG unrolled into a tree, both from
     the student's own ``Tensor.backward``. A walk that is wrong on trees is wrong the same
     way on both (``babygrad.backward`` grades it); only losing a contribution differs. A walk
     out of order (an op's backward run before that of an op using its result, or twice) is
     ``babygrad.backward``'s too: it grades nothing here. A walk that ran no op's backward at
-    all propagated nothing, so it has summed nothing: it fails."""
+    all propagated nothing, so it has summed nothing: it fails. With ``hands_back`` the ops
+    hand ``out_grad`` back as they were given it, one tensor to every input, as Add does:
+    a ledger that sums in place into a gradient it was handed changes every tensor holding
+    the same array, so every tensor's gradient is compared, not only the shared ones'."""
     tree, owners = dag.unrolled()
     api = session.assignment("tensor").api
-    snippet = tensor_dag_snippet(api, dag, shape, wrap_leaves=True)
-    run = tensor_backward(session, dag, shape, snippet, wrap_leaves=True)
+    snippet = (
+        handed_back_snippet(api, dag, shape)
+        if hands_back
+        else tensor_dag_snippet(api, dag, shape, wrap_leaves=True)
+    )
+    run = tensor_backward(session, dag, shape, snippet, wrap_leaves=True, hands_back=hands_back)
     apart_run = tensor_backward(
         session,
         tree,
         shape,
-        tensor_dag_snippet(api, tree, shape, wrap_leaves=True),
+        tensor_dag_snippet(api, tree, shape, wrap_leaves=True, hands_back=hands_back),
         wrap_leaves=True,
+        hands_back=hands_back,
     )
     if not run.calls or not apart_run.calls:
         raise WrongAnswer(
@@ -238,21 +249,40 @@ def check_ledger(session: GradingSession, dag: Dag, shape: tuple[int, ...]) -> N
     wrong = []
     for index, got in enumerate(shared):
         copies = [g for g, owner in zip(apart, owners, strict=True) if owner == index]
-        if len(copies) < 2 or any(c is None for c in copies):
+        if len(copies) < (1 if hands_back else 2) or any(c is None for c in copies):
             continue  # not shared, or left without .grad by the walk (babygrad.backward's)
         total = np.sum(copies, axis=0)
-        if m := mismatch(
-            f"n{index}.grad (used {len(copies)} times; the uses apart add up to {show(total)})",
-            got,
-            total,
-            tol,
-        ):
+        used = (
+            f"used {len(copies)} times; the uses apart add up to"
+            if len(copies) > 1
+            else ("used once; apart it gets")
+        )
+        if m := mismatch(f"n{index}.grad ({used} {show(total)})", got, total, tol):
             wrong.append(m)
     if wrong:
+        told = [IN_PLACE] if hands_back else []
         raise WrongAnswer(
             "failed",
-            "Tensor.backward lost a contribution to a shared tensor",
-            wrong[:4],
+            "Tensor.backward lost a contribution to a shared tensor"
+            if not hands_back
+            else "Tensor.backward's sums changed gradients an op handed back",
+            [*wrong[:4], *told],
             snippet,
-            bugs.diagnose_ledger(dag, shared, run.calls, shape),
+            [] if hands_back else bugs.diagnose_ledger(dag, shared, run.calls, shape),
         )
+
+
+IN_PLACE = (
+    "An op may hand out_grad back unchanged, the same tensor to each input (Add does): sum "
+    "into a new array (ledger[k] = ledger[k] + g), never in place (+= on an array or a "
+    "tensor's data), or every tensor holding that array changes with it."
+)
+"""Said where a ledger's sums go wrong only when ops hand ``out_grad`` back unchanged."""
+
+
+def handed_back_snippet(api: TensorApi, dag: Dag, shape: tuple[int, ...]) -> str:
+    """``check_ledger``'s graph with ops that hand ``out_grad`` itself back (as Add does),
+    then ``backward()``, printing every tensor's gradient."""
+    lines = tensor_dag_snippet(api, dag, shape, wrap_leaves=True, hands_back=True).splitlines()
+    grads = ", ".join(api.grad_source(f"n{i}.grad") for i in range(dag.size))
+    return "\n".join([*lines[:-1], f"print([{grads}])"])

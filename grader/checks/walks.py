@@ -116,53 +116,50 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
 
 @remembers_verdict
 def check_backward(
-    session: GradingSession, dag: Dag, passes: int = 1, on_timeout: WrongAnswer | None = None
+    session: GradingSession,
+    dag: Dag,
+    passes: int = 1,
+    on_timeout: WrongAnswer | None = None,
+    *,
+    roots: tuple[int, ...] = (),
+    held: tuple[float, ...] = (),
 ) -> None:
-    """``backward()`` over grader closures. Where the course's ``build_topo`` is graded alone
-    (``micrograd.topo``), it returns a correct order here (the nodes the root reaches, by
-    number: their numbering is topological); where the order is built inside ``backward()``
-    (a profile's ``walk.topo: nested``), the whole walk is the student's."""
-    live = dag.reachable()
-    order = sorted(live) if session.profile.of("micrograd").has(TOPO) else None
-    given_order = (
-        [
-            "import micrograd.engine",
-            f"micrograd.engine.build_topo = lambda root: [{', '.join(f'n{i}' for i in order)}]"
-            "  # a correct order, as the grader gives it",
-        ]
-        if order is not None
-        else []
-    )
-    snippet = dag_snippet(
-        dag,
-        "\n".join(
-            [
-                *given_order,
-                *["{root}.backward()"] * passes,
-                f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])",
-            ]
-        ),
-    )
-    answer = session.ask(
-        "micrograd",
-        Probe.BACKWARD,
-        {"dag": dag.to_json(), "passes": passes, "order": order},
-        snippet,
-        on_timeout,
-    )
+    """``backward()`` over grader closures, ``passes`` times on the root, or on each of
+    ``roots`` in turn (a graph in use: a second backward from an inner node), every node
+    holding ``held`` before the first call where given (a graph that already holds
+    gradients): after each call, every node's grad is what the contract gives
+    (``Dag.backward_from``: the root's set to 1, every other added into). Where the course's
+    ``build_topo`` is graded alone (``micrograd.topo``), it returns a correct order here (the
+    nodes the root reaches, by number: their numbering is topological); where the order is
+    built inside ``backward()`` (a profile's ``walk.topo: nested``), the whole walk is the
+    student's."""
+    roots = roots or (dag.size - 1,) * passes
+    given = session.profile.of("micrograd").has(TOPO)
+    orders = [sorted(dag.upto(root).reachable()) if given else None for root in roots]
+    in_use = len(set(roots)) > 1 or bool(held)
+    snippet = dag_snippet(dag, "\n".join(_backward_calls(dag, roots, orders, held, in_use)))
+    case: dict[str, object] = {"dag": dag.to_json()}
+    if in_use:
+        case |= {"roots": [list(pair) for pair in zip(roots, orders, strict=True)]}
+        case |= {"held": list(held)} if held else {}
+    else:
+        case |= {"passes": len(roots), "order": orders[0]}
+    answer = session.ask("micrograd", Probe.BACKWARD, case, snippet, on_timeout)
     judge_untouched(session, answer, dag, "scalar", "backward()", snippet)
     results = protocol.field(answer, "passes", list)
-    if len(results) != passes or not all(isinstance(r, dict) for r in results):
+    if len(results) != len(roots) or not all(isinstance(r, dict) for r in results):
         raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
-    expected = dag.backward(passes)
+    expected = dag.backward_from(list(roots), list(held) if held else None)
     tol = session.tolerances["micrograd"]
+    reach = [dag.upto(root).reachable() for root in roots]
     for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
-        label = f"after backward() call {number}: " if passes > 1 else ""
+        on = f"n{roots[number - 1]}." if in_use else ""
+        label = f"after {on}backward() call {number}: " if len(roots) > 1 else ""
         grads = answers.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
         calls_made = protocol.field(result, "calls", list)
-        twice = [
-            i for i, c in enumerate(calls_made) if i in live and i >= dag.leaves and c != number
-        ]
+        reached = reach[:number]
+        times = [sum(i in r for r in reached) for i in range(dag.size)]
+        twice = [i for i, c in enumerate(calls_made) if i >= dag.leaves and 0 < times[i] != c]
         if twice:
             found = bugs.diagnose_calls(calls_made, number)
             raise WrongAnswer(
@@ -170,7 +167,7 @@ def check_backward(
                 "a node's _backward ran the wrong number of times",
                 [
                     f"{label}node(s) {twice} ran {[calls_made[i] for i in twice]}"
-                    f" times, expected {number}"
+                    f" times, expected {[times[i] for i in twice] if in_use else number}"
                 ],
                 snippet,
                 found,
@@ -181,15 +178,52 @@ def check_backward(
             if (m := mismatch(f"{label}n{i}.grad", got, np.float64(exp), tol))
         ]
         if wrong:
-            found = bugs.diagnose_backward(dag, grads, number)
+            found = [] if in_use else bugs.diagnose_backward(dag, grads, number)
             raise WrongAnswer(
                 "failed",
                 "wrong gradients after backward()",
-                wrong[:4],
+                [*wrong[:4], *([SEEDED] if in_use else [])],
                 snippet,
                 found,
                 partial(dag_figure, dag, want, grads, tol),
             )
+
+
+SEEDED = (
+    "backward() sets the grad of the node it is called on to 1, whatever that node held "
+    "(a gradient from an earlier backward(), or any value), and adds into every other node "
+    "it reaches: what they held stays and is added to."
+)
+"""Said where ``backward()`` on a graph that already holds gradients goes wrong."""
+
+
+def _backward_calls(
+    dag: Dag,
+    roots: tuple[int, ...],
+    orders: list[list[int] | None],
+    held: tuple[float, ...],
+    in_use: bool,
+) -> list[str]:
+    """``check_backward``'s calls as a snippet writes them: the grads held, then each
+    ``backward()``, after the grader's order where it gives one (written again only where it
+    changes), printing every grad after each call (``in_use``), else once at the end."""
+    grads = f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])"
+    lines = [f"n{i}.grad = {g!r}  # held from earlier use" for i, g in enumerate(held)]
+    if any(order is not None for order in orders):
+        lines.append("import micrograd.engine")
+    written = None
+    for root, order in zip(roots, orders, strict=True):
+        if order is not None and order != written:
+            nodes = ", ".join(f"n{i}" for i in order)
+            lines.append(
+                f"micrograd.engine.build_topo = lambda root: [{nodes}]"
+                "  # a correct order, as the grader gives it"
+            )
+            written = order
+        lines.append(f"n{root}.backward()")
+        if in_use:
+            lines.append(grads)
+    return lines if in_use else [*lines, grads]
 
 
 @remembers_verdict
@@ -198,35 +232,45 @@ def check_zero_grad(
     dag: Dag,
     on_timeout: WrongAnswer | None = None,
     snippet: str | None = None,
+    held: tuple[float, ...] = (),
 ) -> None:
-    """``zero_grad`` resets every node the root reaches (``snippet``: the example to show,
-    else the graph written out)."""
+    """``zero_grad`` resets every node the root reaches, each holding a non-zero grad, or
+    ``held`` (a trained graph under a new root, whose grad, or an inner node's, is still 0:
+    ``zero_grad`` resets every node, not only those it finds non-zero) (``snippet``: the
+    example to show, else the graph written out)."""
     order = sorted(dag.reachable())
     reached = f"[{', '.join(f'n{i}' for i in order)}]"
+    setup = (
+        [f"n{i}.grad = {g!r}  # held from training" for i, g in enumerate(held)]
+        if held
+        else [f"for n in {reached}:  # every node the root reaches", "    n.grad = 1.0"]
+    )
     snippet = snippet or dag_snippet(
-        dag,
-        "\n".join(
-            [
-                f"for n in {reached}:  # every node the root reaches",
-                "    n.grad = 1.0",
-                "zero_grad({root})",
-                f"print([n.grad for n in {reached}])",
-            ]
-        ),
+        dag, "\n".join([*setup, "zero_grad({root})", f"print([n.grad for n in {reached}])"])
     )
-    answer = session.ask(
-        "micrograd", Probe.ZERO_GRAD, {"dag": dag.to_json(), "order": order}, snippet, on_timeout
-    )
+    case = {"dag": dag.to_json(), "order": order}
+    if held:
+        case["held"] = list(held)
+    answer = session.ask("micrograd", Probe.ZERO_GRAD, case, snippet, on_timeout)
     judge_untouched(session, answer, dag, "scalar", "zero_grad", snippet)
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     live = dag.reachable()
     left = [
-        f"n{i}.grad is {float(g)}"
+        f"n{i}.grad: expected 0.0, got {float(g)}" if held else f"n{i}.grad is {float(g)}"
         for i, g in enumerate(grads)
         if i in live and (g is None or float(g) != 0.0)
     ]
     if left:
-        raise WrongAnswer("failed", "zero_grad left gradients behind", left[:4], snippet)
+        told = [UNCONDITIONAL] if held else []
+        raise WrongAnswer("failed", "zero_grad left gradients behind", [*left[:4], *told], snippet)
+
+
+UNCONDITIONAL = (
+    "zero_grad sets every node the root reaches to 0, walking on through nodes whose grad is "
+    "already 0 (a new root built on a trained graph starts at 0, as may a node a step gave no "
+    "gradient)."
+)
+"""Said where ``zero_grad`` over a graph in use leaves gradients behind."""
 
 
 @remembers_verdict
@@ -411,13 +455,17 @@ def tensor_backward(
     grad: np.ndarray | None = None,
     wrap_leaves: bool = False,
     first: int | None = None,
+    hands_back: bool = False,
 ) -> TensorRun:
     """The student's ``Tensor.backward`` on grader-made ops (``probe_tensor_backward``): the
     leaves in ``frozen`` do not require grad; ``grad`` is the upstream gradient (None: call
     ``backward()``); ``wrap_leaves``: each leaf is the grader's op of a tensor, so the calls
     show when the walk reaches it; ``first``: ``backward()`` from that op node first, then
-    from the root (``TensorRun.first``)."""
+    from the root (``TensorRun.first``); ``hands_back``: an op hands ``out_grad`` back as it
+    was given to every input of weight 1, as a real Add does (``given_sum``)."""
     case: dict[str, object] = {"dag": dag.to_json(), "shape": list(shape)}
+    if hands_back:
+        case["hands_back"] = True
     if first is not None:
         case["first"] = first
     if frozen:

@@ -46,12 +46,20 @@ class Dag:
         Nodes the root does not reach keep 0.0. Any valid order gives the same numbers, since a
         node's closure runs only after every consumer has added into it.
         """
-        grads = [0.0] * self.size
+        return self.backward_from([self.size - 1] * passes)
+
+    def backward_from(self, roots: list[int], held: list[float] | None = None) -> list[list[float]]:
+        """Gradients of every node after ``backward()`` on each of ``roots`` in turn, the
+        nodes holding ``held`` before the first (None: 0.0), as a training loop runs an
+        engine: each call sets its root's grad to 1.0, whatever it held, and adds into the
+        nodes that root reaches (a node's closure passes on all its grad holds); the nodes it
+        does not reach keep theirs."""
+        grads = [0.0] * self.size if held is None else list(held)
         history = []
-        live = self.reachable()
-        for _ in range(passes):
-            grads[-1] = 1.0
-            for index in range(self.size - 1, self.leaves - 1, -1):
+        for root in roots:
+            live = self.upto(root).reachable()
+            grads[root] = 1.0
+            for index in range(root, self.leaves - 1, -1):
                 if index in live:
                     for operand, weight in self.nodes[index - self.leaves]:
                         grads[operand] += weight * grads[index]
@@ -228,3 +236,34 @@ def diamonds(depth: int) -> Dag:
 def shallow(leaves: int, weights: tuple[float, ...]) -> Dag:
     """A root whose operands are all leaves: a second backward exactly doubles their grads."""
     return Dag(leaves, (tuple((i, weights[i % len(weights)]) for i in range(leaves)),))
+
+
+IN_USE_BACKWARDS: tuple[tuple[Dag, tuple[int, ...], tuple[float, ...]], ...] = (
+    # y = 2a + 3b, z = 0.5y + a: z.backward(), then y.backward() (y holds 0.5: set to 1)
+    (Dag(2, (((0, 2.0), (1, 3.0)), ((2, 0.5), (0, 1.0)))), (3, 2), ()),
+    # y = 2a + 3b, every grad held from an earlier step, y's 2.0: y.backward() sets it to 1
+    (Dag(2, (((0, 2.0), (1, 3.0)),)), (2,), (0.5, -1.0, 2.0)),
+)
+"""``backward()`` as a training loop calls it on a graph already holding gradients: the nodes
+it is called on in turn, and the grads every node holds first (none: 0). Fixed, so that a
+``backward()`` that seeds only a root whose grad is still 0 fails at every seed; the walk
+from an inner node reaches only leaves below it, where PyTorch's gradients agree."""
+
+TRAINED_ZERO_GRADS: tuple[tuple[Dag, tuple[float, ...]], ...] = (
+    # y = a + b after a step; a new root z = 2y, its grad still 0
+    (Dag(2, (((0, 1.0), (1, 1.0)), ((2, 2.0),))), (1.5, -2.0, 1.0, 0.0)),
+    # the same under an inner node left at 0 (u = y), and a root over u and a
+    (
+        Dag(2, (((0, 1.0), (1, 1.0)), ((2, 1.0),), ((3, 1.0), (0, 1.0)))),
+        (1.5, -2.0, 0.75, 0.0, 1.0),
+    ),
+)
+"""``zero_grad`` from a new root over a trained graph: the graph and every node's grad before.
+A root, or an inner node, whose grad is 0 still has nodes below it to reset."""
+
+HANDED_BACK_LEDGERS: tuple[Dag, ...] = (
+    Dag(2, (((0, 1.0), (1, 1.0)), ((0, 1.0), (2, 1.0)))),  # s = a + b; r = a + s
+    Dag(1, (((0, 1.0), (0, 1.0)), ((1, 1.0), (0, 1.0)))),  # s = a + a; r = s + a
+)
+"""Sums of 1s only, for ops that hand ``out_grad`` back unchanged to every input (as Add
+does): a tensor used twice gets two tensors holding one array."""

@@ -83,10 +83,13 @@ def dag_snippet(dag: Dag, call: str) -> str:
     return "\n".join(lines)
 
 
-def tensor_helper(api: TensorApi) -> str:
-    """The grader's op, a subclass of the course's op base class."""
+def tensor_helper(api: TensorApi, hands_back: bool = False) -> str:
+    """The grader's op, a subclass of the course's op base class (``hands_back``: it hands
+    ``out_grad`` itself to every input of weight 1, as Add does)."""
     upstream = api.value_source("out_grad")
     part = api.leaf_source(f"w * {upstream}", False)
+    if hands_back:
+        part = f"out_grad if w == 1 else {part}"
     return f'''class Given({api.function}):
     """The grader's op: out = sum of weight * input; backward is exact."""
     ran = []  # the tensors whose backward ran, in order
@@ -120,12 +123,14 @@ def tensor_dag_snippet(
     grad: np.ndarray | None = None,
     order: bool = False,
     wrap_leaves: bool = False,
+    hands_back: bool = False,
 ) -> str:
     """A grader-made babygrad graph (known-correct ops), then ``Tensor.backward`` (with
     ``grad`` if given); the leaves in ``frozen`` do not require grad; ``wrap_leaves``: each
-    leaf is ``Given(1.0)`` of a tensor. ``order``: also print which tensors' backward ran, in
-    order (as node numbers)."""
-    lines = [tensor_imports(api), tensor_helper(api)]
+    leaf is ``Given(1.0)`` of a tensor; ``hands_back``: ops hand ``out_grad`` itself back
+    (``tensor_helper``). ``order``: also print which tensors' backward ran, in order (as node
+    numbers)."""
+    lines = [tensor_imports(api), tensor_helper(api, hands_back)]
     for i in range(dag.leaves):
         leaf = api.leaf_source(f"np.full({shape}, {1.0 + i})", i not in frozen)
         lines.append(f"n{i} = Given(1.0)({leaf})" if wrap_leaves else f"n{i} = {leaf}")

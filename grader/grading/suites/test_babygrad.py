@@ -22,7 +22,7 @@ from grader.language.coverage import (
     special_strata,
     walk_strata,
 )
-from grader.language.dags import dags, second_walks
+from grader.language.dags import HANDED_BACK_LEDGERS, dags, second_walks
 from grader.language.domains import Domain
 from grader.language.graphs import (
     BABYGRAD_BROADCASTING,
@@ -178,6 +178,15 @@ def test_backward_visits_each_shared_tensor_once(grading):
 )
 def test_shared_tensors_accumulate(grading, dag, shape):
     accumulation.check_ledger(grading, dag, shape)
+
+
+@graded("babygrad.accumulate")
+def test_shared_tensors_accumulate_what_ops_hand_back(grading):
+    """Ops that hand ``out_grad`` back unchanged, as Add does: a ledger that sums in place
+    into what it was handed changes every tensor holding that array. Fixed graphs: every
+    seed grades them."""
+    for dag in HANDED_BACK_LEDGERS:
+        accumulation.check_ledger(grading, dag, (2, 3), hands_back=True)
 
 
 @graded("babygrad.graphs")

@@ -16,7 +16,7 @@ from grader.language.coverage import (
     scalar_special_strata,
     shared_strata,
 )
-from grader.language.dags import WEIGHTS, dags, shallow
+from grader.language.dags import IN_USE_BACKWARDS, TRAINED_ZERO_GRADS, WEIGHTS, dags, shallow
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
     MICROGRAD_OPS,
@@ -67,6 +67,14 @@ def test_second_backward_adds_without_reset(grading, leaves, weight):
     walks.check_backward(grading, shallow(leaves, (weight, 1.0, -2.0)), passes=2)
 
 
+@graded("micrograd.backward")
+def test_backward_on_a_graph_in_use(grading):
+    """As a training loop calls it: again from an inner node, and from a root whose grad is
+    not 0. Fixed graphs: every seed grades them."""
+    for dag, roots, held in IN_USE_BACKWARDS:
+        walks.check_backward(grading, dag, roots=roots, held=held)
+
+
 # Every _backward adds into gradients that already hold something: one test per primitive,
 # one for the sugar built from them.
 for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MICROGRAD_SUGAR)]:
@@ -85,6 +93,14 @@ for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MIC
 @given(dags())
 def test_zero_grad_resets_every_node(grading, dag):
     walks.check_zero_grad(grading, dag)
+
+
+@graded("micrograd.zero_grad", needs=(ZERO_GRAD,))
+def test_zero_grad_from_a_new_root_over_a_trained_graph(grading):
+    """Nodes whose grad is already 0 (a new root, a node a step gave nothing) still lead to
+    nodes to reset. Fixed graphs: every seed grades them."""
+    for dag, held in TRAINED_ZERO_GRADS:
+        walks.check_zero_grad(grading, dag, held=held)
 
 
 @graded("micrograd.zero_grad", needs=(ZERO_GRAD,))

@@ -90,14 +90,20 @@ the course's ops do (they read its inputs and its value)."""
 
 
 def given_sum(
-    engine: ModuleType, on_backward: Callable[[Any], None], single_as_tuple: bool = False
+    engine: ModuleType,
+    on_backward: Callable[[Any], None],
+    single_as_tuple: bool = False,
+    hands_back: bool = False,
 ) -> type:
     """The grader's own weighted-sum op class, ``GivenSum(weights, index)``, a subclass of the
     course's op base class: its forward sums its inputs with given weights, its backward
     (``on_backward`` is told the op first) returns each input's weight times ``out_grad``, a
     bare Tensor for one input (a 1-tuple with ``single_as_tuple``), and checks that it is given
-    its own output (``NOT_THE_OUTPUT``). The gradients it hands back add up with the grader's
-    own ``+``."""
+    its own output (``NOT_THE_OUTPUT``). With ``hands_back``, every input of weight 1 gets one
+    and the same tensor holding ``out_grad``'s own array (where the course's tensors keep it
+    in an attribute), as a real Add hands ``out_grad`` back unchanged: a ledger must not sum in
+    place into what an op gave it. The gradients it hands back add up with the grader's own
+    ``+``."""
     api = api_of(engine)
 
     def added(self: Any, other: Any) -> Any:
@@ -122,9 +128,23 @@ def given_sum(
         if api.op_of(node) is not self:
             raise ValueError(NOT_THE_OUTPUT)
         on_backward(self)
-        grad = np.asarray(api.read(out_grad, array_or_tensor=True), np.float64)
-        parts = tuple(api.make_leaf(Adjoint, w * grad, False) for w in self.weights)
+        given = api.read(out_grad, array_or_tensor=True)
+        grad = np.asarray(given, np.float64)
+        same = handed_back(given) if hands_back else None
+        parts = tuple(
+            same if same is not None and w == 1.0 else api.make_leaf(Adjoint, w * grad, False)
+            for w in self.weights
+        )
         return parts if len(parts) > 1 or single_as_tuple else parts[0]
+
+    def handed_back(array: Any) -> Any:
+        """One tensor holding ``array`` itself, not a copy, where the course's value is an
+        attribute (babygrad's ``data``); a copy where it is a method (needle's ``numpy()``)."""
+        part = api.make_leaf(Adjoint, np.asarray(array, np.float64), False)
+        if not api.value.endswith("()") and isinstance(array, np.ndarray):
+            owner, _, name = api.value.rpartition(".")
+            setattr(resolve(part, owner) if owner else part, name, array)
+        return part
 
     # The course's op base class, with its own names for the two methods (babygrad's
     # ``forward`` and ``backward``).
@@ -140,10 +160,13 @@ def given_tensor(
     grader's op of one tensor (weight 1), so that when the walk reaches it shows in the calls.
     Also the node indices whose op's backward ran, in call order, and (with
     ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
-    the student's walk runs."""
+    the student's walk runs. With ``case["hands_back"]``, ops hand ``out_grad`` back as they
+    are given it (``given_sum``)."""
     calls: list[int] = []
     api = api_of(engine)
-    GivenSum = given_sum(engine, lambda op: calls.append(op.index), single_as_tuple)  # noqa: N806
+    GivenSum = given_sum(  # noqa: N806
+        engine, lambda op: calls.append(op.index), single_as_tuple, bool(case.get("hands_back"))
+    )
 
     dag = case["dag"]
     shape = tuple(case["shape"])

@@ -75,14 +75,21 @@ def probe_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     """The student's ``backward()`` over grader closures, with ``build_topo`` substituted by
     one that returns ``case["order"]`` (node numbers: the parent drew the graph, so it knows
     a topological order of the nodes the root reaches), so only the walk itself (seed, order
-    reversed, each closure once) is observed."""
+    reversed, each closure once) is observed. Called ``case["passes"]`` times on the root, or
+    on each ``[node, order]`` of ``case["roots"]`` in turn (a graph in use: a second backward
+    from an inner node), every node's grad first set to ``case["held"]`` where given (a
+    graph that already holds gradients)."""
     nodes, calls = given_scalar(shape_of(engine, "scalar"), case["dag"])
+    if case.get("held"):
+        for node, grad in zip(nodes, case["held"], strict=True):
+            node.grad = grad
+    roots = case.get("roots") or [[len(nodes) - 1, case["order"]]] * case.get("passes", 1)
     watch = Watch()
-    with _given_order(engine, nodes, case["order"]), _walked(nodes, watch):
-        passes = []
-        for _ in range(case.get("passes", 1)):
-            nodes[-1].backward()
-            passes.append({"grads": _scalar_grads(nodes), "calls": list(calls)})
+    passes = []
+    for root, order in roots:
+        with _given_order(engine, nodes, order), _walked(nodes, watch):
+            nodes[root].backward()
+        passes.append({"grads": _scalar_grads(nodes), "calls": list(calls)})
     return {"passes": passes, **watch.report()}
 
 
@@ -107,14 +114,16 @@ def _given_order(engine: ModuleType, nodes: list[Any], order: list[int] | None) 
 
 
 def probe_zero_grad(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """Every node's grad made non-zero, then the student's ``zero_grad(root)``, with
+    """Every node's grad made non-zero (or ``case["held"]``: a trained graph under a new
+    root whose grad is still 0), then the student's ``zero_grad(root)``, with
     ``build_topo`` substituted by one that returns ``case["order"]`` (node numbers, a correct
     order the parent knows: a ``zero_grad`` may walk with it, and whether the student's is
     right, or fast, is ``micrograd.topo``'s question). With ``case["count_reads"]``, also
     how often each node's ``_prev`` was read (``reads``, as ``CountedInputs`` counts)."""
     nodes, _ = given_scalar(shape_of(engine, "scalar"), case["dag"])
-    for i, node in enumerate(nodes):
-        node.grad = 0.5 + i
+    held = case.get("held") or [0.5 + i for i in range(len(nodes))]
+    for node, grad in zip(nodes, held, strict=True):
+        node.grad = grad
     reads = [0] * len(nodes)
     if case.get("count_reads"):
         for index, node in enumerate(nodes):
