@@ -10,11 +10,11 @@ from grader.grading.plugin import graded, graded_property
 from grader.grading.strata import stratified
 from grader.language.coverage import (
     SCALAR_UPSTREAM,
+    accumulate_strata,
     scalar_beside_kink_strata,
     scalar_kink_strata,
     scalar_number_strata,
     scalar_special_strata,
-    shared_strata,
 )
 from grader.language.dags import IN_USE_BACKWARDS, TRAINED_ZERO_GRADS, WEIGHTS, dags, shallow
 from grader.language.graphs import (
@@ -85,7 +85,7 @@ for _name, _ops in [*((op, (op,)) for op in MICROGRAD_PRIMITIVES), ("sugar", MIC
         lambda grading, case: accumulation.check_accumulate(grading, *case),
         share=len(MICROGRAD_PRIMITIVES) + 1,
         needs=_ops,
-        strata=stratified(lambda had, domain, op=_ops[0]: shared_strata(op), kind="scalar"),
+        strata=stratified(lambda had, domain: accumulate_strata(had), kind="scalar", needs=_ops),
     )
 
 
