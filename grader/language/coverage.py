@@ -46,9 +46,11 @@ DEEP = 4
 """Ops on the longest path from a leaf to the root that make a ``deep chain``."""
 LEFT_NUMBERS = ("radd", "rsub", "rmul", "rdiv")
 SEVERAL_PREPENDED_STRETCHED = "prepended several and stretched"
-SEVERAL_BATCH_AXES = (((2, 2), ()), ((), (2, 2)))
+SEVERAL_BATCH_AXES = (((2, 2), ()), ((), (2, 2)), ((2, 2), (2,)), ((2,), (2, 2)))
 """Batch axes of a matmul's operands the draws (``MATMUL_BATCHES``) do not give, only the
-strata: several on one side, all of them prepended to the other operand."""
+strata: several on one side, all of them prepended to the other operand, which has none or
+fewer (``(2, 3, 5, 4) @ (3, 4, 6)``: a gradient summed back by the difference of the ranks
+of the result and the operand, or reshaped to it, goes wrong only where both have some)."""
 PRELOAD = PRELOADS[0]
 KEPT_BEFORE_SUMMED = "a kept axis before a summed one"
 SHARED_ON_SHARED = "a shared node on shared inputs"
@@ -151,7 +153,9 @@ def _batch_dimension(a: Sequence[int], b: Sequence[int]) -> str:
         return "batch same"
     if 1 in (*a, *b) and np.broadcast_shapes(tuple(a), tuple(b)) not in (tuple(a), tuple(b)):
         return "batch stretched on both sides"
-    return "batch stretched" if len(a) == len(b) else "batch prepended"
+    if len(a) == len(b):
+        return "batch stretched"
+    return f"batch prepended to {'b' if len(a) > len(b) else 'a'}"
 
 
 def _shared(uses: Iterable[Sequence[int]]) -> bool:
@@ -458,6 +462,19 @@ def shared_strata(op: str) -> list[tuple[Graph, float, list[float]]]:
     else:
         nodes = (Node(op, (0,), param), Node(op, (0,), param), Node("add", (1, 2), None))
     return [(Graph("scalar", (SCALAR_LEAF,), nodes), float(SCALAR_UPSTREAM), [PRELOAD])]
+
+
+SUGAR_STRATA = ("sub", "div")
+"""Composed operators that between them call every primitive the sugar is built from (+, *,
+**): a preload lost in one primitive's closure fails the sugar's ledger test at every seed,
+not only where the seed drew an operator built on it."""
+
+
+def accumulate_strata(had: Sequence[str]) -> list[tuple[Graph, float, list[float]]]:
+    """``shared_strata`` of a ledger test of the ops ``had``: of its one op, or of the sugar
+    operators of ``SUGAR_STRATA`` it has."""
+    chosen = [op for op in SUGAR_STRATA if op in had] if len(had) > 1 else []
+    return [case for op in (chosen or had[:1]) for case in shared_strata(op)]
 
 
 def dag_strata() -> list[Dag]:
