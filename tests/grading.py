@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
@@ -91,14 +90,14 @@ def grade_report(
 
 def comparable(report: GradeReport) -> dict[str, Any]:
     """A report's JSON without what may differ between two grades of one submission: how long
-    it took, and which worker uid slot was free."""
+    it took."""
 
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items() if "duration" not in k}
         if isinstance(value, list):
             return [strip(v) for v in value]
-        return re.sub(r"\buid \d+", "uid N", value) if isinstance(value, str) else value
+        return value
 
     return strip(report.to_json())
 

@@ -287,13 +287,18 @@ def _namespace_lines(namespaces: Iterable[str], sandboxed: bool) -> list[str]:
     return lines
 
 
+WORKER_UID = "a worker uid of its own"
+"""Not the number: which of the pooled slots' uids was free differs from one grade of an upload
+to the next, and the report must not."""
+
+
 def _identity_lines(policy: Policy, sandboxed: bool, uid_note: str, as_root: bool) -> list[str]:
     uid, limit = policy.uid, f"process limit {policy.limits.processes}"
     if uid is not None and sandboxed:
-        return [f"uid {uid} (unprivileged, no capabilities, no_new_privs)", limit]
+        return [f"{WORKER_UID} (unprivileged, no capabilities, no_new_privs)", limit]
     if uid is not None:
         return [
-            f"uid {uid} (unprivileged, no_new_privs); stray processes of that uid are killed",
+            f"{WORKER_UID} (unprivileged, no_new_privs); stray processes of that uid are killed",
             limit,
         ]
     if sandboxed:
