@@ -346,3 +346,20 @@ def test_one_part_of_an_op_earns_nothing_of_it_alone():
     assert audit.a_part(forward, "babygrad.ops.mul", [forward, backward])
     assert not audit.a_part(forward, "babygrad.ops.mul", [forward])
     assert not audit.a_part(sugar[0], "micrograd.sugar", [*sugar, mixed])
+
+
+def test_an_item_the_course_gives_is_shared_by_every_region():
+    """No region serves ``micrograd.sugar`` here (its code is given): its tests pass as the
+    regions they run come in, and all the regions together earn at most its points."""
+    ops = [
+        dataclasses.replace(REGION, start=10 * n, end=10 * n + 5, function=f"Value.op{n}")
+        for n in range(1, 3)
+    ]
+    variants = [one_thing(region) for region in ops]
+    for each, verdict in ((3.0, OWN_SHARE), (4.0, EARNS_POINTS)):
+        grades = {"micrograd": {audit.STUBS: STUBS}}
+        for variant in variants:
+            grades["micrograd"][variant.id] = earning(**{"micrograd.sugar": each})
+        assert {v.verdict for v in audit.judge_one_thing(variants, grades, ops, POINTS)} == {
+            verdict
+        }

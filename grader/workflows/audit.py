@@ -322,7 +322,9 @@ def judge_one_thing(
     serves nor helps grade it, nor where it is one part of it (``a_part``); else up to its
     points, the variants of all the regions of an item earning at most its points together (an
     item several regions share, such as ``micrograd.accumulate``, one test per op, pays each
-    its share). ``over``: the points beyond that."""
+    its share). An item no region serves or helps grade (code the course gives, such as this
+    course's ``babygrad.tensor_ops``, whose tests run the student's forwards) is shared so by
+    every region. ``over``: the points beyond that."""
     earned: dict[str, dict[str, float]] = {}
     notes: dict[str, str] = {}
     for variant in variants:
@@ -339,11 +341,21 @@ def judge_one_thing(
             for i in scores
             if scores[i] > base.get(i, 0.0) + EPSILON
         }
+    given = {
+        item
+        for variant in variants
+        for item in earned.get(variant.id, {})
+        if not any(item in (*r.serves, *r.also) for r in every)
+    }
+
+    def owns(region: Region, item: str) -> bool:
+        mine = item in (*region.serves, *region.also) or item in given
+        return mine and not a_part(region, item, every)
+
     together: Counter[str] = Counter()
     for variant in variants:
-        region = variant.region
         for item, gained in earned.get(variant.id, {}).items():
-            if item in (*region.serves, *region.also) and not a_part(region, item, every):
+            if owns(variant.region, item):
                 together[item] += gained
     verdicts = []
     for variant in variants:
@@ -363,7 +375,7 @@ def judge_one_thing(
             continue
         over: dict[str, float] = {}
         for item, gained in earned[variant.id].items():
-            if item not in start.own or a_part(region, item, every):
+            if not owns(region, item):
                 over[item] = gained
             elif together[item] > points[item] + EPSILON:
                 over[item] = gained * (together[item] - points[item]) / together[item]
