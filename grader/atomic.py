@@ -8,10 +8,14 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` via a temporary file and ``os.replace``."""
+def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``text`` via a temporary file and ``os.replace``. ``mode``: a
+    report is read by a web server or a colleague (mkstemp's 0600 would keep them out); the
+    grader's caches, which hold the reference's answers and the examples a seed draws, pass
+    0o600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.fchmod(fd, mode)
     with os.fdopen(fd, "w") as handle:
         handle.write(text)
     os.replace(temp, path)

@@ -327,7 +327,7 @@ class Recordings:
             MEMORY[key] = FRESH[key] = text
             return
         path = self.folder / f"{key}.json"
-        write_atomically(path, text)
+        write_atomically(path, text, mode=0o600)
         if self._names is not None:
             self._names.append(path.name)
         keep_newest(path, f"{test_key}.*.json", RUNS_ON_DISK)  # one bug after another

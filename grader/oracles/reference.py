@@ -82,7 +82,7 @@ def keep_answers(folder: Path) -> None:
     prefix = _answer_files()
     kept = folder / f"{prefix}{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
     with contextlib.suppress(OSError):
-        write_atomically(kept, text)
+        write_atomically(kept, text, mode=0o600)
         keep_newest(kept, f"{prefix}*.json", ANSWER_FILES)
 
 

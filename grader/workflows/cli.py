@@ -48,10 +48,18 @@ COMMANDS = {
 audit, batch or watch machinery."""
 
 
+DESCRIPTION = (
+    "Grade a hand-written autograd engine against a course's rubric: its code runs in a "
+    "sandbox, on random expression graphs checked against the course's oracles."
+)
+"""What ``--help`` says first: a whole sentence (the module's docstring is for readers of the
+code)."""
+
+
 def parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """The command line; only ``chosen``'s own module (``COMMANDS``) is imported to spell its
     options (every one where ``chosen`` is None)."""
-    main = argparse.ArgumentParser(prog=program_name(), description=__doc__.split("\n")[0])
+    main = argparse.ArgumentParser(prog=program_name(), description=DESCRIPTION)
     commands = main.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission")
     g.add_argument("--submission", required=True, help=SUBMISSION_HELP)

@@ -34,7 +34,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m grader.report.formats.classroom GRADE_JSON", file=sys.stderr)
         return 2
-    document = json.loads(Path(args[0]).read_text())
+    path = Path(args[0])
+    if not path.is_file():
+        print(
+            f"{path} is missing: the grade step wrote no report (its log says why), so there "
+            "are no points to report",
+            file=sys.stderr,
+        )
+        return 1
+    document = json.loads(path.read_text())
     sys.stdout.write(notices(document["score"], document["max_score"]))
     return 0
 
