@@ -24,6 +24,25 @@ STATUS_STYLE = {
     "not_in_edition": "dim",
 }
 
+SNIPPET_CAPTION = "Smallest example (runnable):"
+"""The line ``feedback_text`` puts before each runnable snippet, which it fences as Markdown."""
+
+
+def unfenced(feedback: str) -> str:
+    """``feedback`` as the terminal shows it: each runnable snippet as plain lines a student
+    can copy, without the ```` ```python ```` fence the Markdown and JSON reports keep (a
+    terminal prints it as it is)."""
+    lines: list[str] = []
+    inside = False
+    for line in feedback.split("\n"):
+        if line == "```python" and lines and lines[-1] == SNIPPET_CAPTION:
+            inside = True
+        elif inside and line == "```":
+            inside = False
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
 
 @dataclass
 class GradeReport:
@@ -164,7 +183,7 @@ def render(
         )
     for item in report.failures:
         console.rule(f"{item.id} ({item.status})")
-        console.print(escape(item.feedback), highlight=False)
+        console.print(escape(unfenced(item.feedback)), highlight=False)
     console.rule()
     console.print(
         f"[bold]Total: {points(report.score)}/{points(report.max_score)}[/bold]"

@@ -20,7 +20,14 @@ from rich.console import Console
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.report.document import render
-from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, grade
+from grader.workflows.api import (
+    EXIT_BELOW,
+    EXIT_OK,
+    EXIT_USAGE,
+    GradeOptions,
+    grade,
+    selected_assignments,
+)
 from grader.workflows.arguments import (
     SUBMISSION_HELP,
     add_grading_options,
@@ -28,6 +35,7 @@ from grader.workflows.arguments import (
     grade_options,
     submission_upload,
 )
+from grader.workflows.notebook import report_for_notebook
 from grader.workflows.submissions import Upload, prepared
 from grader.workflows.trust import verify_reference
 
@@ -109,9 +117,12 @@ def _grade_and_report(
 ) -> int:
     rubric = rubric_module.load(options.rubric)
     verify_reference(options, rubric)
-    course = rubric.profile.graded
+    # only what is graded is looked for: no note on a babygrad/ a micrograd grade ignores
+    course = selected_assignments(options, rubric)
     with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))
+    if upload.kind == "ipynb":
+        report = report_for_notebook(report, course)
     titles = rubric.titles
     render(report, titles, console, found.notes)
     if args.json:

@@ -28,6 +28,7 @@ from grader.workflows.api import (
     GradeOptions,
     GraderFailure,
     grade,
+    selected_assignments,
 )
 from grader.workflows.arguments import (
     SUBMISSION_HELP,
@@ -130,7 +131,7 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     a file that is not carried) re-grades nothing."""
     rubric = rubric_module.load(options.rubric)
     verify_reference(options, rubric)
-    course = rubric.profile.graded
+    course = selected_assignments(options, rubric)  # as grade: only what is graded is found
     order = [a.name for a in course]
     items: Items | None = None
     notes: list[str] = []

@@ -1,0 +1,75 @@
+"""What ``python -m grader grade`` prints, as a student reads it in a terminal: snippets as plain
+code (no Markdown fences; the Markdown and JSON reports keep theirs), no note on an engine the
+grade ignores, and a notebook upload's snippets runnable in the notebook."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.report.document import unfenced
+from tests.grading import planted
+from tests.shown_commands import notebook
+
+pytestmark = pytest.mark.slow  # each grades micrograd.ops.tanh in a sandboxed worker
+
+TANH_BUG = {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]}
+
+
+def test_unfenced_drops_only_a_snippets_fence():
+    text = "a: wrong\nSmallest example (runnable):\n```python\nx = 1\n```\n```\nstudent's ```"
+    assert unfenced(text) == "a: wrong\nSmallest example (runnable):\nx = 1\n```\nstudent's ```"
+
+
+def _grade(submission: Path, tmp_path: Path) -> tuple[str, dict]:
+    out = tmp_path / "grade.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            "--submission",
+            str(submission),
+            "--assignment",
+            "micrograd",
+            "--only",
+            "micrograd.ops.tanh",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout, next(i for i in json.loads(out.read_text())["items"])
+
+
+def test_a_folders_report_shows_plain_snippets_and_only_what_is_graded(tmp_path):
+    """The reference's folder holds babygrad/ too: a micrograd grade does not mention it."""
+    stdout, item = _grade(planted(tmp_path / "bug", TANH_BUG), tmp_path)
+    assert item["status"] == "failed" and "```python" in item["feedback"]  # JSON keeps its fence
+    assert "```" not in stdout
+    assert "Smallest example (runnable):\nfrom micrograd.engine import Value\n" in stdout
+    assert "upload: micrograd: micrograd/engine.py" in stdout and "babygrad" not in stdout
+
+
+def test_a_notebooks_snippets_run_in_the_notebook(tmp_path):
+    """The notebook defines ``Value`` in a cell: its snippet imports nothing from a module the
+    notebook does not have, and runs in the notebook's namespace as a cell after that one."""
+    engine = (planted(tmp_path / "bug", TANH_BUG) / "micrograd" / "engine.py").read_text()
+    upload = tmp_path / "my_engine.ipynb"
+    upload.write_text(notebook(engine))
+    stdout, item = _grade(upload, tmp_path)
+    assert item["status"] == "failed"
+    snippet = item["feedback"].split("```python\n")[1].split("\n```")[0]
+    assert "import" not in snippet and snippet.startswith("# run in the notebook, after the")
+    assert "from micrograd" not in stdout + item["feedback"]
+    namespace: dict = {}
+    exec(compile(engine, "cell 1", "exec"), namespace)  # the notebook's cell, then the snippet
+    exec(compile(snippet, "cell 2", "exec"), namespace)
