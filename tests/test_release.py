@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -110,6 +115,7 @@ def test_contents_and_no_leaks(student):
     names = {p.relative_to(student).as_posix() for p in student.rglob("*") if p.is_file()}
     assert {
         "Makefile",
+        ".gitignore",
         "README.md",
         "rubric.yaml",
         "pyproject.toml",
@@ -208,3 +214,89 @@ def test_hidden_items_and_their_tests_stay_out(tmp_path):
             assert "micrograd.deep" not in path.read_text(), path
     suite = (student / "grader" / "grading" / "suites" / "test_micrograd.py").read_text()
     assert "100000_node_chain" not in suite and "test_random_graphs" in suite
+
+
+WATCH_TIMEOUT = 300.0
+"""How long ``make watch`` may take to install nothing and grade once: a bound, not a speed."""
+
+
+def _git(repo: Path, *args: str) -> str:
+    author = {"GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@example.org"}
+    committer = {"GIT_COMMITTER_NAME": "s", "GIT_COMMITTER_EMAIL": "s@example.org"}
+    return subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**environment(), **author, **committer},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def _watch_grades_once(repo: Path) -> str:
+    """``make watch`` started as a student starts it, stopped with Ctrl-C (SIGINT to its
+    process group) once it has graded and says it is watching; its output."""
+    watch = subprocess.Popen(
+        ["make", "-s", "watch", "ASSIGNMENT=micrograd", "ONLY=micrograd.ops.tanh"],
+        cwd=repo,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in watch.stdout], daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + WATCH_TIMEOUT
+    try:
+        while not any(line.startswith("watching") for line in seen):
+            left = deadline - time.monotonic()
+            assert left > 0 and watch.poll() is None, "".join(seen)
+            try:
+                seen.append(lines.get(timeout=min(left, 1.0)))
+            except queue.Empty:
+                continue
+        os.killpg(watch.pid, signal.SIGINT)
+        watch.wait(timeout=60)
+    finally:
+        if watch.poll() is None:
+            os.killpg(watch.pid, signal.SIGKILL)
+            watch.wait()
+    return "".join(seen)
+
+
+def test_the_release_alone_grades_watches_and_commits_only_the_students_files(student, tmp_path):
+    """The release copied alone into an empty folder and made a student's repository (as
+    Classroom makes one from the template): its own ``make grade`` creates ``.venv`` there and
+    grades, its ``make watch`` grades once and stops on Ctrl-C, the README's hand-in zip holds
+    both engines, and ``git status`` shows only the file the student changed. (The copy leaves
+    out what other tests' installs left in the shared build: ``__pycache__``, ``*.egg-info``.)"""
+    repo = tmp_path / "autograd-student"
+    shutil.copytree(student, repo, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the assignment's template")
+    engine = repo / "exercises" / "micrograd" / "engine.py"
+    engine.write_text(engine.read_text() + "\n# my work\n")
+    grade = subprocess.run(
+        ["make", "-s", "grade", f"PYTHON={BASE_PYTHON}", "ARGS=--json grade.json"],
+        cwd=repo,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert grade.returncode == 0, grade.stdout + grade.stderr
+    assert json.loads((repo / "grade.json").read_text())["score"] == 0
+    assert "```" not in grade.stdout
+    watched = _watch_grades_once(repo)
+    assert "micrograd 0/6" in watched and "watching" in watched, watched
+    readme = (repo / "README.md").read_text()
+    command = readme.split("made with\n  `", 1)[1].split("`", 1)[0]
+    subprocess.run(command.split(), cwd=repo, env=environment(), check=True, timeout=60)
+    names = zipfile.ZipFile(repo / "submission.zip").namelist()
+    assert {"micrograd/engine.py", "babygrad/tensor.py", "babygrad/ops.py"} <= set(names)
+    assert _git(repo, "status", "--porcelain").splitlines() == [" M exercises/micrograd/engine.py"]
+    ignored = _git(repo, "status", "--porcelain", "--ignored").splitlines()
+    assert {"!! .venv/", "!! grade.json", "!! submission.zip"} <= set(ignored), ignored

@@ -2,11 +2,11 @@
 
 ``python -m grader.workflows.release student --out dist/student`` (``make release``)
     The stubs (``exercises/``), the grader without the grading tests of hidden items, the
-    public rubric (hidden and after-due-date items removed), the Makefile, the student README
-    and ``.github/workflows/classroom.yml``. Never ``reference/``. The build fails if a hidden
-    item's id is found anywhere in the release, if anything the release ships does a part of
-    the assignment (``solution_leaks``), or if the released grading tests do not collect
-    against the public rubric.
+    public rubric (hidden and after-due-date items removed), the Makefile, the student README,
+    a ``.gitignore`` and ``.github/workflows/classroom.yml``. Never ``reference/``. The build
+    fails if a hidden item's id is found anywhere in the release, if anything the release
+    ships does a part of the assignment (``solution_leaks``), or if the released grading
+    tests do not collect against the public rubric.
 ``python -m grader.workflows.release gradescope --out dist/gradescope [--seed N] [--course C]``
 (``make gradescope``)
     ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at the root, the grader's source
@@ -215,6 +215,7 @@ def build_student(dest: Path, rubric_path: Path = REPO / "rubric.yaml") -> Path:
     shutil.copy2(REPO / "pyproject.toml", dest / "pyproject.toml")
     shutil.copy2(TEMPLATES / "Makefile.student", dest / "Makefile")
     shutil.copy2(TEMPLATES / "README.student.md", dest / "README.md")
+    shutil.copy2(TEMPLATES / "gitignore.student", dest / ".gitignore")
     workflow = dest / ".github" / "workflows" / "classroom.yml"
     workflow.parent.mkdir(parents=True)
     shutil.copy2(TEMPLATES / "classroom.yml", workflow)
