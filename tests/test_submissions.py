@@ -365,3 +365,65 @@ def test_a_notebook_keeps_definitions_only_and_runs_nothing():
 def test_unreadable_notebooks(text):
     with pytest.raises(notebook.NotebookError):
         notebook.code_cells(text)
+
+
+def test_lms_exports_are_grouped_per_student_with_the_id_from_their_names(tmp_path):
+    """Canvas's and Moodle's "download all submissions", as they name what they export."""
+    make(
+        tmp_path,
+        {
+            "bobjones_1002_556_engine.py": ENGINE,
+            "bobjones_1002_557_tensor.py": "",
+            "bobjones_1002_558_ops.py": "",
+            "carolwu_LATE_1003_601_homework-1.zip": "",
+            "danlee_1004_602_report.pdf": "",
+            "Alice Smith_1001_assignsubmission_file_/micrograd/engine.py": ENGINE,
+            "Alice Smith_1001_assignsubmission_onlinetext_/onlinetext.html": "<p>hi</p>",
+            "Eve O'Neil_1005_assignsubmission_file_engine.py": ENGINE,
+            "frank/engine.py": ENGINE,
+        },
+    )
+    uploads, ignored = submissions.discover(tmp_path)
+    assert [(u.student, u.kind) for u in uploads] == [
+        ("Alice Smith_1001", "folder"),
+        ("Eve O'Neil_1005", "files"),
+        ("bobjones_1002", "files"),
+        ("carolwu_1003", "zip"),
+        ("frank", "folder"),
+    ]
+    bob = uploads[2]
+    assert [name for name, _ in bob.members] == ["engine.py", "ops.py", "tensor.py"]
+    assert ignored == [
+        "Alice Smith_1001_assignsubmission_onlinetext_",
+        "danlee_1004_602_report.pdf",
+    ]
+    assert submissions.content_hash(bob) != submissions.content_hash(uploads[1])
+
+
+def test_loose_files_are_placed_by_what_they_define(tmp_path):
+    """Files dragged into Gradescope without their folders: the one defining ``Value`` is
+    micrograd's engine, ``tensor.py`` and ``ops.py`` defining a ``Tensor`` and ops are
+    babygrad's; a helper named ``tensor.py`` defining neither is not."""
+    babygrad = {
+        "tensor.py": "import numpy as np\nclass Tensor:\n    pass\nfrom . import ops\n",
+        "ops.py": "from .tensor import Tensor\nclass Function:\n    pass\n"
+        "class Add(Function):\n    pass\n",
+    }
+    upload = make(tmp_path / "dana", {"engine.py": ENGINE, **babygrad})
+    prepared = prepare(Upload("dana", upload, "folder"), tmp_path / "out", slot=SLOT)
+    assert placed(prepared.folder) == [
+        "babygrad/__init__.py",
+        "babygrad/ops.py",
+        "babygrad/tensor.py",
+        "micrograd/engine.py",
+        "micrograd/ops.py",
+        "micrograd/tensor.py",
+    ]
+    assert "babygrad: tensor.py, ops.py (loose files, placed as babygrad/)" in prepared.notes
+    assert "import *" in (prepared.folder / "babygrad/__init__.py").read_text()
+    helper = make(tmp_path / "erin", {"engine.py": ENGINE, "tensor.py": "X = 1", "ops.py": ""})
+    prepared = prepare(Upload("erin", helper, "folder"), tmp_path / "out2", slot=SLOT)
+    assert not (prepared.folder / "babygrad").exists()
+    syntax = make(tmp_path / "finn", {**babygrad, "ops.py": "class Add(Function)\n"})
+    prepared = prepare(Upload("finn", syntax, "folder"), tmp_path / "out3", slot=SLOT)
+    assert (prepared.folder / "babygrad" / "ops.py").read_text() == "class Add(Function)\n"

@@ -30,10 +30,12 @@ with a note saying what was looked for.
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import hashlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -79,7 +81,20 @@ class Upload:
 
     student: str
     path: Path
-    kind: str  # "folder" | "zip" | "py" | "ipynb"
+    kind: str  # "folder" | "zip" | "py" | "ipynb" | "files"
+    members: tuple[tuple[str, Path], ...] = ()
+    """Of ``files``, an LMS export's loose files: each by the name the student gave it, and
+    where it is."""
+
+
+CANVAS = re.compile(r"(?P<name>[^_/]+?)(?:_LATE)?_(?P<id>\d+)_\d+_(?P<file>.+)")
+"""Canvas's "Download Submissions": ``<name>[_LATE]_<user id>_<submission id>_<file>``, the
+file's own name ending ``-1``, ``-2`` where the student handed it in again."""
+MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.*)")
+"""Moodle's "Download all submissions": a folder ``<Full Name>_<id>_assignsubmission_file_``
+per student (``..._onlinetext_`` holds the online text, not code), or with "flat files" each
+file named so, with its own name after the last ``_``."""
+RESUBMITTED = re.compile(r"-\d+(?=\.[^.]+$)")
 
 
 @dataclass
@@ -109,29 +124,70 @@ def upload_at(path: Path) -> Upload | None:
     return None
 
 
+def exported(entry: Path) -> tuple[str, str] | None:
+    """``(student id, the file's own name)`` of an entry an LMS export named (Canvas's
+    ``bobjones_1002_556_engine.py``: ``bobjones_1002``, ``engine.py``; Moodle's folder
+    ``Alice Smith_1001_assignsubmission_file_``: ``Alice Smith_1001``, ""), else None."""
+    moodle = MOODLE.fullmatch(entry.name)
+    if moodle and (entry.is_dir() or moodle["file"]):
+        return f"{moodle['name']}_{moodle['id']}", moodle["file"]
+    canvas = CANVAS.fullmatch(entry.name)
+    if canvas and entry.is_file():
+        return f"{canvas['name']}_{canvas['id']}", RESUBMITTED.sub("", canvas["file"])
+    return None
+
+
+def _grouped(student: str, loose: list[tuple[str, Path]]) -> Upload:
+    """One student's loose files from an export: a zip alone is that zip, else the files."""
+    if len(loose) == 1 and loose[0][1].suffix.lower() == ".zip":
+        return Upload(student, loose[0][1], "zip")
+    return Upload(student, loose[0][1].parent, "files", tuple(sorted(loose)))
+
+
 def discover(root: Path) -> tuple[list[Upload], list[str]]:
-    """Every upload in ``root`` sorted by student id, and the names that are not uploads."""
+    """Every upload in ``root`` sorted by student id, and the names that are not uploads. An
+    LMS export's entries (``exported``) are grouped by the student id in their names; a
+    Moodle folder of online text holds no code and is left out."""
     uploads: dict[str, Upload] = {}
+    loose: dict[str, list[tuple[str, Path]]] = {}
     ignored = []
-    for entry in sorted(root.iterdir()):
-        if entry.name.startswith(".") or entry.name in IGNORED:
-            continue
-        upload = upload_at(entry)
-        if upload is None:
-            ignored.append(entry.name)
-            continue
+
+    def add(upload: Upload, name: str) -> None:
         if upload.student in uploads:
             raise DuplicateStudent(
                 f"two uploads for {upload.student!r}: "
-                f"{uploads[upload.student].path.name} and {entry.name}"
+                f"{uploads[upload.student].path.name} and {name}"
             )
         uploads[upload.student] = upload
+
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".") or entry.name in IGNORED or entry.is_symlink():
+            continue
+        export = exported(entry)
+        if export is not None and entry.is_dir():
+            if "_assignsubmission_file_" in entry.name:
+                add(Upload(export[0], entry, "folder"), entry.name)
+            else:
+                ignored.append(entry.name)
+        elif export is not None and Path(export[1]).suffix.lower() in (*SUFFIXES, ".zip"):
+            loose.setdefault(export[0], []).append((export[1], entry))
+        elif export is None and (upload := upload_at(entry)) is not None:
+            add(upload, entry.name)
+        else:
+            ignored.append(entry.name)
+    for student, files in loose.items():
+        add(_grouped(student, files), files[0][1].name)
     return [uploads[s] for s in sorted(uploads)], ignored
 
 
 def content_hash(upload: Upload) -> str:
     """sha256 of what was uploaded: the file, or every name and file of the folder."""
     digest = hashlib.sha256(f"{upload.kind}\0".encode())
+    if upload.kind == "files":
+        for name, path in upload.members:
+            digest.update(f"{name}\0".encode())
+            _hash_file(digest, path)
+        return digest.hexdigest()
     if upload.kind != "folder":
         _hash_file(digest, upload.path)
         return digest.hexdigest()
@@ -189,6 +245,13 @@ def folder_sources(root: Path, limits: UploadLimits) -> tuple[dict[str, bytes], 
             raise Refused(f"the upload's source files exceed {limits.max_bytes >> 20} MB")
         found[relative] = _read_regular(path)
     return found, notes
+
+
+def member_sources(members: tuple[tuple[str, Path], ...], limits: UploadLimits) -> dict[str, bytes]:
+    """An export's loose files by the names the student gave them, within ``limits``."""
+    if sum(path.stat().st_size for _, path in members) > limits.max_bytes:
+        raise Refused(f"the upload's source files exceed {limits.max_bytes >> 20} MB")
+    return {name: _read_regular(path) for name, path in members if name.endswith(SUFFIXES)}
 
 
 def _read_regular(path: Path) -> bytes:
@@ -315,6 +378,60 @@ def choose_package(files: dict[str, bytes], api: PackagedApi) -> str | None:
     return next((f for f in folders if all(f"{f}/{name}" in files for name in api.files)), None)
 
 
+TENSOR_CODE = frozenset({"Tensor", "Function", "TensorOp"})
+"""Classes, or the bases of classes, that make a loose file a tensor course's."""
+
+
+def _tensor_code(data: bytes) -> bool | None:
+    """Whether a file defines a ``Tensor`` or an op class at its top level, read by ``ast``
+    (never run); None where it does not parse (its import will say why)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return any(
+        isinstance(node, ast.ClassDef)
+        and (
+            node.name in TENSOR_CODE
+            or any(ast.unparse(base).rsplit(".", 1)[-1] in TENSOR_CODE for base in node.bases)
+        )
+        for node in tree.body
+    )
+
+
+def choose_loose(files: dict[str, bytes], api: PackagedApi) -> str | None:
+    """The folder ("" the top) holding a tensor course's files loose, without the package's
+    folder (dragged into Gradescope one by one, or exported by an LMS), each defining a
+    ``Tensor`` or ops; or None."""
+    if any("/" in name for name in api.files):
+        return None
+    folders = sorted(
+        {str(PurePosixPath(p).parent) for p in files if _usable(p)}, key=_depth_then_name
+    )
+    for folder in folders:
+        paths = [str(PurePosixPath(folder, name)) for name in api.files]
+        if all(p in files and _tensor_code(files[p]) is not False for p in paths):
+            return "" if folder == "." else folder
+    return None
+
+
+def _place_loose(files: dict[str, bytes], folder: str, api: PackagedApi, dest: Path) -> None:
+    """The loose files into the package's folder, with an ``__init__`` importing the first
+    one where the upload has none (the package's own ``__init__`` exports it)."""
+    for name in api.files:
+        _write(dest / api.folder / api.package, name, files[str(PurePosixPath(folder, name))])
+    init = str(PurePosixPath(folder, "__init__.py"))
+    if init in files:
+        _write(dest / api.folder / api.package, "__init__.py", files[init])
+    elif api.init:
+        first = PurePosixPath(api.files[0]).stem
+        _write(
+            dest / api.folder / api.package,
+            "__init__.py",
+            f"from .{first} import *  # noqa: F403 (written by the grader)\n".encode(),
+        )
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -395,12 +512,17 @@ def place(
     placed = micrograd is not None
     for packaged in (a for a in assignments if a.package is not None and single is None):
         folder = choose_package(files, packaged.package)
+        loose = None if folder is not None else choose_loose(files, packaged.package)
         if folder is not None:
             # Under the name it has: its own modules may import it by that name.
             name = PurePosixPath(folder).name
             _copy_package(files, folder, str(PurePosixPath(packaged.folder).parent / name), dest)
             notes.append(f"{packaged.name}: {folder}/")
-            placed = True
+        elif loose is not None:
+            _place_loose(files, loose, packaged.package, dest)
+            where = ", ".join(str(PurePosixPath(loose, n)) for n in packaged.package.files)
+            notes.append(f"{packaged.name}: {where} (loose files, placed as {packaged.folder}/)")
+        placed = placed or folder is not None or loose is not None
     if not placed:
         notes.append(
             "nothing gradable: looked for " + "; and for ".join(a.looked_for for a in assignments)
@@ -426,6 +548,8 @@ def prepare(
             raise Refused(f"the upload exceeds {limits.max_upload_bytes >> 20} MB")
         if upload.kind == "folder":
             files, prepared.notes = folder_sources(upload.path, limits)
+        elif upload.kind == "files":
+            files = member_sources(upload.members, limits)
         elif upload.kind == "zip":
             files = archive_sources(upload.path, limits, sandbox=sandbox, slot=slot)
         else:
