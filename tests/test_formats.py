@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-import struct
 import xml.etree.ElementTree as ET
-import zlib
 
 import jsonschema
 import pytest
@@ -18,10 +16,9 @@ from grader.report.formats import StudentResult
 from grader.report.formats.classroom import notices
 from grader.report.formats.gradebook import escape_cell, gradebook_csv
 from grader.report.formats.gradescope import SCHEMA, results
-from grader.report.formats.histogram import counts, histogram_png
 from grader.report.formats.junit import junit_xml
 from grader.report.formats.markdown import cell, feedback, fenced
-from grader.report.formats.summary import summary_html
+from grader.report.formats.summary import counts, summary_html, ticks
 
 RUBRIC = load(DEFAULT_RUBRIC)
 
@@ -152,31 +149,43 @@ def test_classroom_notices():
     )
 
 
-def test_histogram_is_a_png_of_the_bins():
+def test_histogram_bins_and_axis_ticks():
     assert counts([0, 9.9, 10, 55, 100, 130]) == [2, 1, 0, 0, 0, 1, 0, 0, 0, 2]
-    png = histogram_png([10, 20, 95])
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    width, height = struct.unpack(">II", png[16:24])
-    (idat,) = [
-        png[i + 8 : i + 8 + struct.unpack(">I", png[i : i + 4])[0]]
-        for i in range(8, len(png) - 4)
-        if png[i + 4 : i + 8] == b"IDAT"
-    ]
-    assert len(zlib.decompress(idat)) == height * (width * 3 + 1)
+    assert [t.value for t in ticks(13, 200, whole=True)] == ["0", "5", "10", "15"]
+    assert [t.value for t in ticks(1, 200, whole=True)] == ["0", "1"]
+    assert [t.value for t in ticks(2.4, 100)] == ["0", "0.5", "1", "1.5", "2", "2.5"]
+    assert ticks(2.4, 100)[-1].at == 100
 
 
 def test_summary_page():
+    absent = GradeReport(
+        "all",
+        "secret",
+        [item("micrograd.ops.add", 0, "missing"), item("micrograd.ops.tanh", 0, "missing")],
+        [],
+        [],
+        0.0,
+        not_submitted={"micrograd": "not submitted"},
+    )
+    partial = report(item("micrograd.ops.add", 6), item("micrograd.ops.tanh", 3.4286, "partial"))
     page = summary_html(
         [
             StudentResult("a", GOOD),
             StudentResult("<b>", BAD),
             StudentResult("c", None, error="<oops>"),
+            StudentResult("d", absent),
+            StudentResult("e", partial),
         ],
         RUBRIC.items,
     )
-    assert "data:image/png;base64," in page and "tanh-derivative" in page
-    assert "<td class=n>3.00</td><td class=n>50%</td>" in page  # tanh: mean 3, half passed
-    assert "&lt;oops&gt;" in page and "<oops>" not in page
+    assert "<svg" in page and "data:image/png" not in page and "tanh-derivative" in page
+    # over the three who submitted micrograd, not the five: d handed in nothing
+    assert '<td class="n">3</td><td class="n">3.1</td><td class="n">33%</td>' in page
+    assert "9.4/12" in page and "3.4286" not in page  # rounded
+    assert '<td class="status-problem">nothing to grade</td>' in page  # the status column
+    assert "3 graded" in page and "1 grader error" in page and "1 nothing to grade" in page
+    assert "micrograd.ops.tanh: 2.9 of 6 points lost" in page  # the points-lost chart
+    assert "&lt;oops&gt;" in page and "<oops>" not in page and "&lt;b&gt;" in page
 
 
 def test_gradescope_document_lists_every_item_always():

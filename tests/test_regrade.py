@@ -14,16 +14,18 @@ import shutil
 import signal
 import zipfile
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from grader.grading.rubric import load
+from grader.grading.scoring import ItemResult, rescored
 from grader.report.document import GradeReport
 from grader.report.formats import Change, StudentResult
 from grader.report.formats.gradebook import changed_grades, changes_csv, gradebook_csv
-from grader.workflows import batch
+from grader.workflows import batch, trust
 from grader.workflows.api import GradeOptions
 from grader.workflows.batch import BatchOptions
 from grader.workflows.ledger import Key
@@ -96,14 +98,16 @@ def copy_of_output(options: BatchOptions, tmp_path: Path, **grading: object) -> 
     )
 
 
-def rubric_with_tanh_worth(points: int, tmp_path: Path) -> Path:
+def rubric_with_tanh(tmp_path: Path, points: int = 6, examples: int = 20) -> Path:
+    """The rubric with tanh worth ``points``, graded on ``examples`` examples."""
     rubric = tmp_path / "rubric.yaml"
     rubric.write_text(
         edited(
             GRADING.rubric.read_text(),
-            "id: micrograd.ops.tanh\n    title: tanh, forward and backward\n    points: 6\n",
+            "id: micrograd.ops.tanh\n    title: tanh, forward and backward\n    points: 6\n"
+            "    examples: 20\n",
             f"id: micrograd.ops.tanh\n    title: tanh, forward and backward\n"
-            f"    points: {points}\n",
+            f"    points: {points}\n    examples: {examples}\n",
         )
     )
     return rubric
@@ -173,36 +177,35 @@ def test_a_changed_reference_regrades_and_reports_who_moved(first_run, tmp_path,
     assert outcome.changes == [Change("bob", "6", "12", (("micrograd.ops.tanh", "0", "6"),))]
 
 
-@slow
-def test_a_changed_rubric_regrades_and_reports_exactly_who_moved(first_run, tmp_path, capsys):
-    """tanh made worth 12: only alice's grade moves (bob fails tanh, the others score 0);
-    through the command line, which says so."""
-    options, _ = first_run
-    again = copy_of_output(options, tmp_path)
-    rubric = rubric_with_tanh_worth(12, tmp_path)
+def batch_command(options: BatchOptions, out: Path, rubric: Path) -> int:
+    """``python -m grader batch`` on the first run's class into ``out`` with ``rubric``."""
     parser = argparse.ArgumentParser()
     batch.add_arguments(parser)
-    code = batch.main(
-        parser.parse_args(
-            [
-                str(options.submissions),
-                "--out",
-                str(again.out),
-                "-j",
-                "2",
-                "--seed",
-                str(SECRET_SEED),
-                "--slot",
-                str(SLOT),
-                "--rubric",
-                str(rubric),
-                *(f"--only={item}" for item in ONLY),
-            ]
-        )
-    )
-    assert code == 0
+    arguments = [str(options.submissions), "--out", str(out), "-j", "2"]
+    arguments += ["--seed", str(SECRET_SEED), "--slot", str(SLOT), "--rubric", str(rubric)]
+    return batch.main(parser.parse_args([*arguments, *(f"--only={item}" for item in ONLY)]))
+
+
+def no_grading(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a grading run or a worker was started")
+
+
+@slow
+def test_a_points_only_change_rescores_what_is_stored_and_says_why(
+    first_run, tmp_path, capsys, monkeypatch
+):
+    """tanh made worth 12: no upload is graded (no lane, no grading run, no worker: the
+    reference's check is remembered without points too), only alice's grade moves (bob fails
+    tanh, the others score 0), and the terminal says what moved in the rubric."""
+    options, _ = first_run
+    again = copy_of_output(options, tmp_path)
+    monkeypatch.setattr(batch, "grade_upload", no_grading)
+    monkeypatch.setattr(batch, "Lanes", lambda count: count and no_grading() or nullcontext())
+    monkeypatch.setattr(trust, "grade", no_grading)
+    assert batch_command(options, again.out, rubric_with_tanh(tmp_path, points=12)) == 0
     said = " ".join(capsys.readouterr().err.split())
-    assert "5 graded, 0 from the ledger" in said
+    assert "0 graded, 5 from the ledger, 5 of them rescored, 0 failed" in said
+    assert "rubric: micrograd.ops.tanh 6 → 12; max 12 → 18" in said
     assert "1 grade changed since the last run" in said
     assert rows(again.out, "changes.csv") == {
         "alice": {
@@ -213,9 +216,21 @@ def test_a_changed_rubric_regrades_and_reports_exactly_who_moved(first_run, tmp_
         }
     }
     summary = (again.out / "summary.html").read_text()
-    assert "<h2>What changed since the last run</h2>" in summary
-    assert "<td>alice</td><td class=n>12</td><td class=n>18</td>" in summary
+    assert "What changed since the last run" in summary
+    assert "rubric: micrograd.ops.tanh 6 → 12; max 12 → 18" in summary
     assert {s: r["status"] for s, r in rows(again.out).items()} == STATUSES
+    assert rows(again.out)["alice"]["micrograd.ops.tanh"] == "12"
+
+
+@slow
+def test_a_change_to_what_is_graded_regrades(first_run, tmp_path, capsys):
+    """tanh graded on one more example: every upload is graded again, and no grade moves."""
+    options, _ = first_run
+    again = copy_of_output(options, tmp_path)
+    assert batch_command(options, again.out, rubric_with_tanh(tmp_path, examples=21)) == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert "5 graded, 0 from the ledger, 0 failed" in said and "rubric:" not in said
+    assert "no grade changed since the last run" in said
 
 
 @slow
@@ -223,7 +238,9 @@ def test_a_killed_rerun_resumes_with_nothing_lost(first_run, tmp_path):
     """A rerun after a rubric change, killed once it has stored a new grade: the rerun after
     it grades only the rest, and compares with the last finished run's grades."""
     options, _ = first_run
-    again = copy_of_output(options, tmp_path, rubric=rubric_with_tanh_worth(12, tmp_path))
+    again = copy_of_output(
+        options, tmp_path, rubric=rubric_with_tanh(tmp_path, points=12, examples=21)
+    )
     old = {p.name for p in (again.out / "ledger").glob("*.json")}
     arguments = [str(options.submissions), "--out", str(again.out), "-j", "1"]
     arguments += ["--seed", str(SECRET_SEED), "--slot", str(SLOT)]
@@ -438,3 +455,17 @@ def test_changes_against_an_older_grades_csv_without_a_status_column():
     assert text.splitlines()[0] == "student,old total,new total,items changed"
     assert "'=x,0,6" in text and "micrograd.ops.add: 6 -> not graded" in text
     assert changed_grades(gradebook_csv(now, items), now, items) == []
+
+
+def test_rescoring_takes_the_share_earned_and_names_what_moved_in_the_rubric():
+    partial = ItemResult.from_json({**failing("micrograd.ops.tanh", "wrong"), "credit": 4 / 7})
+    partial = dataclasses.replace(partial, status="partial", score=round(6 * 4 / 7, 4))
+    assert rescored(partial, 8).score == round(8 * 4 / 7, 4) and rescored(partial, 8).max_score == 8
+    assert rescored(partial, 6) is partial  # worth its points already: as stored
+    last = {"items": {"micrograd.ops.tanh": 6, "micrograd.ops.add": 6}, "max": 200}
+    now = {"items": {"micrograd.ops.tanh": 8, "micrograd.ops.exp": 6}, "max": 202}
+    assert batch.rubric_changes(last, now) == (
+        "rubric: micrograd.ops.tanh 6 → 8; micrograd.ops.exp added (6); "
+        "micrograd.ops.add removed; max 200 → 202"
+    )
+    assert batch.rubric_changes(now, now) == "" and batch.rubric_changes(None, now) == ""

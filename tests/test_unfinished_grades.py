@@ -29,6 +29,7 @@ from grader.workflows import batch
 from grader.workflows.api import GradeOptions, GraderFailure, Runner, grade
 from grader.workflows.batch import BatchOptions, Job
 from grader.workflows.ledger import Ledger
+from grader.workflows.progress import Tracker
 from tests.grading import REFERENCE
 
 ONLY = ("micrograd.ops.add", "micrograd.ops.exp")
@@ -157,7 +158,9 @@ def graded_by(monkeypatch) -> Callable[[list[dict[str, Any]]], list[str]]:
     asked: list[str] = []
 
     def use(items: list[dict[str, Any]]) -> list[str]:
-        def local(jobs: list[Job], workers: int) -> Iterator[tuple[Job, dict[str, Any]]]:
+        def local(
+            jobs: list[Job], workers: int, tracker: Tracker
+        ) -> Iterator[tuple[Job, dict[str, Any]]]:
             for job in jobs:
                 asked.append(job.upload.student)
                 yield job, entry(items)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,9 @@ class Rubric:
     """CPU seconds importing each assignment's engine may take, where the rubric sets it."""
     seed: int = 0
     digest: str = ""
+    graded_digest: str = ""
+    """What is graded: ``digest`` without the items' points, which only scale results, so a
+    batch rescores its stored grades when only they change (``workflows.batch``)."""
     by_id: dict[str, Item] = field(default_factory=dict, compare=False)
 
     def for_assignments(self, assignments: set[str]) -> list[Item]:
@@ -137,8 +141,19 @@ def load(path: Path) -> Rubric:
         },
         seed=data.get("seed", 0),
         digest=hashlib.sha256((text + profile.text).encode()).hexdigest(),
+        graded_digest=_graded_digest(data, profile),
         by_id=by_id,
     )
+
+
+def _graded_digest(data: dict[str, Any], profile: Profile) -> str:
+    """The rubric's digest with every item's ``points`` left out."""
+    graded = {
+        **data,
+        "items": [{k: v for k, v in i.items() if k != "points"} for i in data["items"]],
+    }
+    text = json.dumps(graded, sort_keys=True, default=str)
+    return hashlib.sha256((text + profile.text).encode()).hexdigest()
 
 
 def _profile(path: Path, text: str, data: dict[str, Any]) -> Profile:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypedDict
 
 from grader.grading.rubric import Item, Rubric
@@ -86,6 +86,9 @@ class ItemResult:
     """Items this one depends on that fail too."""
     hint: str = ""
     not_gradable: list[Waiting] = field(default_factory=list)
+    credit: float = 0.0
+    """The share of ``max_score`` earned, unrounded: a change of points alone rescores it
+    (``rescored``) without grading again."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -284,6 +287,14 @@ def not_in_edition(item: Item, edition: Edition) -> ItemResult:
     )
 
 
+def rescored(result: ItemResult, points: float) -> ItemResult:
+    """``result`` as it scores where its item is worth ``points`` (itself where it is worth
+    them already; an item not in the edition stays at 0 of 0)."""
+    if result.status == NOT_IN_EDITION or result.max_score == points:
+        return result
+    return replace(result, score=round(points * result.credit, 4), max_score=points)
+
+
 def score_items(
     rubric: Rubric,
     items: list[Item],
@@ -363,4 +374,5 @@ def _result(
         fix_first=failed_deps,
         hint=hint,
         not_gradable=waiting,
+        credit=fraction,
     )

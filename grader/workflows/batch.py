@@ -8,7 +8,9 @@ batch loses nothing finished and a rerun grades only what is new or changed (``-
 everything). A grading without a result for every selected item is a failure, never a score:
 it is not stored, its row is an error, and the next run grades it again. A ledger entry's key
 (``keys``) covers the grader's own source, the reference, the oracles and the library
-versions as well as the upload, rubric, seed and selection, so a changed grader regrades. Then
+versions as well as the upload, what the rubric grades, the seed and the selection, so a
+changed grader regrades; the rubric's points only scale what the tests found, so a change to
+them alone rescores the stored results (``scoring.rescored``) and runs no student code. Then
 it writes ``grades.csv``, ``feedback/<student>.md`` and ``.html``, and ``summary.html``, and
 compares the new ``grades.csv`` with the last run's (kept as ``previous/grades.csv``):
 ``changes.csv`` lists every student whose grade moved.
@@ -27,10 +29,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.metadata
+import json
 import os
 import platform
 import tempfile
-import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
@@ -40,12 +43,12 @@ from typing import Any
 import hypothesis
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from grader import __version__
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.grading.completeness import unfinished
+from grader.grading.scoring import rescored
 from grader.layout import grader_digest
 from grader.oracles import torch_oracle
 from grader.report.document import GradeReport
@@ -54,6 +57,7 @@ from grader.report.formats.gradebook import changed_grades, changes_csv, gradebo
 from grader.report.formats.markdown import feedback
 from grader.report.formats.summary import summary_html
 from grader.report.html import write_html_report
+from grader.report.view import points
 from grader.workflows.api import (
     EXIT_GRADER,
     EXIT_OK,
@@ -71,6 +75,7 @@ from grader.workflows.arguments import (
 )
 from grader.workflows.lane import Lanes
 from grader.workflows.ledger import Key, Ledger
+from grader.workflows.progress import EVERY, BatchProgress, Tracker
 from grader.workflows.submissions import (
     DuplicateStudent,
     Upload,
@@ -97,6 +102,8 @@ class BatchOptions:
     force: bool = False
     scheduler: str | None = None
     limits: UploadLimits = UploadLimits()
+    every: int = EVERY
+    """Uploads between two progress lines when the output is not a terminal."""
 
 
 @dataclass(frozen=True)
@@ -116,9 +123,13 @@ class BatchResult:
     graded: int = 0
     reused: int = 0
     failed: int = 0
+    rescored: int = 0
+    """Of ``reused``, the grades stored at other points, rescored at the rubric's."""
     changes: list[Change] | None = None
     """The students whose grade moved since the last run's ``grades.csv`` (None: there was
     none, this is the first run)."""
+    rubric_changes: str = ""
+    """What moved in the rubric's points since the last run ("" where nothing did)."""
 
 
 def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
@@ -134,6 +145,8 @@ def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
             slot=grading.slot,
         )
         report = grade(dataclasses.replace(grading, submission=prepared.folder), runner)
+    if prepared.refused:
+        report = refused(report, prepared.refused)
     return {
         "grader": grader_digest(),
         "libraries": list(libraries()),
@@ -142,6 +155,17 @@ def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
         "refused": prepared.refused,
         "report": asdict(report),
     }
+
+
+def refused(report: GradeReport, why: str) -> GradeReport:
+    """The report of a refused upload, naming that one cause where it said each assignment
+    was not submitted: nothing in the upload was looked for."""
+    line = f"not graded: the upload was refused ({why})"
+    return dataclasses.replace(
+        report,
+        items=[{**item, "feedback": line, "reason": line} for item in report.items],
+        not_submitted=dict.fromkeys(report.not_submitted, line),
+    )
 
 
 def _outcome(job: Job, future: Any) -> dict[str, Any]:
@@ -164,13 +188,19 @@ def _outcome(job: Job, future: Any) -> dict[str, Any]:
     return entry
 
 
-def _local(jobs: list[Job], workers: int) -> Iterator[tuple[Job, dict[str, Any]]]:
+def _local(jobs: list[Job], workers: int, tracker: Tracker) -> Iterator[tuple[Job, dict[str, Any]]]:
     """On this machine: ``workers`` submissions at once, each assignment's grading run a fork
-    of a warm lane (``grader.workflows.lane``), two lanes per submission."""
+    of a warm lane (``grader.workflows.lane``), two lanes per submission; ``tracker`` hears
+    when each starts."""
     pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="grade")
+
+    def started(job: Job, lanes: Runner) -> dict[str, Any]:
+        tracker.start(job.upload.student)
+        return grade_upload(job, lanes)
+
     with Lanes(2 * max(1, workers) if jobs else 0) as lanes:
         try:
-            futures = {pool.submit(grade_upload, job, lanes): job for job in jobs}
+            futures = {pool.submit(started, job, lanes): job for job in jobs}
             for future in as_completed(futures):
                 yield futures[future], _outcome(futures[future], future)
         finally:
@@ -227,7 +257,7 @@ def keys(
     grading = options.grading
     reference = reference_digest(grading)
     shared = {
-        "rubric": rubric.digest,
+        "rubric": rubric.graded_digest,  # points only scale: stored grades are rescored
         "seed": grading.seed,
         "assignment": grading.assignment,
         "only": tuple(sorted(grading.only)),
@@ -255,24 +285,16 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
     todo: dict[str, Job] = {}
     for upload in uploads:
         key = student_keys[upload.student]
-        if options.force or _from_ledger(ledger, key, upload.student, selected) is None:
+        if options.force or _from_ledger(ledger, key, upload.student, rubric, selected) is None:
             todo.setdefault(key.digest, Job(upload, key, options))
     outcome = BatchResult(reused=len(uploads) - len(todo))
     errors: dict[str, str] = {}
     jobs = list(todo.values())
-    runner = _dask(jobs, options.scheduler) if options.scheduler else _local(jobs, options.jobs)
-    started = time.monotonic()
-    columns = (
-        TextColumn("grading"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}/min"),
-        TextColumn("[red]{task.fields[failures]} failed"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task(
-            "grading", total=len(uploads), completed=outcome.reused, rate="-", failures=0
+    with BatchProgress(console, len(uploads), outcome.reused, options.every) as progress:
+        runner = (
+            _dask(jobs, options.scheduler)
+            if options.scheduler
+            else _local(jobs, options.jobs, progress.tracker)
         )
         for job, entry in runner:
             error = entry.get("error") or _unfinished(entry, selected)
@@ -282,21 +304,22 @@ def run(options: BatchOptions, console: Console) -> BatchResult:
             else:
                 ledger.put(job.key, entry)
                 outcome.graded += 1
-            done = outcome.graded + outcome.failed
-            progress.update(
-                task,
-                advance=1,
-                failures=outcome.failed,
-                rate=f"{done / max(time.monotonic() - started, 1e-9) * 60:.1f}",
-            )
+            report = entry.get("report")
+            took = report.get("duration_s") if isinstance(report, dict) else None
+            progress.finished(job.upload.student, bool(error), took)
     for upload in uploads:
         key = student_keys[upload.student]
+        result = _from_ledger(ledger, key, upload.student, rubric, selected)
+        outcome.rescored += result is not None and result.rescored
         outcome.results.append(
-            _from_ledger(ledger, key, upload.student, selected)
+            result
             or StudentResult(upload.student, None, error=errors.get(key.digest, "not graded"))
         )
     outcome.changes = compare_with_last_run(options.out, outcome.results, rubric)
-    write_outputs(options.out, outcome.results, rubric, selected, outcome.changes)
+    outcome.rubric_changes = rubric_changes(_read_points(options.out), points_of(selected))
+    write_outputs(
+        options.out, outcome.results, rubric, selected, outcome.changes, outcome.rubric_changes
+    )
     return outcome
 
 
@@ -312,23 +335,70 @@ def _unfinished(entry: dict[str, Any], selected: Sequence[rubric_module.Item]) -
 
 
 def _from_ledger(
-    ledger: Ledger, key: Key, student: str, selected: Sequence[rubric_module.Item]
+    ledger: Ledger,
+    key: Key,
+    student: str,
+    rubric: rubric_module.Rubric,
+    selected: Sequence[rubric_module.Item],
 ) -> StudentResult | None:
-    """The student's result from the ledger, or None (also for an entry this version of the
-    grader cannot read, or one without a result for every selected item: it is graded
+    """The student's result from the ledger, scored at ``rubric``'s points (the key leaves
+    them out: they only scale what the tests found), or None (also for an entry this version
+    of the grader cannot read, or one without a result for every selected item: it is graded
     again)."""
     entry = ledger.get(key)
     if entry is None or _unfinished(entry, selected):
         return None
     try:
-        return StudentResult(
-            student,
-            GradeReport(**entry["report"]),
-            tuple(entry["notes"]),
-            refused=str(entry.get("refused", "")),
-        )
+        report = GradeReport(**entry["report"])
+        stored = report.results
     except (TypeError, KeyError):
         return None
+    items = [rescored(r, rubric.by_id[r.id].points) if r.id in rubric.by_id else r for r in stored]
+    report.items = [item.to_json() for item in items]
+    return StudentResult(
+        student,
+        report,
+        tuple(entry["notes"]),
+        refused=str(entry.get("refused", "")),
+        rescored=items != stored,
+    )
+
+
+POINTS = "points.json"
+"""What each selected item was worth in the last run, and the maximum: a rerun names what
+moved in the rubric."""
+
+
+def points_of(selected: Sequence[rubric_module.Item]) -> dict[str, Any]:
+    """The points of ``selected`` and their maximum (extra credit apart), as ``POINTS``."""
+    return {
+        "items": {item.id: item.points for item in selected},
+        "max": sum(item.points for item in selected if not item.extra_credit),
+    }
+
+
+def _read_points(out: Path) -> dict[str, Any] | None:
+    try:
+        last = json.loads((out / POINTS).read_text())
+    except (OSError, ValueError):
+        return None
+    return last if isinstance(last, dict) and isinstance(last.get("items"), dict) else None
+
+
+def rubric_changes(last: dict[str, Any] | None, now: dict[str, Any]) -> str:
+    """``rubric: micrograd.ops.tanh 6 → 8; max 200 → 202``: why grades moved when the
+    instructor changed points ("" on a first run or where no point moved)."""
+    if last is None:
+        return ""
+    old, new = last["items"], now["items"]
+    moved = [
+        f"{i} {points(old[i])} → {points(new[i])}" for i in new if i in old and old[i] != new[i]
+    ]
+    moved += [f"{i} added ({points(new[i])})" for i in new if i not in old]
+    moved += [f"{i} removed" for i in old if i not in new]
+    if last.get("max") != now["max"] and isinstance(last.get("max"), int | float):
+        moved.append(f"max {points(last['max'])} → {points(now['max'])}")
+    return "rubric: " + "; ".join(moved) if moved else ""
 
 
 def compare_with_last_run(
@@ -354,11 +424,13 @@ def write_outputs(
     rubric: rubric_module.Rubric,
     selected: Sequence[rubric_module.Item],
     changes: list[Change] | None = None,
+    rubric_changed: str = "",
 ) -> None:
     """``grades.csv``, ``feedback/<student>.md`` and ``.html`` per graded student (the same
     content as the terminal report), ``summary.html`` linking to them (and listing
     ``changes``, the grades that moved since the last run). A report lacking a result for a
-    ``selected`` item is written as a grader error (``StudentResult.checked``)."""
+    ``selected`` item is written as a grader error (``StudentResult.checked``). ``POINTS``
+    last, once the rest is written."""
     results = [result.checked(selected) for result in results]
     write_atomically(out / "grades.csv", gradebook_csv(results, rubric.items))
     for result in results:
@@ -370,7 +442,10 @@ def write_outputs(
             write_html_report(
                 result.report, rubric.titles, out / "feedback" / f"{result.student}.html"
             )
-    write_atomically(out / "summary.html", summary_html(results, rubric.items, changes))
+    write_atomically(
+        out / "summary.html", summary_html(results, rubric.items, changes, rubric_changed)
+    )
+    write_atomically(out / POINTS, json.dumps(points_of(selected), indent=1))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -389,6 +464,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_grading_options(parser, slot=DEFAULT_SLOT)
     parser.add_argument("--force", action="store_true", help="regrade what the ledger has")
+    parser.add_argument(
+        "--progress-every",
+        type=int,
+        default=EVERY,
+        metavar="N",
+        help=f"not on a terminal: a progress line every N uploads (default {EVERY})",
+    )
     parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
 
 
@@ -401,6 +483,7 @@ def main(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         force=args.force,
         scheduler=args.scheduler,
+        every=args.progress_every,
     )
     if args.seed is None:
         console.print(PUBLIC_SEED_WARNING.format(flag="--seed N"), markup=False)
@@ -415,13 +498,25 @@ def main(args: argparse.Namespace) -> int:
             "ledger; run the same command again to go on"
         )
         return EXIT_INTERRUPTED
-    console.print(
-        f"{outcome.graded} graded, {outcome.reused} from the ledger, "
-        f"{outcome.failed} failed; wrote {options.out / 'grades.csv'}"
-    )
+    console.print(end_line(outcome, options.out / "grades.csv"), markup=False)
+    if outcome.rubric_changes:
+        console.print(outcome.rubric_changes, markup=False)
     if outcome.changes is not None:
         console.print(changes_line(outcome.changes, Path(args.out) / "changes.csv"), markup=False)
     return EXIT_GRADER if outcome.failed else EXIT_OK
+
+
+def end_line(outcome: BatchResult, where: Path) -> str:
+    """How the run went and every status it ended with: the zeros an upload or import problem
+    caused are counted, not hidden among the graded."""
+    statuses = Counter(result.status for result in outcome.results)
+    rescored = f", {outcome.rescored} of them rescored" if outcome.rescored else ""
+    return (
+        f"{outcome.graded} graded, {outcome.reused} from the ledger{rescored}, "
+        f"{outcome.failed} failed; {len(outcome.results)} students: "
+        + ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
+        + f"; wrote {where}"
+    )
 
 
 def changes_line(changes: list[Change], where: Path) -> str:

@@ -1,12 +1,13 @@
 """The batch's memory: one JSON file per graded submission, so a rerun redoes only what changed.
 
 An entry's file name is the digest of everything that determines its grade (``Key``): the
-submission's content, the rubric, the seed, which items were graded, the grader's own source,
-the reference solutions, the oracles a grade may ask, and the versions of what decides the
-draw. A changed input is a different key, so it is graded again: a grade made by another
-grader, reference or rubric is never reused. The same input is never graded twice. Only the
-parent writes entries, each atomically, the moment its result is known: an interrupted batch
-keeps everything finished before the interruption. The seed itself is never stored.
+submission's content, what the rubric grades (its points only rescale a stored grade), the
+seed, which items were graded, the grader's own source, the reference solutions, the oracles a
+grade may ask, and the versions of what decides the draw. A changed input is a different key,
+so it is graded again: a grade made by another grader, reference or rubric is never reused. The
+same input is never graded twice. Only the parent writes entries, each atomically, the moment
+its result is known: an interrupted batch keeps everything finished before the interruption.
+The seed itself is never stored.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class Key:
     content: str
     """The upload (``submissions.content_hash``)."""
     rubric: str
+    """What the rubric grades (``Rubric.graded_digest``): not its points, which a stored
+    result is rescored at."""
     seed: int | None
     """Only ever stored inside ``digest``."""
     assignment: str

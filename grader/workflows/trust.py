@@ -33,9 +33,10 @@ class ReferenceFailure(UsageFailure):
 
 
 def digest(rubric: rubric_module.Rubric, reference: Path) -> str:
-    """What a check's verdict depends on: the rubric (with its profile), the reference's
-    files, the grader's source."""
-    hashed = hashlib.sha256(f"{rubric.digest}\0{grader_digest()}\0".encode())
+    """What a check's verdict depends on: what the rubric grades (with its profile; not its
+    points, which a full score earns whatever they are), the reference's files, the grader's
+    source."""
+    hashed = hashlib.sha256(f"{rubric.graded_digest}\0{grader_digest()}\0".encode())
     for path in sorted(reference.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             hashed.update(str(path.relative_to(reference)).encode() + b"\0" + path.read_bytes())

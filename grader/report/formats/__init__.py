@@ -51,6 +51,8 @@ class StudentResult:
     error: str = ""
     refused: str = ""
     """Why the upload was refused whole (``submissions.prepare``), else ""."""
+    rescored: bool = False
+    """Its stored grade was rescored at the rubric's new points, with no grading run."""
 
     @property
     def status(self) -> str:

@@ -1,32 +1,44 @@
-"""The class summary page: per-item mean and pass rate, the commonest named bugs, a histogram,
-and on a rerun the grades that moved since the last run.
+"""The class summary page an instructor reads in a minute: how many uploads ended in each
+status, the scores and the points lost per item as charts, pass rates over the students who
+submitted each assignment, the lowest scores, the most common named bugs, every student with
+a status, and on a rerun what changed since the last run.
 
-One self-contained HTML file (the histogram PNG is embedded), so it can be mailed or archived
-as is. Every text a submission could influence is HTML-escaped.
+One self-contained HTML file (its charts are inline SVG), so it can be mailed or archived as
+is. It is rendered from ``grader/report/templates/summary.html.j2`` by Jinja2 with every value
+escaped: a student id or a bug's name cannot restyle the page.
 """
 
 from __future__ import annotations
 
-import base64
+import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from html import escape
+from dataclasses import dataclass
 from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from grader.grading.rubric import Item
 from grader.report.formats import Change, StudentResult
-from grader.report.formats.histogram import histogram_png
 
 TOP_BUGS = 10
-STYLE = (
-    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-    "td,th{border:1px solid #ccc;padding:.2em .6em}td.n{text-align:right}"
+LOWEST = 10
+BINS = 10
+HEIGHT, WIDTH = 200, 360
+"""The histogram's plot height and the points-lost chart's bar length, in pixels."""
+ENVIRONMENT = Environment(
+    loader=PackageLoader("grader.report", "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
 )
 
 
-def _percent(value: float) -> str:
-    return f"{value:.0f}%"
+def rounded(value: float) -> str:
+    """A score as a person reads it: one decimal at most (``85.6``, ``6``)."""
+    return f"{round(value, 1):g}"
 
 
 def percentages(results: Sequence[StudentResult]) -> list[float]:
@@ -38,116 +50,164 @@ def percentages(results: Sequence[StudentResult]) -> list[float]:
     ]
 
 
-def _item_rows(results: Sequence[StudentResult], items: Sequence[Item]) -> list[str]:
-    everyone = [i for r in results if r.report for i in r.report.results]
+def counts(values: Sequence[float]) -> list[int]:
+    """How many scores fall in each tenth of the maximum (the last bin includes 100% and
+    extra credit above it)."""
+    bins = [0] * BINS
+    for value in values:
+        bins[min(max(int(value // (100 / BINS)), 0), BINS - 1)] += 1
+    return bins
+
+
+def submitted(result: StudentResult, assignment: str) -> bool:
+    """Whether the student handed ``assignment`` in (an import that failed counts: it was
+    handed in; a refused upload does not)."""
+    report = result.report
+    return report is not None and assignment not in report.not_submitted and not result.refused
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One rubric item over the students who submitted its assignment."""
+
+    id: str
+    title: str
+    points: str
+    students: int
+    mean: str
+    passed: str
+    lost: float
+    """Points lost per student who submitted, on average."""
+
+
+def item_rows(results: Sequence[StudentResult], items: Sequence[Item]) -> list[ItemRow]:
     rows = []
     for item in items:
-        graded = [i for i in everyone if i.id == item.id]
+        graded = [
+            i
+            for r in results
+            if r.report is not None and submitted(r, item.assignment)
+            for i in r.report.results
+            if i.id == item.id
+        ]
         if not graded:
             continue
         mean = statistics.fmean(i.score for i in graded)
         passed = sum(i.status == "passed" for i in graded) / len(graded)
         rows.append(
-            f"<tr><td>{escape(item.id)}</td><td>{escape(item.title)}</td>"
-            f"<td class=n>{item.points:g}</td><td class=n>{mean:.2f}</td>"
-            f"<td class=n>{_percent(100 * passed)}</td></tr>"
+            ItemRow(
+                item.id,
+                item.title,
+                rounded(item.points),
+                len(graded),
+                rounded(mean),
+                f"{100 * passed:.0f}%",
+                max(statistics.fmean(i.max_score - i.score for i in graded), 0.0),
+            )
         )
     return rows
 
 
-def _student_rows(results: Sequence[StudentResult]) -> list[str]:
-    """One row per graded student, linking to the pages batch grading writes beside this one."""
-    rows = []
-    for result in results:
-        if result.report is None:
-            continue
-        page = quote(f"feedback/{result.student}")
-        rows.append(
-            f"<tr><td><a href='{page}.html'>{escape(result.student)}</a></td>"
-            f"<td class=n>{result.report.score:g}/{result.report.max_score:g}</td>"
-            f"<td><a href='{page}.md'>Markdown</a></td></tr>"
-        )
-    return rows
+@dataclass(frozen=True)
+class StudentRow:
+    student: str
+    page: str
+    """The feedback pages' path without the suffix, as a link."""
+    score: str
+    percent: float | None
+    status: str
+    error: str
 
 
-def _bug_rows(results: Sequence[StudentResult]) -> list[str]:
-    seen: Counter[str] = Counter()
-    where: dict[str, set[str]] = {}
-    for result in results:
-        for item in result.report.results if result.report else []:
-            for bug in item.bugs:
-                seen[bug] += 1
-                where.setdefault(bug, set()).add(item.id)
+def student_rows(results: Sequence[StudentResult]) -> list[StudentRow]:
     return [
-        f"<tr><td>{escape(bug)}</td><td class=n>{count}</td>"
-        f"<td>{escape(', '.join(sorted(where[bug])))}</td></tr>"
-        for bug, count in seen.most_common(TOP_BUGS)
+        StudentRow(
+            r.student,
+            quote(f"feedback/{r.student}"),
+            f"{rounded(r.report.score)}/{rounded(r.report.max_score)}" if r.report else "",
+            100 * r.report.score / r.report.max_score if r.report and r.report.max_score else None,
+            r.status,
+            r.error,
+        )
+        for r in results
     ]
 
 
-def _changes(changes: Sequence[Change] | None) -> list[str]:
-    """The section "What changed since the last run" (none on a first run): after a fixed
-    grader or reference, the students an instructor must tell."""
-    if changes is None:
-        return []
-    parts = ["<h2>What changed since the last run</h2>"]
-    if not changes:
-        return [*parts, "<p>No grade changed since the last run.</p>"]
+def bug_rows(results: Sequence[StudentResult]) -> list[tuple[str, int, str]]:
+    """The named bugs most students have: the bug, how many students, in which items."""
+    students: Counter[str] = Counter()
+    where: dict[str, set[str]] = {}
+    for result in results:
+        found: set[str] = set()
+        for item in result.report.results if result.report else []:
+            for bug in item.bugs:
+                found.add(bug)
+                where.setdefault(bug, set()).add(item.id)
+        students.update(found)
     return [
-        *parts,
-        f"<p>{len(changes)} grade(s) changed (also in <a href='changes.csv'>changes.csv</a>).</p>",
-        "<table><tr><th>student</th><th>old total</th><th>new total</th>"
-        "<th>items changed</th></tr>",
-        *(
-            f"<tr><td>{escape(c.student)}</td><td class=n>{escape(c.old_total)}</td>"
-            f"<td class=n>{escape(c.new_total)}</td><td>{escape(c.flipped)}</td></tr>"
-            for c in changes
-        ),
-        "</table>",
+        (bug, count, ", ".join(sorted(where[bug]))) for bug, count in students.most_common(TOP_BUGS)
+    ]
+
+
+@dataclass(frozen=True)
+class Tick:
+    value: str
+    at: float
+
+
+def ticks(top: float, length: float, count: int = 5, whole: bool = False) -> list[Tick]:
+    """Axis ticks from 0 to at least ``top`` on a nice step (1, 2 or 5 times a power of
+    ten; whole numbers where ``whole``), placed along ``length`` pixels."""
+    raw = max(top, 1e-9) / count
+    step = min(
+        m * 10 ** math.floor(math.log10(raw))
+        for m in (1, 2, 5, 10)
+        if m * 10 ** math.floor(math.log10(raw)) >= raw
+    )
+    step = max(step, 1) if whole else step
+    last = step * math.ceil(max(top, step) / step)
+    return [
+        Tick(f"{round(k * step, 6):g}", length * k * step / last)
+        for k in range(int(round(last / step)) + 1)
     ]
 
 
 def summary_html(
-    results: Sequence[StudentResult], items: Sequence[Item], changes: Sequence[Change] | None = None
+    results: Sequence[StudentResult],
+    items: Sequence[Item],
+    changes: Sequence[Change] | None = None,
+    rubric_changed: str = "",
 ) -> str:
     """The whole page for a batch; ``changes``: the grades that moved since the last run
-    (None: the first run, nothing to compare)."""
+    (None: the first run, nothing to compare); ``rubric_changed``: what moved in the
+    rubric's points (``batch.rubric_changes``)."""
     scores = percentages(results)
-    failed = [r for r in results if r.report is None]
-    picture = base64.b64encode(histogram_png(scores)).decode()
-    parts = [
-        f"<!doctype html><html><head><meta charset=utf-8><title>Class summary</title>"
-        f"<style>{STYLE}</style></head><body><h1>Class summary</h1>",
-        f"<p>{len(results)} submission(s), {len(scores)} graded, {len(failed)} not graded "
-        "by a grader failure.",
-    ]
-    if scores:
-        parts.append(
-            f" Mean {_percent(statistics.fmean(scores))}, median "
-            f"{_percent(statistics.median(scores))} of the maximum."
-        )
-    parts += [
-        "</p>",
-        *_changes(changes),
-        "<h2>Scores</h2>",
-        f"<img alt='histogram of scores as a percentage of the maximum' "
-        f"src='data:image/png;base64,{picture}'>",
-        "<h2>Items</h2><table><tr><th>item</th><th>title</th><th>points</th><th>mean</th>"
-        "<th>passed</th></tr>",
-        *_item_rows(results, items),
-        "</table>",
-        "<h2>Most common named bugs</h2><table><tr><th>bug</th><th>times</th><th>items</th></tr>",
-        *_bug_rows(results),
-        "</table>",
-        "<h2>Students</h2><table><tr><th>student</th><th>score</th><th>feedback</th></tr>",
-        *_student_rows(results),
-        "</table>",
-    ]
-    if failed:
-        parts += [
-            "<h2>Not graded (grader failures)</h2><ul>",
-            *(f"<li>{escape(r.student)}: {escape(r.error)}</li>" for r in failed),
-            "</ul>",
-        ]
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+    bins = counts(scores)
+    rows = item_rows(results, items)
+    lost = sorted((r for r in rows if r.lost > 0), key=lambda r: -r.lost)
+    students = student_rows(results)
+    statuses = Counter(r.status for r in results)
+    count_ticks = ticks(max(bins, default=0), HEIGHT, whole=True)
+    lost_ticks = ticks(max((r.lost for r in lost), default=0), WIDTH)
+    return ENVIRONMENT.get_template("summary.html.j2").render(
+        results=results,
+        graded=len(scores),
+        statuses=sorted(statuses.items(), key=lambda pair: (pair[0] != "graded", -pair[1])),
+        mean=f"{statistics.fmean(scores):.0f}%" if scores else "",
+        median=f"{statistics.median(scores):.0f}%" if scores else "",
+        bins=[(n, HEIGHT * n / float(count_ticks[-1].value)) for n in bins],
+        count_ticks=count_ticks,
+        lost=[(r, WIDTH * r.lost / float(lost_ticks[-1].value)) for r in lost],
+        lost_ticks=lost_ticks,
+        height=HEIGHT,
+        width=WIDTH,
+        items=rows,
+        lowest=sorted(
+            (s for s in students if s.percent is not None), key=lambda s: (s.percent, s.student)
+        )[:LOWEST],
+        bugs=bug_rows(results),
+        students=students,
+        changes=changes,
+        rubric_changed=rubric_changed,
+        rounded=rounded,
+    )
