@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.grading.scoring import UNWRITTEN_NOTE
 from tests.grading import ENGINES, EXERCISES, REFERENCE, grade_items, planted
 
 MICRO = "micrograd/engine.py"
@@ -28,8 +29,9 @@ def test_reference_gets_full_marks(reference_grade):
 
 def test_stubs_get_zero_with_not_implemented():
     """Code that does nothing earns nothing: micrograd.accumulate, which grades the closures
-    of ops that work, has none to grade (it is not gradable until the ops pass), nor has
-    babygrad.broadcasting, which grades the reduction of ops that work."""
+    of ops that work, has none to grade (it is not gradable until the ops, not written yet,
+    pass: its tests count and earn nothing), nor has babygrad.broadcasting, which grades the
+    reduction of ops that work."""
     items = grade_items(EXERCISES)
     for item, op in (
         ("micrograd.accumulate", "micrograd.ops.add"),
@@ -38,7 +40,7 @@ def test_stubs_get_zero_with_not_implemented():
         waiting = items.pop(item)
         assert (waiting["status"], waiting["score"]) == ("not_gradable", 0)
         assert waiting["reason"] == f"not gradable until {op} passes"
-        assert "No test of this item could be graded yet" in waiting["feedback"]
+        assert UNWRITTEN_NOTE in waiting["feedback"]
     assert {item["status"] for item in items.values()} == {"missing"}
     assert sum(item["score"] for item in items.values()) == 0
     assert all("not implemented" in item["reason"] for item in items.values())
