@@ -498,9 +498,9 @@ def main(args: argparse.Namespace) -> int:
             "ledger; run the same command again to go on"
         )
         return EXIT_INTERRUPTED
-    console.print(end_line(outcome, options.out / "grades.csv"), markup=False)
+    console.print(end_line(outcome, options.out / "grades.csv"), markup=False, soft_wrap=True)
     if outcome.rubric_changes:
-        console.print(outcome.rubric_changes, markup=False)
+        console.print(outcome.rubric_changes, markup=False, soft_wrap=True)
     if outcome.changes is not None:
         console.print(changes_line(outcome.changes, Path(args.out) / "changes.csv"), markup=False)
     return EXIT_GRADER if outcome.failed else EXIT_OK

@@ -147,10 +147,10 @@ class BatchProgress:
     ) -> None:
         self._bar.__exit__(kind, error, trace)
         if not self.live and self.tracker.graded % self.every and error is None:
-            self.console.print(self.tracker.line(), markup=False)
+            self.console.print(self.tracker.line(), markup=False, soft_wrap=True)
 
     def finished(self, student: str, failed: bool, seconds: float | None = None) -> None:
         self.tracker.finish(student, failed, seconds)
         self._bar.update(self._task, advance=1, failures=self.tracker.failed)
         if not self.live and self.tracker.graded % self.every == 0:
-            self.console.print(self.tracker.line(), markup=False)
+            self.console.print(self.tracker.line(), markup=False, soft_wrap=True)
