@@ -1,21 +1,25 @@
-"""The instructor's small tools as they meet their users: the help text, the Classroom
-workflow's steps on a runner that is not ubuntu-24.04, the Classroom reporter without a grade,
-and reports other people can read."""
+"""The instructor's tools as they meet their users: ``make release`` and ``make gradescope``
+where PyTorch cannot be installed, the help text, the Classroom workflow's steps on a runner
+that is not ubuntu-24.04, the Classroom reporter without a grade, and reports other people can
+read."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from grader.atomic import write_atomically
-from grader.layout import TEMPLATES
+from grader.layout import REPO, TEMPLATES
 from grader.workflows.cli import parser
+from tests.test_release import BASE_PYTHON, environment
 
 SANDBOX_STEP = "Let bubblewrap sandbox the grading"
 
@@ -92,3 +96,62 @@ def test_reports_are_world_readable(tmp_path):
     assert stat.S_IMODE(report.stat().st_mode) == 0o644
     write_atomically(report, "<p>again</p>")
     assert stat.S_IMODE(report.stat().st_mode) == 0o644 and report.read_text() == "<p>again</p>"
+
+
+@pytest.mark.slow
+def test_make_release_and_gradescope_work_where_pytorch_cannot_be_installed(tmp_path):
+    """A checkout without the development venv, on a machine whose pip refuses torch (a
+    constraint no release satisfies): ``make release gradescope`` installs the grader alone
+    into a venv of its own and builds both."""
+    checkout = tmp_path / "autograd-grader"
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (REPO / name).is_file():  # not one deleted in the working tree
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, checkout / name)
+    no_torch = tmp_path / "no-torch.txt"
+    no_torch.write_text("torch==0+forbidden\n")
+    env = {**environment(), "PIP_CONSTRAINT": str(no_torch)}
+    planned = subprocess.run(
+        ["make", "-n", "release", "gradescope"],
+        cwd=checkout,
+        env=env,
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert "torch" not in planned and "[dev" not in planned, planned
+    built = subprocess.run(
+        ["make", "-s", "release", "gradescope", f"PYTHON={BASE_PYTHON}", "SEED=7"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (checkout / "dist" / "student" / "Makefile").is_file()
+    assert (checkout / "dist" / "gradescope" / "autograder.zip").is_file()
+    assert not (checkout / ".venv").exists()
+    python = checkout / ".venv-grader" / "bin" / "python"
+    found = subprocess.run(
+        [str(python), "-c", "import importlib.util; print(importlib.util.find_spec('torch'))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert found.strip() == "None"
+    refused = subprocess.run(
+        [str(python), "-m", "pip", "install", "--dry-run", "-q", "torch"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert refused.returncode != 0  # the refusal is real: this pip cannot install torch

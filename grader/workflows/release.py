@@ -53,9 +53,13 @@ from grader.workflows.arguments import PUBLIC_SEED_WARNING, course
 HIDDEN = ("hidden", "after_due_date")
 BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
 SKIP = shutil.ignore_patterns(*BUILD_DEBRIS)
-INSTRUCTORS_ONLY = shutil.ignore_patterns(*BUILD_DEBRIS, "bench.py", "leak_probe.py")
+INSTRUCTORS_ONLY = shutil.ignore_patterns(
+    *BUILD_DEBRIS, "bench.py", "leak_probe.py", "mutation_operators.py"
+)
 """The benchmark plants bugs by quoting solution lines, and the leak check's probe is of no
-use to a student: neither ships."""
+use to a student: neither ships. Nor do the audit's mutation operators, which import
+cosmic-ray (the audit extra): a release built where only the grader is installed could not
+import them to check them for leaks, and a student, who has no reference, runs no audit."""
 LEAK_PROBE = Path(__file__).with_name("leak_probe.py")
 LEAK_TIMEOUT = 600.0
 
