@@ -496,3 +496,28 @@ def test_the_ops_no_graph_draws_are_the_ones_graded_alone():
     assert set(SCALAR_FUNCTION_OPS) - set(SCALAR_FUNCTION_GRAPH_OPS) == {"inv", "lt", "eq"}
     assert "div" in SCALAR_FUNCTION_GRAPH_OPS
     assert {"ops.lt", "ops.eq"} <= set(rubric_module.NOT_ON_GRAPHS)
+
+
+@pytest.mark.parametrize(
+    "outcomes, credit",
+    [
+        ([passed(OPS.id, "a", 4), failed(OPS.id, "b", 3)], 4 / 7),
+        ([passed(OPS.id)], 1.0),
+        ([failed(OPS.id)], 0.0),
+    ],
+)
+def test_a_change_of_points_alone_rescores_the_share_earned(outcomes, credit):
+    """What a batch does with a stored result when only the rubric's points moved: the same
+    score a grading at the new points gives, to the last digit kept."""
+    (result,) = score_items(RUBRIC, [OPS], outcomes)
+    assert result.credit == credit
+    (at_eight,) = score_items(RUBRIC, [Item(OPS.id, OPS.title, 8, OPS.hint)], outcomes)
+    assert scoring.rescored(result, 8) == at_eight
+    assert scoring.rescored(result, 6) is result
+
+
+def test_rescoring_leaves_an_item_not_in_the_edition_at_zero_of_zero():
+    edition = Edition("2022", "ops.py", ("tanh",))
+    (result,) = score_items(RUBRIC, [OPS], [], {OPS.id: edition})
+    assert result.status == NOT_IN_EDITION
+    assert scoring.rescored(result, 8) is result
