@@ -1,6 +1,7 @@
-"""What ``python -m grader grade`` prints, as a student reads it in a terminal: snippets as plain
-code (no Markdown fences; the Markdown and JSON reports keep theirs), no note on an engine the
-grade ignores, and a notebook upload's snippets runnable in the notebook."""
+"""What ``python -m grader grade`` prints and writes, as a student reads it: snippets as plain
+code in the terminal (no Markdown fences; the Markdown and JSON reports keep theirs), no note
+on an engine the grade ignores, a notebook upload's snippets runnable in the notebook, and
+titles that name the oracles that checked."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader.report.document import unfenced
-from tests.grading import planted
+from grader.workflows.api import checked_title
+from tests.grading import REFERENCE, planted
 from tests.shown_commands import notebook
 
 pytestmark = pytest.mark.slow  # each grades micrograd.ops.tanh in a sandboxed worker
@@ -73,3 +75,49 @@ def test_a_notebooks_snippets_run_in_the_notebook(tmp_path):
     namespace: dict = {}
     exec(compile(engine, "cell 1", "exec"), namespace)  # the notebook's cell, then the snippet
     exec(compile(snippet, "cell 2", "exec"), namespace)
+
+
+def test_a_title_names_the_oracles_of_its_run():
+    title = "random whole graphs of every op match the oracles"
+    assert checked_title(title, ["finite differences"]) == (
+        "random whole graphs of every op match finite differences"
+    )
+    assert checked_title(title, ["reference", "pytorch", "finite differences"]) == (
+        "random whole graphs of every op match the reference, PyTorch and finite differences"
+    )
+    assert checked_title(title, []) == title  # nothing checked: nothing named
+    assert checked_title("tanh, forward and backward", ["reference"]) == (
+        "tanh, forward and backward"
+    )
+
+
+def test_the_html_reports_graphs_title_says_what_checked_it(tmp_path):
+    """Graded without PyTorch, the page's ``micrograd.graphs`` does not claim to match it."""
+    page, out = tmp_path / "grade.html", tmp_path / "grade.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            "--submission",
+            str(REFERENCE),
+            "--assignment",
+            "micrograd",
+            "--only",
+            "micrograd.graphs",
+            "--no-torch",
+            "--html",
+            str(page),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    (item,) = json.loads(out.read_text())["items"]
+    assert json.loads(out.read_text())["oracles"] == ["reference", "finite differences"]
+    assert item["title"].endswith("match the reference and finite differences")
+    assert item["title"] in page.read_text() and "match PyTorch" not in page.read_text()

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -233,7 +233,7 @@ def grade(options: GradeOptions, runner: Runner | None = None) -> GradeReport:
         assignment=options.assignment,
         seed="secret" if options.seed is not None else rubric.seed,
         items=[
-            item
+            {**item, "title": checked_title(item["title"], first["oracles"])}
             for a in selected
             for item in (
                 payloads[a.name]["items"]
@@ -257,6 +257,23 @@ def grade(options: GradeOptions, runner: Runner | None = None) -> GradeReport:
     if why:
         raise GraderFailure(f"the grading runs left the grade unfinished ({why})"[:500])
     return report
+
+
+ORACLES = "the oracles"
+"""A rubric title's words for what its item's results are compared with: a report names the
+run's oracles there instead (``checked_title``)."""
+ORACLE_NAMES = {"reference": "the reference", "pytorch": "PyTorch"}
+
+
+def checked_title(title: str, oracles: Sequence[str]) -> str:
+    """``title`` naming the oracles this run checked against (``micrograd.graphs``: "random
+    whole graphs of every op match finite differences" where neither PyTorch nor a reference
+    was there), never one that did not check."""
+    if not oracles or ORACLES not in title:
+        return title
+    names = [ORACLE_NAMES.get(oracle, oracle) for oracle in oracles]
+    spelled = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return title.replace(ORACLES, spelled)
 
 
 def _absent_items(
