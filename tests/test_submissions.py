@@ -379,6 +379,7 @@ def test_lms_exports_are_grouped_per_student_with_the_id_from_their_names(tmp_pa
             "danlee_1004_602_report.pdf": "",
             "Alice Smith_1001_assignsubmission_file_/micrograd/engine.py": ENGINE,
             "Alice Smith_1001_assignsubmission_onlinetext_/onlinetext.html": "<p>hi</p>",
+            "Gus Ng_1006_assignsubmission_file_/hw2.zip": "",
             "Eve O'Neil_1005_assignsubmission_file_engine.py": ENGINE,
             "frank/engine.py": ENGINE,
         },
@@ -387,11 +388,12 @@ def test_lms_exports_are_grouped_per_student_with_the_id_from_their_names(tmp_pa
     assert [(u.student, u.kind) for u in uploads] == [
         ("Alice Smith_1001", "folder"),
         ("Eve O'Neil_1005", "files"),
+        ("Gus Ng_1006", "zip"),  # a zip handed in to Moodle: that zip
         ("bobjones_1002", "files"),
         ("carolwu_1003", "zip"),
         ("frank", "folder"),
     ]
-    bob = uploads[2]
+    bob = uploads[3]
     assert [name for name, _ in bob.members] == ["engine.py", "ops.py", "tensor.py"]
     assert ignored == [
         "Alice Smith_1001_assignsubmission_onlinetext_",

@@ -112,13 +112,18 @@ class DuplicateStudent(ValueError):
     """Two uploads carry the same student id (``alice.zip`` and ``alice/``)."""
 
 
-def upload_at(path: Path) -> Upload | None:
-    """``path`` as an upload named by its stem (a folder, ``.zip``, ``.py`` or ``.ipynb``,
-    not a symbolic link), or None."""
+def upload_at(path: Path, student: str | None = None) -> Upload | None:
+    """``path`` as an upload named by its stem or ``student`` (a folder, ``.zip``, ``.py`` or
+    ``.ipynb``, not a symbolic link; a folder holding one zip alone, as an LMS keeps a zip
+    handed in, is that zip), or None."""
     if path.is_symlink():
         return None
     if path.is_dir():
-        return Upload(path.name, path, "folder")
+        inside = [p for p in path.iterdir() if not _ignored(p.name)]
+        (only,) = inside if len(inside) == 1 else (None,)
+        if only and only.is_file() and not only.is_symlink() and only.suffix.lower() == ".zip":
+            return Upload(student or path.name, only, "zip")
+        return Upload(student or path.name, path, "folder")
     if path.is_file() and path.suffix.lower() in KINDS:
         return Upload(path.stem, path, KINDS[path.suffix.lower()])
     return None
@@ -165,8 +170,8 @@ def discover(root: Path) -> tuple[list[Upload], list[str]]:
             continue
         export = exported(entry)
         if export is not None and entry.is_dir():
-            if "_assignsubmission_file_" in entry.name:
-                add(Upload(export[0], entry, "folder"), entry.name)
+            if "_assignsubmission_file_" in entry.name and (upload := upload_at(entry, export[0])):
+                add(upload, entry.name)
             else:
                 ignored.append(entry.name)
         elif export is not None and Path(export[1]).suffix.lower() in (*SUFFIXES, ".zip"):
