@@ -61,13 +61,16 @@ def test_a_folders_report_shows_plain_snippets_and_only_what_is_graded(tmp_path)
     assert "upload: micrograd: micrograd/engine.py" in stdout and "babygrad" not in stdout
 
 
-def test_a_notebooks_snippets_run_in_the_notebook(tmp_path):
+@pytest.mark.parametrize("within", ["", "hw2"])
+def test_a_notebooks_snippets_run_in_the_notebook(tmp_path, within):
     """The notebook defines ``Value`` in a cell: its snippet imports nothing from a module the
-    notebook does not have, and runs in the notebook's namespace as a cell after that one."""
+    notebook does not have, and runs in the notebook's namespace as a cell after that one;
+    uploaded alone or in a folder (as Gradescope and a batch receive it)."""
     engine = (planted(tmp_path / "bug", TANH_BUG) / "micrograd" / "engine.py").read_text()
-    upload = tmp_path / "my_engine.ipynb"
+    upload = tmp_path / "upload" / within / "my_engine.ipynb"
+    upload.parent.mkdir(parents=True)
     upload.write_text(notebook(engine))
-    stdout, item = _grade(upload, tmp_path)
+    stdout, item = _grade(upload.parent if within else upload, tmp_path)
     assert item["status"] == "failed"
     snippet = item["feedback"].split("```python\n")[1].split("\n```")[0]
     assert "import" not in snippet and snippet.startswith("# run in the notebook, after the")

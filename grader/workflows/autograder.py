@@ -38,6 +38,7 @@ from grader.layout import THIS_COURSE, course_root
 from grader.report.document import GradeReport
 from grader.report.formats.gradescope import misconfigured, results
 from grader.workflows.api import GradeOptions, GraderFailure, UsageFailure, grade
+from grader.workflows.notebook import report_for_notebook
 from grader.workflows.submissions import Upload, prepare
 from grader.workflows.trust import ReferenceFailure, verify_reference
 
@@ -136,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             dataclasses.replace(options, submission=prepared.folder),
             float(config.get("deadline_s", DEFAULT_DEADLINE_S)),
         )
+        if report is not None:
+            report = report_for_notebook(report, prepared.folder, rubric.profile.graded)
         document = results(
             rubric.items, report, time.monotonic() - started, prepared.notes, failure
         )

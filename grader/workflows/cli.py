@@ -121,8 +121,7 @@ def _grade_and_report(
     course = selected_assignments(options, rubric)
     with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))
-    if upload.kind == "ipynb":
-        report = report_for_notebook(report, course)
+        report = report_for_notebook(report, found.folder, course)
     titles = rubric.titles
     render(report, titles, console, found.notes)
     if args.json:
