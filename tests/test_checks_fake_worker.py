@@ -26,6 +26,7 @@ from grader.checks import accumulation, broadcasting, bugs, graphs, ops, stopwat
 from grader.checks import session as session_module
 from grader.checks.session import Aborted, GradingSession, NotGradable, remembers_verdict
 from grader.language import profiles
+from grader.language.conventions import Convention
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import tensor_dag_snippet
@@ -438,15 +439,17 @@ def test_relu_at_zero_right_answer_passes(zero):
     assert asked(grading) == ["load", "op", "op"]
 
 
-def test_relu_letting_the_gradient_through_at_zero_fails_by_its_docstring():
+def test_relu_letting_the_gradient_through_at_zero_fails_quoting_the_courses_words():
     grading = session("micrograd.ops.relu", {"op": at_zero(set_entry("grads", 0, -1.5))})
     verdict = wrong(ops.check_kink, grading, relu_at(-0.0), np.asarray(-1.5))
     assert verdict.reason == "wrong gradient at 0"
     assert verdict.details[0] == "backward: gradient for a: expected 0, got -1.5"
-    assert verdict.details[1] == (
-        "relu passes no gradient where its operand is exactly 0: its "
-        "derivative is taken as 0 there (its docstring)"
-    )
+    assert verdict.details[1:] == [
+        "relu passes no gradient where its operand is exactly 0.",
+        "The course's own words (exercises/micrograd/engine.py, Value.relu's docstring): "
+        '"The derivative is 1 where the input is positive and 0 elsewhere, including exactly '
+        'at 0."',
+    ]
     assert verdict.snippet.endswith(
         "a = Value(-0.0)\nout = a.relu()\nout.grad = -1.5\nout._backward()\nprint(out.data, a.grad)"
     )
@@ -1306,10 +1309,15 @@ what the first left, 3, -1.5, 1.5."""
 
 
 def second_rule(grading: GradingSession, rule: str) -> GradingSession:
-    """``grading`` in a course whose second ``backward()`` follows ``rule``."""
+    """``grading`` in a course whose second ``backward()`` follows ``rule`` (in this course's
+    words where it is this course's rule)."""
     own = grading.profile.of("babygrad")
     walk = dataclasses.replace(own.walk, second_backward=rule)
-    assignments = {**grading.profile.assignments, "babygrad": dataclasses.replace(own, walk=walk)}
+    stated = own.convention("second_backward")
+    convention = stated if stated.rule == rule else Convention("second_backward", rule)
+    conventions = {**own.conventions, "second_backward": convention}
+    changed = dataclasses.replace(own, walk=walk, conventions=conventions)
+    assignments = {**grading.profile.assignments, "babygrad": changed}
     grading.profile = dataclasses.replace(grading.profile, assignments=assignments)
     return grading
 
@@ -1332,9 +1340,17 @@ def test_second_walk_right_answer_passes(rule):
     assert asked(grading) == ["load", "tensor_backward"]
 
 
+OVERWRITES = [
+    walks.SECOND_GRADS["overwrite"],
+    "The course's own words (exercises/babygrad/tensor.py, Tensor.backward's docstring): "
+    "\"A tensor's ledger entry is final once you reach it: store it in ``.grad`` if the tensor "
+    'requires grad."',
+]
+"""What a wrong second walk is told in this course: its rule, in its own words."""
+
+
 @pytest.mark.parametrize(
-    ("rule", "told"),
-    [("overwrite", walks.SECOND_GRADS["overwrite"]), ("unspecified", walks.EITHER_GRADS)],
+    ("rule", "told"), [("overwrite", OVERWRITES), ("unspecified", [walks.EITHER_GRADS])]
 )
 def test_a_second_walk_that_neither_overwrites_nor_adds_says_the_courses_rule(rule, told):
     tamper = second_grads((0.0, 0.0, 0.0, 1.0))
@@ -1344,7 +1360,7 @@ def test_a_second_walk_that_neither_overwrites_nor_adds_says_the_courses_rule(ru
     assert verdict.details[0] == (
         "after n3.backward(): n0.grad: expected shape (2,) [1., 1.], got shape (2,) [0., 0.]"
     )
-    assert verdict.details[-2:] == [told, walks.KEPT_STATE]
+    assert verdict.details[-len(told) - 1 :] == [*told, walks.KEPT_STATE]
     assert "n2.backward()  # a walk from a node of the graph" in verdict.snippet
     assert verdict.bugs == []
     assert [(n["expected"], n["got"]) for n in verdict.figure["nodes"][:2]] == [
@@ -1357,7 +1373,7 @@ def test_a_second_walk_that_adds_fails_where_the_course_overwrites_and_passes_wh
     tamper = second_grads((3.0, -1.5, 1.5, 1.0))
     grading = second_rule(session("babygrad.backward", {"tensor_backward": tamper}), "overwrite")
     verdict = wrong(walks.check_second_walk, grading, SECOND, 2, (2,))
-    assert verdict.details[-2] == walks.SECOND_GRADS["overwrite"]
+    assert verdict.details[-3:-1] == OVERWRITES
     grading = second_rule(session("babygrad.backward", {"tensor_backward": tamper}), "unspecified")
     walks.check_second_walk(grading, SECOND, 2, (2,))
 
@@ -1399,7 +1415,7 @@ def test_a_second_walk_shows_the_first_four_of_its_wrong_tensors_then_the_rule()
     verdict = wrong(walks.check_second_walk, grading, CHAIN16, 14, (2,))
     assert [line.split(": ")[1] for line in verdict.details[:4]] == [f"n{i}.grad" for i in range(4)]
     assert all(line.startswith("after n15.backward(): ") for line in verdict.details[:4])
-    assert verdict.details[4:] == [walks.SECOND_GRADS["overwrite"], walks.KEPT_STATE]
+    assert verdict.details[4:] == [*OVERWRITES, walks.KEPT_STATE]
 
 
 def test_the_grader_ops_return_a_bare_tensor_for_one_input_and_check_their_node():

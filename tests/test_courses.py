@@ -42,6 +42,7 @@ COURSE_ENGINES = {
     "karpathy-micrograd": {
         "reference": COURSES / "karpathy-micrograd" / "reference",
         "other": ENGINES / "karpathy-micrograd" / "other",
+        "lecture": ENGINES / "karpathy-micrograd" / "lecture",
         "this course's reference": COURSES.parent / "reference",
     },
     "needle-hw1": {
@@ -124,9 +125,11 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
     with pytest.raises(ProfileError, match=r"profile.yaml:6: assignments/micrograd/walk/topo"):
         profiles.load(profile)
     book = (COURSES / "babygrad-book" / "profile.yaml").read_text()
-    profile.write_text(book.replace("kinks: false", "kinks: sometimes"))
-    line = book[: book.index("kinks:")].count("\n") + 1
-    with pytest.raises(ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/kinks"):
+    profile.write_text(book.replace("broadcasts: false", "broadcasts: sometimes"))
+    line = book[: book.index("broadcasts:")].count("\n") + 1
+    with pytest.raises(
+        ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/broadcasts"
+    ):
         profiles.load(profile)
     line = book[: book.index("aliases:")].count("\n") + 1
     for aliases in ("[baby-grad]", "[baby, baby]", "[]", "baby", "[baby, babygrad]"):
@@ -157,11 +160,11 @@ def test_a_correct_engine_gets_full_marks(course, engine):
     lost = {i["id"]: i["reason"] for i in report.items if i["score"] < i["max_score"]}
     assert lost == {}
     rubric = rubric_module.load(COURSES / course / "rubric.yaml")
-    not_in_edition = [i["id"] for i in report.items if i["status"] == NOT_IN_EDITION]
+    not_in_edition = {i["id"] for i in report.items if i["status"] == NOT_IN_EDITION}
     assert (
         report.score
         == report.max_score
-        == 100 - sum(rubric.by_id[i].points for i in not_in_edition)
+        == sum(i.points for i in rubric.items if i.id not in not_in_edition)
     )
 
 

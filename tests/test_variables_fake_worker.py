@@ -42,6 +42,11 @@ PROFILE = profiles.load(COURSES / "minitorch-module1" / "profile.yaml")
 ASSIGNMENT = PROFILE.assignment("scalar")
 API = ASSIGNMENT.functions
 SORT = "minitorch.autodiff.topological_sort"
+MINITORCH_ORDER = (
+    "The course's own words (minitorch/autodiff.py, topological_sort's docstring): "
+    '"Non-constant Variables in topological order starting from the right."'
+)
+"""Told with an order backwards: the direction in MiniTorch's own words."""
 SHOW = "print([next((i for i, m in enumerate(nodes) if m is v), -1) for v in order])"
 """What the order's snippets print: each variable's node number (-1: not one of the graph's)."""
 
@@ -153,6 +158,7 @@ def test_topological_sort_root_last_is_named_as_the_convention():
         "node 2 comes after its operand(s) [0, 1]",
         "the root is not first",
         variables.ROOT_LAST,
+        MINITORCH_ORDER,
     ]
     assert verdict.bugs == []
 
@@ -586,6 +592,7 @@ def test_second_sort_root_last_is_named_as_the_convention(key, order, reason):
         "node 3 comes after its operand(s) [0, 1]",
         "the root is not first",
         variables.ROOT_LAST,
+        MINITORCH_ORDER,
     ]
 
 

@@ -185,10 +185,10 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
 
 
 KINK_GRADIENT = 0.0
-"""The gradient relu and abs pass back where their operand is exactly 0, their kink: none. The
-course's convention, in their docstrings ("Its derivative is taken as 0 at a == 0"), and
-PyTorch's. Finite differences straddle the kink and cannot confirm it, so no oracle is asked:
-this is the documented value itself, not a derivative the grader computes."""
+"""The gradient relu and abs pass back where their operand is exactly 0, their kink: none,
+PyTorch's, and charged only where the course's profile quotes the course's words for it
+(``kinks: zero``). Finite differences straddle the kink and cannot confirm it, so no oracle is
+asked: this is the value the course's text gives, not a derivative the grader computes."""
 EXACT = Tolerance(0.0, 0.0)
 
 
@@ -205,7 +205,8 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     """An op with a kink at 0 (micrograd's relu, babygrad's relu and abs) on an operand that
     is exactly 0 (or -0.0), which ``op_cases`` never draws: its forward value (the grader's own
     evaluator), then its own backward for ``out_grad`` (never 0), which must be exactly
-    ``KINK_GRADIENT`` on every element, the convention its docstring documents.
+    ``KINK_GRADIENT`` on every element, the convention the course's words give (quoted in the
+    feedback from its profile's ``conventions: kinks``).
 
     No gradient at all is that convention's answer, so an op that does nothing would earn it:
     the same op away from its kink (``away_from_kink``) runs first and must match the oracles,
@@ -237,14 +238,11 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
             applied = functions.class_source(graph.nodes[0].op)
         else:
             applied = "relu"
+        words = session.profile.of(assignment).convention("kinks").words
         raise WrongAnswer(
             "failed",
             "wrong gradient at 0",
-            [
-                wrong,
-                f"{applied} passes no gradient where its operand is exactly 0: its derivative "
-                "is taken as 0 there (its docstring)",
-            ],
+            [wrong, f"{applied} passes no gradient where its operand is exactly 0.", words],
             snippet,
         )
 

@@ -20,11 +20,12 @@ from grader.worker.protocol import Probe
 EXACT_ENOUGH = Tolerance(1e-9, 1e-9)
 """Weighted sums of a few floats: only the order of additions may differ from the grader's."""
 ROOT_LAST = (
-    "read backwards it is a valid order: yours puts the output last, where the docstring asks "
+    "read backwards it is a valid order: yours puts the output last, where the course asks "
     "for it first (a backpropagate that reverses your order is right with it, and is graded "
     "so: only this item is charged for the convention)"
 )
-"""Said of an order that is right but for its direction: the one convention that differs."""
+"""Said of an order that is right but for its direction, where the course's words give the
+direction (``conventions: order: root_first``); elsewhere either direction is right."""
 READS_PER_NODE = 4
 """How often a walk may read one variable's parents: a walk that goes into a shared variable
 again from every path to it reads the lowest ones 2**depth times on a chain of diamonds."""
@@ -116,7 +117,8 @@ def op_nodes_with_constants(dag: Dag) -> list[int]:
 @remembers_verdict
 def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -> None:
     """``topological_sort`` from the root: every variable the root depends on once, constants
-    left out, the root first and each variable before its parents; each variable's parents
+    left out, each variable before its parents (the root first where the course's words say
+    so, ``conventions: order``; either way round where they do not); each variable's parents
     read a few times at most."""
     assignment = session.assignment("scalar")
     api = assignment.functions
@@ -138,10 +140,8 @@ def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -
         raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
     if len(reads) != dag.size or min(reads) < 0:
         raise WrongAnswer("error", "invalid answer: a count of reads per variable", [], snippet)
-    problems = dag.topo_problems(order[::-1], root_first=True)
+    problems = _order_problems(session, dag, order)
     if problems:
-        if not dag.topo_problems(order):
-            problems.append(ROOT_LAST)
         raise WrongAnswer(
             "failed",
             f"{api.topological_sort.rpartition('.')[2]} returned an invalid order",
@@ -158,6 +158,17 @@ def check_topological_sort(session: GradingSession, dag: Dag, constants: bool) -
             ],
             snippet,
         )
+
+
+def _order_problems(session: GradingSession, dag: Dag, order: list[int]) -> list[str]:
+    """Why ``order`` (the root first) is not a valid order of ``dag``; none for one that is
+    valid read backwards, unless the course's words ask for the root first (``ROOT_LAST``
+    then says so, with them)."""
+    problems = dag.topo_problems(order[::-1], root_first=True)
+    if problems and not dag.topo_problems(order):
+        convention = session.profile.of(session.assignment("scalar").name).convention("order")
+        return [*problems, ROOT_LAST, convention.words] if convention.rule == "root_first" else []
+    return problems
 
 
 @remembers_verdict
@@ -319,11 +330,9 @@ def check_second_sort(session: GradingSession, dag: Dag, first: int) -> None:
         order = protocol.field(answer, key, list)
         if not all(type(i) is int for i in order):
             raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
-        problems = graph.topo_problems(order[::-1], root_first=True)
+        problems = _order_problems(session, graph, order)
         if problems:
-            if not graph.topo_problems(order):
-                problems.append(ROOT_LAST)
-            elif start == root:
+            if ROOT_LAST not in problems and start == root:
                 problems.append(
                     f"{name} sorts anew on every call: the unique_ids visited by an earlier "
                     "call (kept in a module-level or default-argument container) leave out "

@@ -103,6 +103,10 @@ def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None
     if not all(type(i) is int for i in order):
         raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [], snippet)
     problems = dag.topo_problems(order)
+    if problems and not dag.topo_problems(order[::-1], root_first=True):
+        # right read backwards: wrong only where the course's words put the root last
+        convention = session.profile.of("micrograd").convention("order")
+        problems = [*problems, convention.words] if convention.rule == "root_last" else []
     if problems:
         found = bugs.diagnose_topo(dag, order)
         raise WrongAnswer(
@@ -689,7 +693,8 @@ def check_second_walk(
     if all(found):
         start, wrong, walked, want = found[0]
         second = start == root
-        told = [SECOND_GRADS.get(rule, EITHER_GRADS), KEPT_STATE]
+        words = session.profile.of(own.name).convention("second_backward").words
+        told = [SECOND_GRADS.get(rule, EITHER_GRADS), *([words] if words else []), KEPT_STATE]
         raise WrongAnswer(
             "failed",
             "wrong gradients from a second Tensor.backward()"

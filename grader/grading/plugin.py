@@ -297,10 +297,11 @@ def _lacking_edition(
     run: GradingRun, item_id: str | None, needs: tuple[str, ...]
 ) -> Edition | None:
     """The submission's edition, where a test the course's profile runs does not run only
-    because that edition lacks what it needs."""
+    because that edition lacks what it needs, or the upload kept it as the course gives it."""
     if item_id is None or not in_profile(run.rubric.profile, item_id, needs):
         return None
-    return run.session.profile.of(item_id.split(".", 1)[0]).edition
+    edition = run.session.profile.of(item_id.split(".", 1)[0]).edition
+    return None if edition is None else edition.because(needs)
 
 
 def in_profile(profile: Profile, item_id: str, needs: tuple[str, ...]) -> bool:

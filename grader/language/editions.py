@@ -5,16 +5,27 @@ from 2023 they live in ``python/needle/ops/ops_mathematic.py`` and ``EWisePow`` 
 student graded on an op their edition never asked for would lose points for the year they took
 the course: an op the detected edition lacks is not graded, and is not in the total (the item is
 reported "not in this edition", 0 of 0 points).
+
+An edition also knows the code its starter hands out (``given``: each op's class, by
+``fingerprint``). A class the upload left as given is the course's, not the student's: its op is
+neither graded nor drawn, and its item is reported "given by the course", 0 of 0 points (2023's
+``EWisePow`` is given code whose gradient raises; no student touches it). A class the student
+changed is theirs, and graded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import ast
+import dataclasses
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 NOT_IN_EDITION = "not_in_edition"
-"""The status of an item whose op the submission's edition does not have."""
+"""The status of an item whose op the submission's edition does not have, or gives."""
+FINGERPRINT = r"^[0-9a-f]{16}$"
+"""A fingerprint as a profile writes it: 16 hexadecimal digits."""
 
 
 @dataclass(frozen=True)
@@ -26,9 +37,29 @@ class Edition:
     """A file, relative to the package's folder, that only this edition's layout has."""
     lacks: tuple[str, ...] = ()
     """The ops of the profile's list this edition's homework does not have."""
+    defines: str = ""
+    """A name (``Value.relu``) the marker file must define for the upload to be this edition:
+    a lecture and its repository keep the same file and differ in what it holds."""
+    given: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Op -> the fingerprints of the class this edition's starter gives for it, as given."""
+    kept: tuple[str, ...] = ()
+    """The ops whose class the graded upload left as given (``left_as_given``)."""
+    as_given: bool = False
+    """Said of an item whose op the upload kept as given, not one the edition lacks."""
+
+    def because(self, needs: Iterable[str]) -> Edition:
+        """This edition as the reason a test of ``needs`` does not run: the code is the
+        course's where only ops the upload kept as given are missing."""
+        missing = set(needs) & {*self.lacks, *self.kept}
+        return dataclasses.replace(self, as_given=bool(missing) and missing <= set(self.kept))
 
     def feedback(self, title: str) -> str:
-        """What the report says of an item this edition does not have."""
+        """What the report says of an item this edition does not have, or gives."""
+        if self.as_given:
+            return (
+                f"given by the course: {title} is the {self.name} starter's own code, left as "
+                "given in the upload, so it is neither graded nor counted in the total"
+            )
         return (
             f"not in this edition: {title} is not part of the {self.name} homework (its "
             f"upload has {self.marker}), so it is neither graded nor counted in the total"
@@ -36,5 +67,70 @@ class Edition:
 
 
 def detected(editions: Iterable[Edition], package: Path) -> Edition | None:
-    """The first edition whose marker file ``package`` (the package's folder) holds."""
-    return next((e for e in editions if (package / e.marker).is_file()), None)
+    """The first edition whose marker file ``package`` (the package's folder) holds, defining
+    its ``defines`` where it names one."""
+    return next((e for e in editions if _holds(package / e.marker, e.defines)), None)
+
+
+def _holds(file: Path, defines: str) -> bool:
+    if not file.is_file():
+        return False
+    if not defines:
+        return True
+    return _definition(_parsed(file), defines.split(".")) is not None
+
+
+def fingerprint(source: str, name: str) -> str | None:
+    """The fingerprint of the top-level class or function ``name`` in ``source``: a digest of
+    its syntax tree without docstrings, so comments, blank lines and quotes do not change it
+    and any change to the code does (None: no such definition, or not Python)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found = _definition(tree, [name])
+    if found is None:
+        return None
+    for node in ast.walk(found):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(found).encode()).hexdigest()[:16]
+
+
+def left_as_given(edition: Edition, package: Path, classes: Mapping[str, str]) -> Edition:
+    """``edition`` with the ops whose class (``classes``: op -> its name) some file of
+    ``package`` defines exactly as the edition's starter gives it."""
+    sources = [p.read_text(errors="replace") for p in sorted(package.rglob("*.py"))]
+    kept = tuple(
+        op
+        for op, prints in edition.given.items()
+        if any(fingerprint(source, classes[op]) in prints for source in sources)
+    )
+    return dataclasses.replace(edition, kept=kept)
+
+
+def _parsed(file: Path) -> ast.Module:
+    try:
+        return ast.parse(file.read_text(errors="replace"))
+    except (SyntaxError, ValueError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _definition(scope: ast.AST, names: list[str]) -> ast.AST | None:
+    """The class or function reached through ``names`` from ``scope``'s top level."""
+    for name in names:
+        scope = next(
+            (
+                node
+                for node in getattr(scope, "body", [])
+                if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name == name
+            ),
+            None,
+        )
+        if scope is None:
+            return None
+    return scope

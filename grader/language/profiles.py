@@ -47,9 +47,11 @@ from grader.language.assignments import (
     of_name,
     tensor_assignment,
 )
+from grader.language.conventions import KEYS as CONVENTION_KEYS
+from grader.language.conventions import Convention, stated, unquoted
 from grader.language.definitions import EXACT, Definitions
 from grader.language.domains import AXES_FORMS, EVERY_FORM, MATMUL_BATCHES, Domain
-from grader.language.editions import Edition, detected
+from grader.language.editions import FINGERPRINT, Edition, detected, left_as_given
 from grader.language.function_api import FunctionApi
 from grader.language.graphs import (
     BABYGRAD_OPERATOR_FORMS,
@@ -72,6 +74,7 @@ TOPO = "walk.topo"
 NESTED = "walk.nested"
 ZERO_GRAD = "walk.zero_grad"
 FROZEN_LEAVES = "walk.frozen_leaves"
+SECOND_ADDS = "second_backward.accumulate"
 BROADCASTING = "broadcasting"
 KINKS = "kinks"
 WALK_ITEMS = ("topo", "backward", "accumulate", "zero_grad", "deep")
@@ -80,6 +83,8 @@ OPERATOR = "operator."
 """``operator.<op>``: the API applies the op with one of Tensor's operators or methods, not
 by calling its op class: which op the operator reaches is then the student's to grade."""
 
+DEFINED_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$"
+"""An edition's ``defines``: a top-level name of its marker file, or a class's method."""
 SEE = "See 'Profiles' in docs/course-authors.md."
 """Where a mistake in a profile sends its author."""
 SCHEMA: dict[str, Any] = {
@@ -148,7 +153,6 @@ SCHEMA: dict[str, Any] = {
                                 },
                             },
                             "broadcasts": {"type": "boolean"},
-                            "kinks": {"type": "boolean"},
                             "classes": {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
@@ -166,8 +170,23 @@ SCHEMA: dict[str, Any] = {
                         "properties": {
                             "topo": {"enum": ["module", "nested", "given"]},
                             "zero_grad": {"enum": ["module", "absent"]},
-                            "frozen_leaves": {"enum": ["no_grad", "grad", "unspecified"]},
-                            "second_backward": {"enum": ["overwrite", "accumulate", "unspecified"]},
+                        },
+                    },
+                    "conventions": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            key: {
+                                "type": "object",
+                                "required": ["rule"],
+                                "additionalProperties": False,
+                                "properties": {
+                                    "rule": {"enum": list(rules.rules)},
+                                    "quote": {"type": "string", "minLength": 1},
+                                    "source": {"type": "string", "minLength": 1},
+                                },
+                            }
+                            for key, rules in CONVENTION_KEYS.items()
                         },
                     },
                     "items": {
@@ -235,6 +254,19 @@ SCHEMA: dict[str, Any] = {
                                     "uniqueItems": True,
                                     "items": {"type": "string"},
                                 },
+                                "defines": {
+                                    "type": "string",
+                                    "pattern": DEFINED_NAME,
+                                },
+                                "given": {
+                                    "type": "object",
+                                    "additionalProperties": {
+                                        "type": "array",
+                                        "minItems": 1,
+                                        "uniqueItems": True,
+                                        "items": {"type": "string", "pattern": FINGERPRINT},
+                                    },
+                                },
                             },
                         },
                     },
@@ -247,12 +279,6 @@ SCHEMA: dict[str, Any] = {
 
 class ProfileError(Exception):
     """The profile is invalid; the message names the file, the line and the fix."""
-
-
-SECOND_BACKWARD = {"tensor": "overwrite", "scalar": "accumulate"}
-"""A profile's ``walk.second_backward`` where it states none, by kind: babygrad's reference
-stores each walk's ledger entry in ``.grad``; micrograd's closures add into ``.grad`` and
-MiniTorch's ``accumulate_derivative`` into a leaf's ``.derivative``, whatever was there."""
 
 
 @dataclass(frozen=True)
@@ -268,20 +294,19 @@ class Walk:
     ops (through the course's adapter)."""
     zero_grad: str
     """``module``: ``zero_grad(root)`` at the engine module's top level; ``absent``."""
-    frozen_leaves: str = "no_grad"
-    """``no_grad``: ``Tensor.backward`` leaves a leaf made with ``requires_grad=False`` (and
-    what is computed from such leaves alone) without a gradient, as babygrad does; ``grad``:
-    it gives every input one (needle), so the grader makes no such leaves; ``unspecified``:
-    the course does not say what such a leaf gets, nor what ``backward()`` on a tensor that
-    requires no grad does (the babygrad book: PyTorch raises there), so the grader makes no
-    such leaves either."""
-    second_backward: str = "overwrite"
-    """What a second ``backward()`` does to the gradient a first one left on a node both reach
-    (each call keeps a ledger of its own): ``overwrite``, the node gets the second walk's
-    gradient (this course's babygrad and needle: each stores its ledger entry in ``.grad``);
-    ``accumulate``, it is added to what was there (the babygrad book's own code, TinyTorch's
-    ``self.grad + gradient``). Unstated, a tensor assignment's is ``overwrite`` and a scalar
-    one's ``accumulate``, its model's (``SECOND_BACKWARD``)."""
+    frozen_leaves: str = "unspecified"
+    """The ``frozen_leaves`` convention (``grader.language.conventions``): ``no_grad``,
+    ``Tensor.backward`` leaves a leaf made with ``requires_grad=False`` (and what is computed
+    from such leaves alone) without a gradient, as babygrad does; ``grad``: it gives every
+    input one (needle), so the grader makes no such leaves; ``unspecified``: the course does
+    not say what such a leaf gets, nor what ``backward()`` on a tensor that requires no grad
+    does (PyTorch raises there), so the grader makes no such leaves either."""
+    second_backward: str = "unspecified"
+    """The ``second_backward`` convention: what a second ``backward()`` does to the gradient a
+    first one left on a node both reach (each call keeps a ledger of its own): ``overwrite``,
+    the node gets the second walk's gradient (this course's babygrad, needle: each stores its
+    ledger entry in ``.grad``); ``accumulate``, it is added to what was there (micrograd's
+    closures); ``unspecified``, either is right."""
 
 
 @dataclass(frozen=True)
@@ -305,12 +330,19 @@ class AssignmentProfile:
     edition: Edition | None = None
     """The edition the graded upload was detected to be (``Profile.as_uploaded``), whose
     ``ops`` it keeps; None: every op of the list."""
+    conventions: dict[str, Convention] = field(default_factory=lambda: stated({}))
+    """Every convention key (``grader.language.conventions``), as the course's words state
+    it or read the least demanding way."""
+
+    def convention(self, key: str) -> Convention:
+        return self.conventions[key]
 
     def in_edition(self, edition: Edition | None) -> AssignmentProfile:
-        """This assignment as ``edition`` asks it: without the ops that edition lacks."""
+        """This assignment as ``edition`` asks it: without the ops that edition lacks, nor
+        those the upload left as the course gives them (``Edition.kept``)."""
         if edition is None:
             return self
-        ops = tuple(op for op in self.ops if op not in edition.lacks)
+        ops = tuple(op for op in self.ops if op not in (*edition.lacks, *edition.kept))
         return dataclasses.replace(self, ops=ops, edition=edition)
 
     def named_in(self, submission: Path) -> AssignmentProfile:
@@ -321,20 +353,35 @@ class AssignmentProfile:
         return dataclasses.replace(self, api=self.api.found_in(submission))
 
     def edition_in(self, submission: Path) -> Edition | None:
-        """The edition a prepared submission holds (None: the assignment has none, or none
-        matched: every op is graded)."""
-        if not self.editions or not isinstance(self.api, TensorApi | FunctionApi):
+        """The edition a prepared submission holds, with the ops it left as that edition's
+        starter gives them (None: the assignment has none, or none matched: every op is
+        graded)."""
+        if not self.editions:
             return None
-        folder = submission.joinpath(*(p for p in (self.api.folder, self.api.package) if p))
-        return detected(self.editions, folder)
+        api = self.api
+        parts = (api.folder, api.package) if api is not None else (self.name,)
+        folder = submission.joinpath(*(p for p in parts if p))
+        edition = detected(self.editions, folder)
+        if edition is None or not edition.given:
+            return edition
+        return left_as_given(edition, folder, {op: self.class_of(op) for op in edition.given})
+
+    def class_of(self, op: str) -> str:
+        """The name of ``op``'s class in the course's package (where a course gives it)."""
+        if isinstance(self.api, TensorApi):
+            return self.api.class_name(op)
+        if isinstance(self.api, FunctionApi):
+            return self.api.classes.get(op, op)
+        return op
 
     def has(self, need: str) -> bool:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
         ``build_topo``), ``walk.nested`` (an order built inside ``backward()``),
         ``walk.zero_grad``, ``walk.frozen_leaves`` (leaves that do not require grad get
-        none), ``broadcasting`` (implicit, in elementwise ops), ``kinks`` (relu's and abs's
-        gradient at exactly 0 documented), ``operator.<op>`` (the op reached through an
-        operator or method)?"""
+        none), ``second_backward.accumulate`` (a second ``backward()`` adds, in the course's
+        words), ``broadcasting`` (implicit, in elementwise ops), ``kinks`` (relu's and abs's
+        gradient at exactly 0, in the course's words), ``operator.<op>`` (the op reached
+        through an operator or method)?"""
         if need == TOPO:
             return self.walk.topo == "module"
         if need == NESTED:
@@ -343,10 +390,12 @@ class AssignmentProfile:
             return self.walk.zero_grad == "module"
         if need == FROZEN_LEAVES:
             return self.walk.frozen_leaves == "no_grad"
+        if need == SECOND_ADDS:
+            return self.walk.second_backward == "accumulate"
         if need == BROADCASTING:
             return self.kind == "tensor" and (self.api or BABYGRAD_API).broadcasts
         if need == KINKS:
-            return self.kind == "tensor" and (self.api or BABYGRAD_API).kinks
+            return self.convention(KINKS).charged
         if need.startswith(OPERATOR):
             op = need.removeprefix(OPERATOR)
             api = self.api or BABYGRAD_API
@@ -402,11 +451,12 @@ class Profile:
 
     @property
     def editions(self) -> str:
-        """The editions graded and the packages' names, as text (empty: none detected, no
-        other name): what is drawn and what the snippets import depend on them, so a
-        recording of one edition's run is never replayed for another's."""
+        """The editions graded, the ops each upload left as given, and the packages' names,
+        as text (empty: none detected, no other name): what is drawn and what the snippets
+        import depend on them, so a recording of one edition's run is never replayed for
+        another's."""
         return "".join(
-            f" {name}={own.edition.name}"
+            f" {name}={own.edition.name}" + "".join(f"-{op}" for op in own.edition.kept)
             for name, own in self.assignments.items()
             if own.edition is not None
         ) + "".join(
@@ -462,10 +512,15 @@ def load(path: Path) -> Profile:
             _check_templates(path, text, name, api, raw["ops"])
             api = _with_adapter(path, text, name, api)
         _check_contract(path, text, name, raw, api)
+        conventions = _conventions(path, text, name, raw.get("conventions", {}))
         assignments[name] = AssignmentProfile(
             name=name,
             kind=raw["kind"],
-            walk=Walk(**{"second_backward": SECOND_BACKWARD[raw["kind"]], **raw["walk"]}),
+            walk=Walk(
+                **raw["walk"],
+                frozen_leaves=conventions["frozen_leaves"].rule,
+                second_backward=conventions["second_backward"].rule,
+            ),
             ops=tuple(raw["ops"]),
             api=api,
             items=dict(raw.get("items", {})),
@@ -474,9 +529,16 @@ def load(path: Path) -> Profile:
                 log_eps=raw.get("definitions", {}).get("log", {}).get("eps", 0.0)
             ),
             editions=tuple(
-                Edition(edition, spec["marker"], tuple(spec.get("lacks", ())))
+                Edition(
+                    edition,
+                    spec["marker"],
+                    tuple(spec.get("lacks", ())),
+                    spec.get("defines", ""),
+                    {op: tuple(prints) for op, prints in spec.get("given", {}).items()},
+                )
                 for edition, spec in raw.get("editions", {}).items()
             ),
+            conventions=conventions,
         )
     # What is graded depends on an adapter too: a rubric's digest covers its text.
     adapted = "".join(
@@ -500,11 +562,22 @@ def _domain(raw: dict[str, Any]) -> Domain:
     )
 
 
+def _conventions(path: Path, text: str, name: str, raw: dict[str, Any]) -> dict[str, Convention]:
+    """The assignment's conventions; a ``ProfileError`` for one charged without the course's
+    words (``conventions.unquoted``), on its line."""
+    for problem in unquoted(raw):
+        key = problem.partition(":")[0]
+        line = line_of(text, ["assignments", name, "conventions", key])
+        raise ProfileError(f"{path}:{line}: assignments/{name}/conventions/{problem}. {SEE}")
+    return stated(raw)
+
+
 def _check_contract(
     path: Path, text: str, name: str, raw: dict[str, Any], api: TensorApi | FunctionApi | None
 ) -> None:
     """Definitions and editions name ops of the assignment's list; editions need a package
-    (their marker files are looked for in it)."""
+    (their marker files are looked for in it): a tensor or class-based API's, or micrograd's
+    closures' own (the assignment's name)."""
     where = ["assignments", name]
     for op in raw.get("definitions", {}):
         if op not in raw["ops"]:
@@ -515,19 +588,20 @@ def _check_contract(
             )
     for edition, spec in raw.get("editions", {}).items():
         line = line_of(text, [*where, "editions", edition])
-        if api is None:
+        if api is None and raw["kind"] != "scalar":
             raise ProfileError(
                 f"{path}:{line}: assignments/{name}/editions: an edition is told apart by a "
                 "file of the assignment's package: give the assignment an api: with its "
                 f"package. {SEE}"
             )
-        unknown = [op for op in spec.get("lacks", ()) if op not in raw["ops"]]
-        if unknown:
-            raise ProfileError(
-                f"{path}:{line}: assignments/{name}/editions/{edition}/lacks: "
-                f"{', '.join(unknown)} is not in the assignment's ops. "
-                f"{SEE}"
-            )
+        for part in ("lacks", "given"):
+            unknown = [op for op in spec.get(part, ()) if op not in raw["ops"]]
+            if unknown:
+                raise ProfileError(
+                    f"{path}:{line}: assignments/{name}/editions/{edition}/{part}: "
+                    f"{', '.join(unknown)} is not in the assignment's ops. "
+                    f"{SEE}"
+                )
 
 
 def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list[str]) -> None:

@@ -63,9 +63,6 @@ class TensorApi(PackagedApi):
     broadcasts: bool = True
     """Elementwise ops broadcast their operands implicitly, as numpy does (needle's do not:
     only an explicit ``broadcast_to`` does)."""
-    kinks: bool = True
-    """The course documents the gradient of relu and abs exactly at 0 (0, as PyTorch has it);
-    the babygrad book does not, so there any gradient is the student's choice."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -23,7 +23,7 @@ from grader.language.graphs import (
     MICROGRAD_PRIMITIVES,
     MICROGRAD_SUGAR,
 )
-from grader.language.profiles import NESTED, TOPO, ZERO_GRAD
+from grader.language.profiles import KINKS, NESTED, SECOND_ADDS, TOPO, ZERO_GRAD
 from grader.language.strategies import (
     accumulate_cases,
     number_operand_cases,
@@ -61,7 +61,7 @@ def test_backward_visits_each_shared_node_once(grading):
     walks.check_walk_cost(grading, "scalar", DIAMONDS)
 
 
-@graded("micrograd.backward")
+@graded("micrograd.backward", needs=(SECOND_ADDS,))
 @given(st.integers(1, 3), st.sampled_from(WEIGHTS))
 def test_second_backward_adds_without_reset(grading, leaves, weight):
     walks.check_backward(grading, shallow(leaves, (weight, 1.0, -2.0)), passes=2)
@@ -142,8 +142,8 @@ for _item, _op, _needs, _cases in [
 
 
 # relu exactly at 0, which the draws above keep away from (the oracles cannot judge there):
-# the gradient its docstring documents.
-@graded("micrograd.ops.relu", needs=("relu",))
+# the gradient the course's own words give, where its profile quotes them.
+@graded("micrograd.ops.relu", needs=("relu", KINKS))
 @stratified(lambda had, domain: scalar_kink_strata("relu"), kind="scalar", names="case")
 @given(scalar_kink_cases("relu"))
 def test_relu_passes_no_gradient_at_zero(grading, case):

@@ -9,8 +9,14 @@ Values it was made from (``_prev``), the name of the operation (``_op``) and a c
 and calls every node's ``_backward``, output first. There is no ``zero_grad``: gradients only
 ever grow, so reset them yourself (``v.grad = 0``) before running ``backward()`` again.
 
+``tanh`` and ``exp`` are the lecture's; ``relu`` and the reflected ``-`` and ``/`` the
+repository's: the reference has all of them, so it answers for either edition.
+
 Your tasks are the parts of each method that raise ``NotImplementedError``.
 """
+
+import math
+
 
 class Value:
     """One scalar node of a computation graph.
@@ -108,6 +114,33 @@ class Value:
         def _backward():
             if self.data > 0:
                 self.grad += out.grad
+
+        out._backward = _backward
+        return out
+        # END SOLUTION
+
+    def tanh(self):
+        """Return tanh(self); its derivative, 1 - tanh(self)**2, needs only the output."""
+        # BEGIN SOLUTION [micrograd.ops.tanh; micrograd.accumulate]:
+        #   t = math.tanh(x) (no overflow for large x); the closure adds (1 - t*t) * out.grad
+        t = math.tanh(self.data)
+        out = Value(t, (self,), "tanh")
+
+        def _backward():
+            self.grad += (1 - t * t) * out.grad
+
+        out._backward = _backward
+        return out
+        # END SOLUTION
+
+    def exp(self):
+        """Return e**self, which is its own derivative."""
+        # BEGIN SOLUTION [micrograd.ops.exp; micrograd.accumulate]:
+        #   out = math.exp(x); the closure adds out.data * out.grad
+        out = Value(math.exp(self.data), (self,), "exp")
+
+        def _backward():
+            self.grad += out.data * out.grad
 
         out._backward = _backward
         return out
