@@ -108,3 +108,18 @@ def test_karpathys_lecture_and_repository_are_editions_told_apart_by_relu():
         own = profile.as_uploaded(Path(engine)).of("micrograd")
         assert own.edition is not None and own.edition.name == edition
         assert set(profile.of("micrograd").ops) - set(own.ops) == lacks
+
+
+def test_needles_starter_classes_left_as_given_are_the_courses_and_changed_ones_the_students():
+    """The reference's EWiseAdd and AddScalar are written as the starter writes them (the same
+    syntax tree); every other class of it is its own, and the 2022 engine's are all its own."""
+    profile = profiles.load(COURSES / "needle-hw1" / "profile.yaml")
+    reference = profile.as_uploaded(COURSES / "needle-hw1" / "reference").of("needle")
+    assert reference.edition is not None and reference.edition.kept == ("add", "add_scalar")
+    assert not reference.has("add") and reference.has("mul") and reference.has("pow")
+    layout2022 = profile.as_uploaded(ENGINES / "needle-hw1" / "layout2022").of("needle")
+    assert layout2022.edition is not None and layout2022.edition.kept == ()
+    edition = reference.edition
+    assert edition.because(("add",)).feedback("EWiseAdd").startswith("given by the course: ")
+    assert edition.because(("relu", "add")).as_given
+    assert not edition.because(("relu",)).as_given

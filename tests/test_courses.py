@@ -18,7 +18,7 @@ from rich.console import Console
 
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
-from grader.language.editions import NOT_IN_EDITION
+from grader.language.editions import NOT_IN_EDITION, fingerprint
 from grader.language.graphs import BABYGRAD_OPERATOR_FORMS, MICROGRAD_OPS
 from grader.language.profiles import (
     BROADCASTING,
@@ -182,6 +182,41 @@ def test_an_op_the_uploads_edition_lacks_is_neither_graded_nor_counted():
         "needle.ops.power"
     ]
     assert items["reference"]["needle.ops.power"]["status"] == "passed"
+
+
+GIVEN = course_deviations(ENGINES / "needle-hw1" / "given.yaml")
+"""needle engines that leave a class of the starter's as it is given (``given.yaml``)."""
+STARTERS_POW = "pow: [6a230c7e19a724ae]"
+"""The 2023 edition's fingerprint of its starter's EWisePow, as the shipped profile writes it."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", GIVEN, ids=lambda v: v.name)
+def test_a_class_left_as_the_starter_gives_it_is_neither_graded_nor_drawn(tmp_path, engine):
+    """Graded with a copy of needle's profile told this engine's EWisePow is the starter's
+    (its fingerprint beside the starter's own): full marks, ops.power 0 of 0 "given by the
+    course" and never drawn in needle.graphs; with the shipped profile the same class is the
+    student's, and costs ops.power and graphs."""
+    submission = plant(tmp_path, *engine.edits, reference=COURSES / "needle-hw1" / "reference")
+    source = (submission / engine.edits[0].file).read_text()
+    course = tmp_path / "needle-hw1"
+    course.mkdir()
+    shutil.copy(COURSES / "needle-hw1" / "rubric.yaml", course)
+    profile = (COURSES / "needle-hw1" / "profile.yaml").read_text()
+    assert profile.count(STARTERS_POW) == 1
+    told = STARTERS_POW.replace("]", f", {fingerprint(source, 'EWisePow')}]")
+    (course / "profile.yaml").write_text(profile.replace(STARTERS_POW, told))
+    report = grade_report(
+        submission, rubric=course / "rubric.yaml", reference=COURSES / "needle-hw1" / "reference"
+    )
+    items = {i["id"]: i for i in report.items}
+    power = items["needle.ops.power"]
+    assert (power["status"], power["score"], power["max_score"]) == (NOT_IN_EDITION, 0, 0)
+    assert power["feedback"].startswith("given by the course: ")
+    assert report.score == report.max_score
+    shipped = course_grade("needle-hw1", submission)
+    lost = {i["id"] for i in shipped.items if i["score"] < i["max_score"]}
+    assert lost == {"needle.ops.power", "needle.graphs"}
 
 
 @pytest.mark.parametrize(("course", "engine"), DEVIATIONS, ids=lambda v: getattr(v, "name", v))
