@@ -2,8 +2,8 @@
 
 For every rubric item (both assignments; the ``*.graphs`` items only mix the others) an engine
 that is the reference except for one realistic bug in the part the item names must lose points
-on that item and keep full marks on every other item but its assignment's ``*.graphs`` item:
-``depends_on`` tells a student what to fix first, it never excuses a second penalty.
+on that item and keep full marks on every other item but its assignment's ``*.graphs`` item,
+the only one with ``depends_on`` (it scores 0 while an item it uses fails: docs/items.md).
 
 The assignments are independent, so each submission carries one micrograd bug and one babygrad
 bug at once, and each grade runs every item but the ``*.graphs`` ones (which may lose anyway).
