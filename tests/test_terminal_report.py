@@ -17,8 +17,6 @@ from grader.workflows.api import checked_title
 from tests.grading import REFERENCE, planted
 from tests.shown_commands import notebook
 
-pytestmark = pytest.mark.slow  # each grades micrograd.ops.tanh in a sandboxed worker
-
 TANH_BUG = {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]}
 
 
@@ -52,6 +50,7 @@ def _grade(submission: Path, tmp_path: Path) -> tuple[str, dict]:
     return run.stdout, next(i for i in json.loads(out.read_text())["items"])
 
 
+@pytest.mark.slow
 def test_a_folders_report_shows_plain_snippets_and_only_what_is_graded(tmp_path):
     """The reference's folder holds babygrad/ too: a micrograd grade does not mention it."""
     stdout, item = _grade(planted(tmp_path / "bug", TANH_BUG), tmp_path)
@@ -61,6 +60,7 @@ def test_a_folders_report_shows_plain_snippets_and_only_what_is_graded(tmp_path)
     assert "upload: micrograd: micrograd/engine.py" in stdout and "babygrad" not in stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("within", ["", "hw2"])
 def test_a_notebooks_snippets_run_in_the_notebook(tmp_path, within):
     """The notebook defines ``Value`` in a cell: its snippet imports nothing from a module the
@@ -94,6 +94,7 @@ def test_a_title_names_the_oracles_of_its_run():
     )
 
 
+@pytest.mark.slow
 def test_the_html_reports_graphs_title_says_what_checked_it(tmp_path):
     """Graded without PyTorch, the page's ``micrograd.graphs`` does not claim to match it."""
     page, out = tmp_path / "grade.html", tmp_path / "grade.json"
