@@ -120,6 +120,8 @@ def _mutants(target: Target) -> tuple[Mutant, ...]:
 
 FAKE_WORKER = ("tests/test_checks_fake_worker.py",)
 SANDBOX = ("tests/test_sandbox.py",)
+IN_USE = "tests/test_in_use.py"
+"""The walk and ledger checks on graphs in use, through fake workers on planted engines."""
 TARGETS = (
     Target("grader/grading/scoring.py", ("tests/test_scoring.py",)),
     Target("grader/grading/completeness.py", ("tests/test_unfinished_grades.py",)),
@@ -130,7 +132,7 @@ TARGETS = (
     Target("grader/worker/process.py", SANDBOX, named("_reply")),
     Target("grader/language/verdicts.py", FAKE_WORKER, named("Tolerance", "mismatch")),
     Target("grader/checks/answers.py", FAKE_WORKER, judges),
-    Target("grader/checks/accumulation.py", FAKE_WORKER, judges),
+    Target("grader/checks/accumulation.py", (*FAKE_WORKER, IN_USE), judges),
     Target("grader/checks/broadcasting.py", FAKE_WORKER, judges),
     Target("grader/checks/differences.py", ("tests/test_function_api.py",), judges),
     Target("grader/checks/graphs.py", FAKE_WORKER, judges),
@@ -141,6 +143,7 @@ TARGETS = (
         "grader/checks/walks.py",
         (
             *FAKE_WORKER,
+            IN_USE,
             "tests/test_tensor_api.py",
             "tests/test_untouched.py::test_a_walk_changing_the_gradient_it_was_given_fails_the_walk",
         ),

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 
 from grader.checks.ops import op_snippet
 from grader.language import profiles
-from grader.language.dags import Dag, dags, diamonds
+from grader.language.dags import HANDED_BACK_LEDGERS, Dag, dags, diamonds
 from grader.language.graphs import OPS, TENSOR_OP_ITEMS, Graph, Node, evaluate
 from grader.language.snippets import graph_snippet, tensor_dag_snippet
 from grader.language.strategies import tensor_graphs
@@ -145,11 +145,30 @@ def second_walk_agrees(loaded) -> bool:
     return all(np.allclose(g, w * np.ones(2)) for g, w in zip(grads, want, strict=True))
 
 
+def handed_back_agrees(loaded) -> bool:
+    """``Tensor.backward()`` over the grader's ops handing ``out_grad`` back unchanged to
+    every input, as needle's EWiseAdd does: exact gradients on every tensor."""
+    for dag in HANDED_BACK_LEDGERS:
+        case = {"dag": dag.to_json(), "shape": [2], "hands_back": True}
+        got = probed(loaded, probes.probe_tensor_backward, case)
+        if got is None:
+            return False
+        (want,) = dag.backward(1)
+        grads = [decode_array(g, "grad") for g in got["grads"]]
+        if not all(np.allclose(g, w * np.ones(2)) for g, w in zip(grads, want, strict=True)):
+            return False
+    return True
+
+
 def walk_is_right(loaded) -> bool:
-    return second_walk_agrees(loaded) and all(
-        walk_agrees(loaded, dag, seed)
-        for dag in (diamonds(3), _shared_twice())
-        for seed in ((1.0, 1.0), (0.5, -1.5))
+    return (
+        second_walk_agrees(loaded)
+        and handed_back_agrees(loaded)
+        and all(
+            walk_agrees(loaded, dag, seed)
+            for dag in (diamonds(3), _shared_twice())
+            for seed in ((1.0, 1.0), (0.5, -1.5))
+        )
     )
 
 

@@ -67,10 +67,11 @@ def test_second_backward_adds_without_reset(grading, leaves, weight):
     walks.check_backward(grading, shallow(leaves, (weight, 1.0, -2.0)), passes=2)
 
 
-@graded("micrograd.backward")
+@graded("micrograd.backward", needs=(SECOND_ADDS,))
 def test_backward_on_a_graph_in_use(grading):
     """As a training loop calls it: again from an inner node, and from a root whose grad is
-    not 0. Fixed graphs: every seed grades them."""
+    not 0 (the root set to 1, what the others held added to, where the course's words say
+    so). Fixed graphs: every seed grades them."""
     for dag, roots, held in IN_USE_BACKWARDS:
         walks.check_backward(grading, dag, roots=roots, held=held)
 
