@@ -58,6 +58,7 @@ COURSE_ENGINES = {
         "other": ENGINES / "babygrad-book" / "author",
     },
     "tinytorch-autograd": {"reference": COURSES / "tinytorch-autograd" / "reference"},
+    "cmu-11785-autograd": {"reference": COURSES / "cmu-11785-autograd" / "reference"},
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
 SLOT = 240

@@ -460,16 +460,21 @@ def tensor_backward(
     wrap_leaves: bool = False,
     first: int | None = None,
     hands_back: bool = False,
+    ledger: bool = False,
 ) -> TensorRun:
     """The student's ``Tensor.backward`` on grader-made ops (``probe_tensor_backward``): the
     leaves in ``frozen`` do not require grad; ``grad`` is the upstream gradient (None: call
     ``backward()``); ``wrap_leaves``: each leaf is the grader's op of a tensor, so the calls
     show when the walk reaches it; ``first``: ``backward()`` from that op node first, then
     from the root (``TensorRun.first``); ``hands_back``: an op hands ``out_grad`` back as it
-    was given to every input of weight 1, as a real Add does (``given_sum``)."""
+    was given to every input of weight 1, as a real Add does (``given_sum``); ``ledger``: the
+    ledger is graded, apart from the walk where a course adapter gives it apart (its
+    ``ledger``: the grader's walk sums in the student's ledger)."""
     case: dict[str, object] = {"dag": dag.to_json(), "shape": list(shape)}
     if hands_back:
         case["hands_back"] = True
+    if ledger:
+        case["ledger"] = True
     if first is not None:
         case["first"] = first
     if frozen:

@@ -50,13 +50,47 @@ An adapter module maps onto the protocol with five functions, in the course's ow
   its inputs' gradients given ``out_grad``, each delivered as the course's given code
   delivers it to an input (None: no gradient). (``gradients``)
 
-The rest of the protocol is the grader's for an adapted engine: ``grad`` and ``walk`` are the
-grader's walk (each op asked once, newest node first, what reaches each node summed: the
-course's own walk is never graded through an adapter), ``build`` applies each node in turn,
-``out_grad`` hands over the array itself, ``inputs`` and ``stand_in`` are not graded. Only the
-worker runs an adapter (``load_adapter``, called by its runner), on the student's engine; the
-trusted parent only checks, without running it, that it defines these functions
-(``missing``, when the profile is loaded).
+The walk hooks
+--------------
+Where the walk is the student's (``walk: {topo: nested}``: CMU 11-785's tape, whose
+``Autograd.backward`` walks what ``add_operation`` recorded), the adapter also defines four
+functions, all or none (``WALK_HOOKS``), through which the walk items reach the student's walk:
+
+- ``tape(engine) -> tape``: a fresh tape (or graph) of the student's for one walk, whatever
+  the course makes anew for a forward pass (11-785: an ``Autograd``); it is handed to the
+  three others.
+- ``record(tape, inputs, output, backward)``: put ``output``, computed from ``inputs``, on
+  ``tape`` as the course records an op. ``backward`` is None for an op the adapter's
+  ``apply`` made (the student's own op: its backward as the course wires it), or the grader's
+  stand-in, a callable ``backward(out_grad) -> list`` giving each input's gradient (the walk
+  items record these alone, so only the walk and its ledger are the student's). Before each
+  walk the grader records every op node made, in the order they were made: ``apply`` never
+  touches the tape, so a tape that raises costs no op item. (``stand_in``)
+- ``walk(tape, root, out_grad)``: the student's walk from ``root``, handed ``out_grad``.
+  (``walk``)
+- ``grad(tape, tensor)``: the gradient the student's walk left for ``tensor`` (None: none).
+  (``grad``)
+
+A course whose ledger is a part of its own, apart from its walk (11-785's ``GradientBuffer``),
+may also define ``ledger(tape) -> (add, get)``: ``add(tensor, gradient)`` adds a gradient into
+the entry of ``tensor`` in the student's ledger, ``get(tensor)`` reads it (None: none). The
+ledger items then run the grader's walk over the grader's stand-ins, summing into the
+student's ledger; without it they run the student's walk, the ledger being a part of it.
+
+Blame is by counterfactual, as for the built-in shapes: the op items ask the student's ops
+alone (``gradients``), the walk items run the student's walk over the grader's stand-ins, and
+whole graphs run the student's walk over the student's ops. A walk that starts only at the
+end of its tape cannot start at an inner node: the grader draws no second walk from one
+(``AssignmentProfile.has``: ``walk.roots``).
+
+Without the hooks the rest of the protocol is the grader's: ``grad`` and ``walk`` are the
+grader's walk (each op asked once, newest node first, what reaches each node summed), and the
+profile must say the course gives its walk (``topo: given``); a profile that asks to grade a
+walk its adapter cannot run is refused when it is loaded, with the reason. ``build`` applies
+each node in turn, ``out_grad`` hands over the array itself, ``inputs`` is not graded. Only
+the worker runs an adapter (``load_adapter``, called by its runner), on the student's engine;
+the trusted parent only checks, without running it, that it defines these functions
+(``missing``, ``walk_hooks``, when the profile is loaded).
 """
 
 from __future__ import annotations
@@ -71,6 +105,8 @@ if TYPE_CHECKING:
 
 PROTOCOL = ("load", "leaf", "value", "apply", "gradients")
 """The functions an adapter defines."""
+WALK_HOOKS = ("tape", "record", "walk", "grad")
+"""The functions an adapter whose course grades the student's walk also defines."""
 
 
 @runtime_checkable
@@ -122,11 +158,22 @@ class EngineProtocol(Protocol):
         """The grader's weighted-sum op, in the course's object model, applied to ``inputs``."""
 
 
+def _defined(source: str) -> set[str]:
+    """The functions ``source`` defines at its top level (a syntax error raises)."""
+    return {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+
+
 def missing(source: str) -> list[str]:
     """The protocol's functions ``source`` does not define at its top level (a syntax error
     raises ``SyntaxError``)."""
-    defined = {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+    defined = _defined(source)
     return [name for name in PROTOCOL if name not in defined]
+
+
+def walk_hooks(source: str) -> list[str]:
+    """The walk hooks ``source`` defines at its top level (``WALK_HOOKS``, in their order)."""
+    defined = _defined(source)
+    return [name for name in WALK_HOOKS if name in defined]
 
 
 def load_adapter(source: str, name: str) -> ModuleType:

@@ -74,6 +74,7 @@ TOPO = "walk.topo"
 NESTED = "walk.nested"
 ZERO_GRAD = "walk.zero_grad"
 FROZEN_LEAVES = "walk.frozen_leaves"
+ROOTS = "walk.roots"
 SECOND_ADDS = "second_backward.accumulate"
 BROADCASTING = "broadcasting"
 KINKS = "kinks"
@@ -378,7 +379,8 @@ class AssignmentProfile:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
         ``build_topo``), ``walk.nested`` (an order built inside ``backward()``),
         ``walk.zero_grad``, ``walk.frozen_leaves`` (leaves that do not require grad get
-        none), ``second_backward.accumulate`` (a second ``backward()`` adds, in the course's
+        none), ``walk.roots`` (a walk may start at any node, not only where a tape ends),
+        ``second_backward.accumulate`` (a second ``backward()`` adds, in the course's
         words), ``broadcasting`` (implicit, in elementwise ops), ``kinks`` (relu's and abs's
         gradient at exactly 0, in the course's words), ``operator.<op>`` (the op reached
         through an operator or method)?"""
@@ -390,6 +392,8 @@ class AssignmentProfile:
             return self.walk.zero_grad == "module"
         if need == FROZEN_LEAVES:
             return self.walk.frozen_leaves == "no_grad"
+        if need == ROOTS:  # a course adapter's walk starts where its tape ends
+            return not (isinstance(self.api, TensorApi) and self.api.adapter)
         if need == SECOND_ADDS:
             return self.walk.second_backward == "accumulate"
         if need == BROADCASTING:
@@ -511,6 +515,7 @@ def load(path: Path) -> Profile:
         if isinstance(api, TensorApi):
             _check_templates(path, text, name, api, raw["ops"])
             api = _with_adapter(path, text, name, api)
+            _check_adapted_walk(path, text, name, raw["walk"]["topo"], api)
         _check_contract(path, text, name, raw, api)
         conventions = _conventions(path, text, name, raw.get("conventions", {}))
         assignments[name] = AssignmentProfile(
@@ -626,6 +631,28 @@ def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list
                     f"a Python expression ({exc.msg}). "
                     f"{SEE}"
                 ) from None
+
+
+def _check_adapted_walk(path: Path, text: str, name: str, topo: str, api: TensorApi) -> None:
+    """A walk the profile grades must be one its adapter can run: all of the walk hooks
+    (``grader.language.adapters.WALK_HOOKS``) where ``topo`` is not ``given``, and then all
+    or none of them."""
+    if not api.adapter:
+        return
+    hooks = adapters.walk_hooks(api.adapter_source)
+    lacking = [hook for hook in adapters.WALK_HOOKS if hook not in hooks]
+    if not lacking or (topo == "given" and not hooks):
+        return
+    line = line_of(text, ["assignments", name, "walk", "topo"])
+    why = (
+        f"walk.topo {topo} grades the student's walk, but {api.adapter} does not define "
+        f"{', '.join(lacking)}: an adapter runs a student's walk through tape, record, walk "
+        "and grad, or the course gives its walk (topo: given)"
+        if topo != "given"
+        else f"{api.adapter} defines {', '.join(hooks)} but not {', '.join(lacking)}: the walk "
+        "hooks come together (tape, record, walk and grad)"
+    )
+    raise ProfileError(f"{path}:{line}: assignments/{name}/walk/topo: {why}. {SEE}")
 
 
 def _with_adapter(path: Path, text: str, name: str, api: TensorApi) -> TensorApi:

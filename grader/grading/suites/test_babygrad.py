@@ -31,7 +31,7 @@ from grader.language.graphs import (
     TENSOR_OP_ITEMS,
     TENSOR_OPERATOR_FORMS,
 )
-from grader.language.profiles import BROADCASTING, FROZEN_LEAVES, KINKS, OPERATOR
+from grader.language.profiles import BROADCASTING, FROZEN_LEAVES, KINKS, OPERATOR, ROOTS
 from grader.language.strategies import (
     broadcasting_cases,
     kink_cases,
@@ -156,7 +156,7 @@ def test_backward_visits_each_tensor_after_its_consumers(grading, dag):
     walks.check_walk_order(grading, dag)
 
 
-@graded("babygrad.backward")
+@graded("babygrad.backward", needs=(ROOTS,))
 @given(
     in_domain(lambda domain: second_walks(max_operands=domain.max_operands)),
     tensor_shapes(max_dims=2),

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.worker.encoding import Encoded
+from grader.worker.encoding import Encoded, ProbeError, encode
 from grader.worker.probes.build import api_of, grad_of, scalar_data
 from grader.worker.probes.stand_ins import (
     CountedInputs,
@@ -22,7 +22,7 @@ from grader.worker.probes.stand_ins import (
     own_singles_are_tuples,
 )
 from grader.worker.probes.untouched import OUT_GRAD, Watch, values_of
-from grader.worker.shapes import shape_of
+from grader.worker.shapes import Adapted, shape_of
 
 
 def _scalar_grads(nodes: list[Any]) -> list[Encoded | None]:
@@ -180,12 +180,60 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
     the walk changed. A walk that raises on the grader's one-input ops' bare Tensors runs again
     on 1-tuples where the student's own ops give those (``own_singles_are_tuples``): it need
     only take what its own ops give."""
+    shape = shape_of(engine, "tensor")
+    if isinstance(shape, Adapted):
+        return _adapted_backward(shape, case)
     try:
         return _tensor_backward(engine, case, single_as_tuple=False)
     except Exception:
         if not own_singles_are_tuples(engine):
             raise
     return _tensor_backward(engine, case, single_as_tuple=True)
+
+
+def _adapted_backward(shape: Adapted, case: dict[str, Any]) -> dict[str, Any]:
+    """``probe_tensor_backward`` through a course adapter's walk hooks: the grader's
+    weighted-sum ops recorded on the student's tape (``Adapted.stand_in``), then the student's
+    walk. A tape keeps no gradient for the output it is handed one for: the output's is what
+    it was handed. No leaf is frozen (the profile's ``frozen_leaves`` is never ``no_grad``
+    where a tape is graded), and a walk never starts at an inner node (``walk.roots``)."""
+    if case.get("first") is not None or case.get("frozen"):
+        raise ProbeError("a course adapter's walk starts at its output, and freezes no leaf")
+    calls: list[int] = []
+    index: dict[int, int] = {}
+    dag, array = case["dag"], tuple(case["shape"])
+    hands_back = bool(case.get("hands_back"))
+    nodes = [shape.leaf(np.full(array, 1.0 + i)) for i in range(dag["leaves"])]
+
+    def stand_in(weights: list[float], operands: list[Any]) -> Any:
+        out = shape.stand_in(
+            weights, operands, lambda made: calls.append(index[id(made)]), hands_back
+        )
+        index[id(out)] = len(index)
+        return out
+
+    if case.get("wrap_leaves"):
+        nodes = [stand_in([1.0], [leaf]) for leaf in nodes]
+    else:
+        index.update((id(leaf), i) for i, leaf in enumerate(nodes))
+    for pairs in dag["nodes"]:
+        nodes.append(stand_in([float(w) for _, w in pairs], [nodes[i] for i, _ in pairs]))
+    grad = case.get("grad")
+    out_grad = np.ones(array) if grad is None else np.asarray(grad, np.float64).reshape(array)
+    watch = Watch()
+    given = values_of(nodes, shape.value)
+    with watch.phase("walk", given):
+        # a copy: the course never says it is kept; the ledger items sum in the student's
+        # ledger apart from their walk where the adapter gives it (``ledger``)
+        shape.walk(nodes[-1], out_grad.copy(), ledger=bool(case.get("ledger")))
+    grads = [shape.grad(n) for n in nodes]
+    if grads[-1] is None:
+        grads[-1] = out_grad
+    return {
+        **watch.report(),
+        "grads": [None if g is None else encode(g, f"node {i} grad") for i, g in enumerate(grads)],
+        "calls": list(calls),
+    }
 
 
 def _tensor_backward(

@@ -1,0 +1,108 @@
+"""A course adapter's walk hooks (``grader.language.adapters.WALK_HOOKS``): CMU 11-785's tape
+recorded and walked through the protocol, in process, and the profiles refused at load
+because their adapter cannot run the walk they ask to grade. The grades (the reference's
+full marks, the starter's 0, each planted bug's own item) are in ``tests/test_courses.py``."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from grader.language import profiles
+from grader.language.adapters import load_adapter
+from grader.language.graphs import Graph, Node
+from grader.language.profiles import ProfileError
+from grader.layout import COURSES
+from grader.worker.engines import isolated
+from grader.worker.probes.walks import probe_tensor_backward
+from grader.worker.shapes import Adapted
+
+CMU = COURSES / "cmu-11785-autograd"
+TINYTORCH = COURSES / "tinytorch-autograd"
+
+
+@contextmanager
+def mytorch(reference: Path = CMU / "reference") -> Iterator[SimpleNamespace]:
+    adapter = load_adapter((CMU / "adapter.py").read_text(), "mytorch")
+    with isolated(reference, "mytorch"):
+        yield SimpleNamespace(adapter=adapter, engine=adapter.load())
+
+
+def test_a_graph_is_recorded_on_the_students_tape_and_walked_by_it():
+    """(a * b) + a, summed: the tape's walk gives a b + 1 and b a; a is the first leaf (the
+    buffer's), b the second (a parameter: gradients_to_update)."""
+    graph = Graph(
+        "tensor",
+        ((2.0, 3.0), (5.0, 7.0)),
+        (Node("mul", (0, 1)), Node("add", (2, 0)), Node("sum", (3,))),
+    )
+    with mytorch() as engine:
+        shape = Adapted(engine)
+        nodes = shape.build(graph)
+        shape.walk(nodes[-1])
+        assert np.array_equal(shape.grad(nodes[0]), [6.0, 8.0])
+        assert np.array_equal(shape.grad(nodes[1]), [2.0, 3.0])
+        assert id(nodes[1]) in shape.tape.params  # routed through gradients_to_update
+
+
+def test_the_walk_items_run_the_students_tape_over_the_graders_ops():
+    """n2 = n0 + 2 n1 and n3 = 3 n2 + n0: the tape calls each stand-in once, newest first."""
+    case = {"dag": {"leaves": 2, "nodes": [[[0, 1.0], [1, 2.0]], [[2, 3.0], [0, 1.0]]]}}
+    with mytorch() as engine:
+        answer = probe_tensor_backward(engine, {**case, "shape": [2]})
+    assert answer["calls"] == [3, 2]
+    grads = [np.asarray(g["data"], dtype=float) for g in answer["grads"]]
+    assert [g.tolist() for g in grads] == [[4.0, 4.0], [6.0, 6.0], [3.0, 3.0], [1.0, 1.0]]
+
+
+def test_the_buffers_item_sums_into_the_students_buffer_with_the_graders_walk(tmp_path):
+    """A tape walked forwards raises (the root's output has no buffer entry): the buffer's
+    item, graded with the grader's walk, never runs it."""
+    engine_copy = tmp_path / "engine"
+    shutil.copytree(CMU / "reference", engine_copy)
+    tape = engine_copy / "mytorch" / "autograd_engine.py"
+    tape.write_text(
+        tape.read_text().replace("reversed(self.operation_list)", "self.operation_list")
+    )
+    case = {"dag": {"leaves": 1, "nodes": [[[0, 1.0], [0, 2.0]]]}, "shape": [2]}
+    with mytorch(engine_copy) as engine:
+        with pytest.raises(KeyError):
+            probe_tensor_backward(engine, {**case, "wrap_leaves": True})
+        answer = probe_tensor_backward(engine, {**case, "wrap_leaves": True, "ledger": True})
+    assert np.asarray(answer["grads"][0]["data"]).tolist() == [3.0, 3.0]
+
+
+def _copy(course: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "course"
+    shutil.copytree(course, folder, ignore=shutil.ignore_patterns("reference"))
+    return folder / "profile.yaml"
+
+
+def test_an_adapter_without_the_walk_hooks_cannot_grade_a_walk(tmp_path):
+    profile = _copy(TINYTORCH, tmp_path)
+    text = profile.read_text().replace("topo: given", "topo: nested")
+    profile.write_text(text)
+    line = text[: text.index("topo: nested")].count("\n") + 1
+    with pytest.raises(ProfileError) as raised:
+        profiles.load(profile)
+    message = str(raised.value)
+    assert message.startswith(f"{profile}:{line}: assignments/tinytorch/walk/topo: walk.topo ")
+    assert "does not define tape, record, walk, grad" in message
+    assert "\n" not in message
+
+
+def test_the_walk_hooks_come_together(tmp_path):
+    profile = _copy(CMU, tmp_path)
+    adapter = profile.parent / "adapter.py"
+    adapter.write_text(adapter.read_text().replace("def grad(", "def gradient_of("))
+    with pytest.raises(ProfileError, match=r"adapter.py does not define grad: "):
+        profiles.load(profile)
+    profile.write_text(profile.read_text().replace("topo: nested", "topo: given"))
+    with pytest.raises(ProfileError, match=r"defines tape, record, walk but not grad"):
+        profiles.load(profile)
