@@ -30,8 +30,10 @@ $(GRADER_VENV)/.installed: pyproject.toml
 	$(GRADER_VENV)/bin/python -m pip install -q -e .
 	touch $@
 
+# Grade SUBMISSION; COURSE= grades it as another course does (a shipped one by name, or a
+# course folder: make grade COURSE=cmu-11785-autograd SUBMISSION=path/to/handout).
 grade: $(STAMP)
-	$(PY) -m grader grade --submission $(SUBMISSION) --assignment $(ASSIGNMENT) $(foreach item,$(ONLY),--only $(item)) $(ARGS)
+	$(PY) -m grader grade --submission $(SUBMISSION) --assignment $(ASSIGNMENT) $(if $(COURSE),--course $(COURSE)) $(foreach item,$(ONLY),--only $(item)) $(ARGS)
 
 # Re-grade the changed assignment on every save; prints what newly passes or fails.
 watch: $(STAMP)

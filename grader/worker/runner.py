@@ -41,12 +41,21 @@ def student_frames(tb: Any, root: Path) -> list[str]:
     return lines[-5:]
 
 
+def raised_in(exc: BaseException) -> str:
+    """The function that raised ``exc`` (``Autograd.backward``): what a bare
+    ``NotImplementedError()`` leaves unsaid."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "" if tb is None else tb.tb_frame.f_code.co_qualname
+
+
 def describe(exc: BaseException, root: Path) -> dict[str, Any]:
     """A bounded, plain description of an exception raised while probing the engine."""
     frames = student_frames(exc.__traceback__, root)
     message = f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE]
     if isinstance(exc, NotImplementedError):
-        status, message = "missing", f"not implemented: {exc}"[:MAX_MESSAGE]
+        status, message = "missing", f"not implemented: {str(exc) or raised_in(exc)}"[:MAX_MESSAGE]
     elif isinstance(exc, AttributeError) and not frames and getattr(exc, "name", None):
         status, message = "missing", deviation(exc) or f"not implemented: {exc.name}"
     elif isinstance(exc, ProbeError):

@@ -454,10 +454,20 @@ def triage(
     return [triaged.get(v.id, v) for v in verdicts]
 
 
+NO_REGIONS = (
+    "{} has no solution regions: the audit mutates the code between '# BEGIN SOLUTION "
+    "[items]: instruction' and '# END SOLUTION' (docs/course-authors.md, 'Solution "
+    "regions'), and with none it would grade no mutant and find no hole"
+)
+"""Why an audit of a reference without markers stops (it printed 0 holes, exit 0)."""
+
+
 def run(options: AuditOptions, console: Console) -> AuditReport:
     """Make, grade, judge and triage; write ``audit.json`` and ``audit.html`` into ``out``."""
     started = time.monotonic()
     rubric = rubric_module.load(options.grading.rubric)
+    if not regions(options.reference):
+        raise UsageFailure(NO_REGIONS.format(options.reference))
     verify_reference(options.grading, rubric)
     chosen = candidates(options)
     grades = grade_all(options, chosen, rubric, console)
