@@ -98,9 +98,12 @@ def test_the_items_page_names_every_item_of_every_suite():
 
 
 def test_the_adapter_sketch_defines_the_protocol():
+    """The sketch defines the five functions; the worked walk hooks are 11-785's, verbatim."""
     page = (DOCS / "protocol.md").read_text()
-    (sketch,) = re.findall(r"^```python\n(.*?)^```", page, flags=re.MULTILINE | re.DOTALL)
+    sketch, hooks = re.findall(r"^```python\n(.*?)^```", page, flags=re.MULTILINE | re.DOTALL)
     assert adapters.missing(sketch) == []
+    assert adapters.walk_hooks(hooks) == list(adapters.WALK_HOOKS)
+    assert hooks in (REPO / "courses" / "cmu-11785-autograd" / "adapter.py").read_text()
 
 
 def test_each_section_an_error_message_names_is_on_its_page():
