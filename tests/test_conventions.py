@@ -15,6 +15,24 @@ from grader.language.editions import fingerprint
 from grader.language.profiles import KINKS, SECOND_ADDS, ProfileError
 from grader.layout import COURSES
 from tests.grading import ENGINES
+from tests.planted import Edit, plant
+
+OPS = "python/needle/ops/ops_mathematic.py"
+ADD_COMPUTE = "        # BEGIN SOLUTION [needle.ops.add]: return the elementwise sum\n"
+ADD_GRADIENT = "        # BEGIN SOLUTION [needle.ops.add]: both local derivatives are 1\n"
+AS_THE_STARTER = (
+    Edit(
+        OPS,
+        f"    def compute(self, a, b):\n{ADD_COMPUTE}",
+        f"    def compute(self, a: NDArray, b: NDArray):\n{ADD_COMPUTE}",
+    ),
+    Edit(
+        OPS,
+        f"    def gradient(self, out_grad, node):\n{ADD_GRADIENT}",
+        f"    def gradient(self, out_grad: Tensor, node: Tensor):\n{ADD_GRADIENT}",
+    ),
+)
+"""EWiseAdd's signatures annotated as the starter's are: then its syntax tree is the starter's."""
 
 MINIMAL = """profile: mine
 title: mine
@@ -110,16 +128,21 @@ def test_karpathys_lecture_and_repository_are_editions_told_apart_by_relu():
         assert set(profile.of("micrograd").ops) - set(own.ops) == lacks
 
 
-def test_needles_starter_classes_left_as_given_are_the_courses_and_changed_ones_the_students():
-    """The reference's EWiseAdd and AddScalar are written as the starter writes them (the same
-    syntax tree); every other class of it is its own, and the 2022 engine's are all its own."""
+def test_needles_starter_classes_left_as_given_are_the_courses_and_changed_ones_the_students(
+    tmp_path,
+):
+    """The references' classes are their own (a reference graded as an upload is the audit's
+    baseline: every item of it graded); a class changed to the starter's syntax tree (here the
+    reference's EWiseAdd with the starter's annotations) is the course's."""
     profile = profiles.load(COURSES / "needle-hw1" / "profile.yaml")
-    reference = profile.as_uploaded(COURSES / "needle-hw1" / "reference").of("needle")
-    assert reference.edition is not None and reference.edition.kept == ("add", "add_scalar")
-    assert not reference.has("add") and reference.has("mul") and reference.has("pow")
-    layout2022 = profile.as_uploaded(ENGINES / "needle-hw1" / "layout2022").of("needle")
-    assert layout2022.edition is not None and layout2022.edition.kept == ()
-    edition = reference.edition
+    for engine in (COURSES / "needle-hw1" / "reference", ENGINES / "needle-hw1" / "layout2022"):
+        own = profile.as_uploaded(engine).of("needle")
+        assert own.edition is not None and own.edition.kept == ()
+    upload = plant(tmp_path, *AS_THE_STARTER, reference=COURSES / "needle-hw1" / "reference")
+    own = profile.as_uploaded(upload).of("needle")
+    assert own.edition is not None and own.edition.kept == ("add",)
+    assert not own.has("add") and own.has("mul") and own.has("pow")
+    edition = own.edition
     assert edition.because(("add",)).feedback("EWiseAdd").startswith("given by the course: ")
     assert edition.because(("relu", "add")).as_given
     assert not edition.because(("relu",)).as_given

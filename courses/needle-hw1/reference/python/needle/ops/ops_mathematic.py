@@ -28,12 +28,12 @@ from ..backend_numpy import array_api
 class EWiseAdd(TensorOp):
     """a + b, elementwise (operands of the same shape)."""
 
-    def compute(self, a: NDArray, b: NDArray):
+    def compute(self, a, b):
         # BEGIN SOLUTION [needle.ops.add]: return the elementwise sum
         return a + b
         # END SOLUTION
 
-    def gradient(self, out_grad: Tensor, node: Tensor):
+    def gradient(self, out_grad, node):
         # BEGIN SOLUTION [needle.ops.add]: both local derivatives are 1
         return out_grad, out_grad
         # END SOLUTION
@@ -49,12 +49,12 @@ class AddScalar(TensorOp):
     def __init__(self, scalar):
         self.scalar = scalar
 
-    def compute(self, a: NDArray):
+    def compute(self, a):
         # BEGIN SOLUTION [needle.ops.add_scalar; needle.ops.power]: return a plus the scalar
         return a + self.scalar
         # END SOLUTION
 
-    def gradient(self, out_grad: Tensor, node: Tensor):
+    def gradient(self, out_grad, node):
         # BEGIN SOLUTION [needle.ops.add_scalar]: the local derivative is 1
         return out_grad
         # END SOLUTION
