@@ -771,6 +771,13 @@ def test_backward_second_call_that_resets_says_which_call():
     assert verdict.details[0] == "after backward() call 2: n0.grad: expected 9, got 4"
 
 
+ONCE = (
+    "The course's own words (exercises/micrograd/engine.py, Value.backward's docstring): "
+    '"call each node\'s ``_backward`` from the last node of the order to the first."'
+)
+"""Told where a closure ran other than once: this course's words for it."""
+
+
 def test_backward_running_a_closure_twice_is_named():
     def twice(case: dict[str, Any], answer: Answer) -> Answer:
         answer["passes"][0]["calls"][2] = 2
@@ -779,8 +786,23 @@ def test_backward_running_a_closure_twice_is_named():
     grading = session("micrograd.backward", {"backward": twice})
     verdict = wrong(walks.check_backward, grading, DAG)
     assert verdict.reason == "a node's _backward ran the wrong number of times"
-    assert verdict.details == ["node(s) [2] ran [2] times, expected 1"]
+    assert verdict.details == ["node(s) [2] ran [2] times, expected 1", ONCE]
     assert names_bug(verdict, "no-visited-set")
+
+
+def test_backward_running_a_closure_twice_costs_nothing_where_the_course_does_not_say_once():
+    """Only what the calls did is judged: here the grads, which the tamper leaves right."""
+
+    def twice(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["passes"][0]["calls"][2] = 2
+        return answer
+
+    grading = session("micrograd.backward", {"backward": twice})
+    own = grading.profile.of("micrograd")
+    open_calls = {**own.conventions, "calls": Convention("calls", "unspecified")}
+    assignments = {"micrograd": dataclasses.replace(own, conventions=open_calls)}
+    grading.profile = dataclasses.replace(grading.profile, assignments=assignments)
+    walks.check_backward(grading, DAG)
 
 
 def test_backward_lists_each_closure_run_too_often_with_its_own_count():
@@ -790,7 +812,7 @@ def test_backward_lists_each_closure_run_too_often_with_its_own_count():
 
     grading = session("micrograd.backward", {"backward": too_often})
     verdict = wrong(walks.check_backward, grading, DAG)
-    assert verdict.details == ["node(s) [2, 3] ran [2, 3] times, expected 1"]
+    assert verdict.details == ["node(s) [2, 3] ran [2, 3] times, expected 1", ONCE]
 
 
 @pytest.mark.parametrize(
@@ -1131,6 +1153,31 @@ def test_walk_order_right_answer_passes():
     grading = session("babygrad.backward")
     walks.check_walk_order(grading, DAG)
     assert asked(grading) == ["load", "tensor_backward"]
+
+
+@pytest.mark.parametrize("rule", ["once", "unspecified"])
+def test_walk_order_an_op_backward_called_once_per_input_fails_only_where_the_course_says_once(
+    rule,
+):
+    """needle's text does not say a walk calls each op's gradient once: a walk that calls it
+    for each input in turn (consumers first all the same) is a walk; this course's does."""
+
+    def per_input(case: dict[str, Any], answer: Answer) -> Answer:
+        return answer | {"calls": [c for c in answer["calls"] for _ in range(2)]}
+
+    grading = session("babygrad.backward", {"tensor_backward": per_input})
+    own = grading.profile.of("babygrad")
+    stated = own.convention("calls")
+    convention = stated if stated.rule == rule else Convention("calls", rule)
+    changed = dataclasses.replace(own, conventions={**own.conventions, "calls": convention})
+    assignments = {**grading.profile.assignments, "babygrad": changed}
+    grading.profile = dataclasses.replace(grading.profile, assignments=assignments)
+    if rule == "unspecified":
+        walks.check_walk_order(grading, DAG)
+        return
+    verdict = wrong(walks.check_walk_order, grading, DAG)
+    assert verdict.reason == "Tensor.backward visits tensors out of order"
+    assert "backward ran twice" in verdict.details[0]
 
 
 def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():

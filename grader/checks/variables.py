@@ -234,7 +234,7 @@ def check_backpropagate(
     found = untouched.decoded(answer, dag.size, snippet)
     untouched.fail_walk(found, dag.size, api.backpropagate.rpartition(".")[2], assignment, snippet)
     try:
-        problems, got = _judged(api, dag, answer, expected, scalars)
+        problems, got = _judged(api, dag, answer, expected, scalars, _once(session))
     except protocol.InvalidAnswer as exc:
         raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
     if problems and not _right_with_own_order(session, case, api, dag, expected):
@@ -256,17 +256,26 @@ def _right_with_own_order(
         session.assignment("scalar").name, Probe.BACKPROPAGATE, {**case, "order": None}
     )
     try:
-        return answer is not None and not _judged(api, dag, answer, expected, case["scalars"])[0]
+        if answer is None:
+            return False
+        return not _judged(api, dag, answer, expected, case["scalars"], _once(session))[0]
     except protocol.InvalidAnswer:
         return False
 
 
+def _once(session: GradingSession) -> bool:
+    """Does the course's text say each variable's chain rule runs once (``conventions:
+    calls``)? Else a walk may run one again, and what each run was given is judged."""
+    return session.profile.of(session.assignment("scalar").name).convention("calls").charged
+
+
 def _judged(
-    api: FunctionApi, dag: Dag, answer: dict, expected: list[float], scalars: bool
+    api: FunctionApi, dag: Dag, answer: dict, expected: list[float], scalars: bool, once: bool
 ) -> tuple[list[str], list[np.ndarray | None]]:
     """What is wrong in a ``backpropagate`` probe's answer, and the derivatives it shows (each
-    leaf's total, each op node's one ``d_output``); ``protocol.InvalidAnswer`` if it is not an
-    answer."""
+    leaf's total, each op node's ``d_output``); ``protocol.InvalidAnswer`` if it is not an
+    answer. ``once``: a chain rule run other than once is wrong in itself; else every run of
+    it must be given the right ``d_output``."""
     received = _decoded(protocol.field(answer, "received", list), "d_output")
     accumulated = _decoded(protocol.field(answer, "accumulated", list), "derivative")
     if len(received) != dag.size or len(accumulated) != dag.size:
@@ -275,10 +284,22 @@ def _judged(
     problems = []
     for i in range(dag.leaves, dag.size):
         calls = received[i]
-        if len(calls) != 1:
+        if not calls or (once and len(calls) != 1):
             problems.append(f"n{i}: {chain_rule} was called {len(calls)} times, not once")
-        elif wrong := mismatch(
-            f"n{i}: d_output given to {chain_rule}", calls[0], np.asarray(expected[i]), EXACT_ENOUGH
+        elif wrong := next(
+            (
+                m
+                for call in calls
+                if (
+                    m := mismatch(
+                        f"n{i}: d_output given to {chain_rule}",
+                        call,
+                        np.asarray(expected[i]),
+                        EXACT_ENOUGH,
+                    )
+                )
+            ),
+            None,
         ):
             problems.append(wrong)
     got: list[np.ndarray | None] = []
@@ -289,7 +310,10 @@ def _judged(
             f"n{i}.{api.derivative}", total, np.asarray(expected[i]), EXACT_ENOUGH
         ):
             problems.append(wrong)
-    got += [calls[0] if len(calls) == 1 else None for calls in received[dag.leaves :]]
+    got += [
+        calls[0] if calls and (len(calls) == 1 or not once) else None
+        for calls in received[dag.leaves :]
+    ]
     return problems, got
 
 

@@ -52,11 +52,19 @@ KEYS: dict[str, Rules] = {
         ("no_grad",),
         "what a leaf made with requires_grad=False gets from backward()",
     ),
+    "calls": Rules(
+        ("once", "unspecified"),
+        "unspecified",
+        ("once",),
+        "how often a walk calls each op's backward",
+    ),
 }
 """Every convention a check may charge. ``kinks: open``: no gradient at exactly 0 is drawn;
 ``order: either``: an order read either way round is right; ``second_backward:
 unspecified``: overwriting and adding are both right; ``frozen_leaves``: ``grad`` and
-``unspecified`` draw no such leaf (only ``no_grad`` charges one that gets a gradient)."""
+``unspecified`` draw no such leaf (only ``no_grad`` charges one that gets a gradient);
+``calls: unspecified``: a walk may call an op's backward more than once (once per input), and
+only the gradients it leaves and the order it reaches the ops in are judged."""
 
 
 @dataclass(frozen=True)
