@@ -22,7 +22,7 @@ from grader.checks import accumulation, walks
 from grader.language.dags import HANDED_BACK_LEDGERS, IN_USE_BACKWARDS, TRAINED_ZERO_GRADS
 from grader.language.verdicts import WrongAnswer
 from grader.worker.engines import load_engine
-from tests.fake_worker import FakeWorker, session, wrong
+from tests.fake_worker import FakeWorker, encode, session, wrong
 from tests.planted import CATALOGUE, REFERENCE, plant
 
 SEEDS_ONLY_AT_ZERO = CATALOGUE["micrograd.backward:seeds-only-at-zero"]
@@ -88,7 +88,7 @@ def test_a_backward_that_seeds_only_a_zero_grad_fails(case):
             "after n2.backward() call 2: n1.grad: expected 4.5, got 3",
         ]
     # the snippet prints the reference's expected grads, and the planted engine's wrong ones
-    want = dag.backward_from(list(roots), list(held) or None)
+    want = dag.backward_from(list(roots), held)
     assert printed(verdict.snippet, REFERENCE) == want
     assert printed(verdict.snippet, planted(SEEDS_ONLY_AT_ZERO.label)) != want
 
@@ -155,3 +155,47 @@ def test_the_seed_bug_passes_fresh_graphs_and_a_second_backward_from_the_root():
     walks.check_backward(grading, dag, 2)
     with pytest.raises(WrongAnswer):
         walks.check_backward(grading, dag, roots=(3, 2))
+
+
+def test_a_ledger_shows_ops_handing_out_grad_back_only_where_they_did():
+    """The plain ledger check's snippet makes new tensors, as its ops did; the hands-back
+    one's hands ``out_grad`` itself back, as its ops did."""
+    overwrites = CATALOGUE["babygrad.accumulate:ledger-overwrites"].label
+    grading = session("babygrad.accumulate", worker=worker_on(overwrites))
+    plain = wrong(accumulation.check_ledger, grading, HANDED_BACK_LEDGERS[0], (2, 3))
+    assert "out_grad if w == 1" not in plain.snippet
+    grading = session("babygrad.accumulate", worker=worker_on(overwrites))
+    handed = wrong(accumulation.check_ledger, grading, HANDED_BACK_LEDGERS[0], (2, 3), True)
+    assert "out_grad if w == 1" in handed.snippet
+
+
+def test_backward_in_use_counts_each_closures_calls_by_the_roots_that_reach_it():
+    """After ``n3.backward()`` then ``n2.backward()``, n2's closure has run twice and n3's
+    once: a walk that also ran n3's again is told so, by node."""
+
+    def again(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        answer["passes"][1]["calls"][3] = 2
+        return answer
+
+    dag, roots, held = IN_USE_BACKWARDS[0]
+    grading = session("micrograd.backward", {"backward": again})
+    verdict = wrong(partial(walks.check_backward, roots=roots, held=held), grading, dag)
+    assert (
+        verdict.details[0] == "after n2.backward() call 2: node(s) [3] ran [2] times, expected [1]"
+    )
+    assert verdict.bugs == []
+
+
+def test_backward_in_use_names_no_bug_of_a_fresh_graph():
+    """Models of bugs on a fresh graph say nothing of a graph in use: all zeros is what an
+    unseeded walk gives a fresh graph, not this one."""
+
+    def zeros(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        answer["passes"][0]["grads"] = [encode(0.0)] * 3
+        return answer
+
+    dag, roots, held = IN_USE_BACKWARDS[1]
+    grading = session("micrograd.backward", {"backward": zeros})
+    verdict = wrong(partial(walks.check_backward, roots=roots, held=held), grading, dag)
+    assert verdict.reason == "wrong gradients after backward()"
+    assert verdict.bugs == []

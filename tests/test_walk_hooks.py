@@ -106,3 +106,15 @@ def test_the_walk_hooks_come_together(tmp_path):
     profile.write_text(profile.read_text().replace("topo: nested", "topo: given"))
     with pytest.raises(ProfileError, match=r"defines tape, record, walk but not grad"):
         profiles.load(profile)
+
+
+def test_an_adapters_snippets_spell_every_key_and_op(tmp_path):
+    profile = _copy(CMU, tmp_path)
+    adapter = profile.parent / "adapter.py"
+    source = adapter.read_text()
+    adapter.write_text(source.replace('        "tanh": "functional.tanh_backward",\n', ""))
+    with pytest.raises(ProfileError, match=r"SNIPPETS does not spell backwards.tanh\. "):
+        profiles.load(profile)
+    adapter.write_text(source.replace('"tape": "autograd = Autograd()"', '"tape": str(1)'))
+    with pytest.raises(ProfileError, match=r"SNIPPETS is not a literal"):
+        profiles.load(profile)

@@ -32,6 +32,51 @@ FORWARDS = {
 """Each op's forward, as the course's layers compute it."""
 
 
+SNIPPETS = {
+    "imports": "import numpy as np\nfrom mytorch import functional\n"
+    "from mytorch.autograd_engine import Autograd",
+    "leaf": "np.array({data})",
+    "forwards": {
+        "add": "{0} + {1}",
+        "sub": "{0} - {1}",
+        "mul": "{0} * {1}",
+        "div": "{0} / {1}",
+        "matmul_2d": "{0} @ {1}",
+        "log": "np.log({0})",
+        "exp": "np.exp({0})",
+        "tanh": "np.tanh({0})",
+        "sigmoid": "1.0 / (1.0 + np.exp(-{0}))",
+        "sum": "np.asarray({0}.sum())",
+    },
+    "backwards": {
+        "add": "functional.add_backward",
+        "sub": "functional.sub_backward",
+        "mul": "functional.mul_backward",
+        "div": "functional.div_backward",
+        "matmul_2d": "functional.matmul_backward",
+        "log": "functional.log_backward",
+        "exp": "functional.exp_backward",
+        "tanh": "functional.tanh_backward",
+        "sigmoid": "functional.sigmoid_backward",
+        "sum": "summed_backward",
+    },
+    "given": {
+        "sum": "def summed_backward(grad_output, a):  # the course's loss, not yours\n"
+        "    return (np.broadcast_to(grad_output, a.shape).copy(),)",
+    },
+    "tape": "autograd = Autograd()",
+    "record": "autograd.add_operation([{inputs}], {out}, [{updates}], {backward})",
+    "parameter": "d{name} = np.zeros_like({name})  # {name} is a parameter: its gradient goes here",
+    "walk": "autograd.backward({out_grad})",
+    "grad": "autograd.gradient_buffer.get_param({tensor})",
+    "ledger": "buffer = autograd.gradient_buffer",
+    "add": "buffer.add_spot({tensor})\nbuffer.update_param({tensor}, {grad})",
+    "get": "buffer.get_param({tensor})",
+}
+"""How a snippet a student reads is written in this course (grader/language/tape_snippets.py):
+read by the grader without running this file."""
+
+
 def summed_backward(grad_output, a):
     """The gradient of a whole sum, as the course's losses give it (the grader sums every
     graph's outputs to a scalar with it): not the student's, so never graded."""

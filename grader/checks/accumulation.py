@@ -12,6 +12,7 @@ from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import tensor_backward
+from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD
 from grader.language.dags import Dag
 from grader.language.graphs import (
@@ -218,8 +219,11 @@ def check_ledger(
     the same array, so every tensor's gradient is compared, not only the shared ones'."""
     tree, owners = dag.unrolled()
     api = session.assignment("tensor").api
+    spelling = tape_snippets.spelling_of(api)
     snippet = (
-        handed_back_snippet(api, dag, shape)
+        tape_snippets.ledger_snippet(spelling, dag, shape, wrap_leaves=True, hands_back=hands_back)
+        if spelling is not None and "ledger" in spelling
+        else handed_back_snippet(api, dag, shape)
         if hands_back
         else tensor_dag_snippet(api, dag, shape, wrap_leaves=True)
     )
@@ -231,7 +235,9 @@ def check_ledger(
         session,
         tree,
         shape,
-        tensor_dag_snippet(api, tree, shape, wrap_leaves=True, hands_back=hands_back),
+        tape_snippets.ledger_snippet(spelling, tree, shape, wrap_leaves=True, hands_back=hands_back)
+        if spelling is not None and "ledger" in spelling
+        else tensor_dag_snippet(api, tree, shape, wrap_leaves=True, hands_back=hands_back),
         wrap_leaves=True,
         hands_back=hands_back,
         ledger=apart,
@@ -272,7 +278,7 @@ def check_ledger(
             else "Tensor.backward's sums changed gradients an op handed back",
             [*wrong[:4], *told],
             snippet,
-            [] if hands_back else bugs.diagnose_ledger(dag, shared, run.calls, shape),
+            bugs.diagnose_ledger(dag, shared, run.calls, shape),
         )
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from grader.checks import answers, bugs
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
+from grader.language import tape_snippets
 from grader.language.assignments import BABYGRAD
 from grader.language.graphs import (
     BABYGRAD_OP_ITEMS,
@@ -27,6 +28,9 @@ def broadcast_snippet(graph: Graph, out_grad: np.ndarray, api: TensorApi | None 
     """One elementwise op on operands of different shapes, then on the same operands broadcast
     beforehand: the first gradients should be the second ones summed back to each shape. A
     course graded through an adapter asks the op recorded on the result, in its own API."""
+    if (spelling := tape_snippets.spelling_of(api)) is not None:
+        shapes = f"  # shape {out_grad.shape}; operands {[v.shape for v in graph.leaves]}"
+        return tape_snippets.op_snippet(spelling, graph, out_grad, comment=shapes)
     var = names(graph)
     own = api if api is not None and api.adapter else None
     head = [

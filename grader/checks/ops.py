@@ -13,6 +13,7 @@ from grader.checks.session import (
     NotGradable,
     remembers_verdict,
 )
+from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.graphs import (
     Graph,
@@ -62,6 +63,9 @@ def op_snippet(
             "out._backward()",
             f"print({', '.join(values)})" if shown else f"print(out.data, {grads})",
         ]
+    elif (spelling := tape_snippets.spelling_of(assignment.api)) is not None:
+        named = [*given, *(["g"] if OUT_GRAD in shown else [])]
+        return tape_snippets.op_snippet(spelling, graph, out_grad, named)
     elif assignment.api.adapter:  # the op is recorded on its result: ask it there
         api = assignment.api
         body = [

@@ -12,6 +12,7 @@ import numpy as np
 from grader.checks import answers, bugs, untouched
 from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
+from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag, diamonds
 from grader.language.profiles import TOPO
@@ -139,31 +140,31 @@ def check_backward(
     student's."""
     roots = roots or (dag.size - 1,) * passes
     given = session.profile.of("micrograd").has(TOPO)
-    orders = [sorted(dag.upto(root).reachable()) if given else None for root in roots]
+    orders = {root: sorted(dag.upto(root).reachable()) if given else None for root in roots}
     in_use = len(set(roots)) > 1 or bool(held)
     snippet = dag_snippet(dag, "\n".join(_backward_calls(dag, roots, orders, held, in_use)))
     case: dict[str, object] = {"dag": dag.to_json()}
     if in_use:
-        case |= {"roots": [list(pair) for pair in zip(roots, orders, strict=True)]}
-        case |= {"held": list(held)} if held else {}
+        case |= {"roots": [[root, orders[root]] for root in roots], "held": list(held)}
     else:
-        case |= {"passes": len(roots), "order": orders[0]}
+        (root,) = orders
+        case |= {"passes": len(roots), "order": orders[root]}
     answer = session.ask("micrograd", Probe.BACKWARD, case, snippet, on_timeout)
     judge_untouched(session, answer, dag, "scalar", "backward()", snippet)
     results = protocol.field(answer, "passes", list)
     if len(results) != len(roots) or not all(isinstance(r, dict) for r in results):
         raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
-    expected = dag.backward_from(list(roots), list(held) if held else None)
+    expected = dag.backward_from(list(roots), list(held))
     tol = session.tolerances["micrograd"]
-    reach = [dag.upto(root).reachable() for root in roots]
-    for number, (result, want) in enumerate(zip(results, expected, strict=True), 1):
-        on = f"n{roots[number - 1]}." if in_use else ""
+    times = [0] * dag.size  # how often each node's closure has run, when all is right
+    for number, (root, result, want) in enumerate(zip(roots, results, expected, strict=True), 1):
+        live = dag.upto(root).reachable()
+        times = [t + (i in live) for i, t in enumerate(times)]
+        on = f"n{root}." if in_use else ""
         label = f"after {on}backward() call {number}: " if len(roots) > 1 else ""
         grads = answers.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
         calls_made = protocol.field(result, "calls", list)
-        reached = reach[:number]
-        times = [sum(i in r for r in reached) for i in range(dag.size)]
-        twice = [i for i, c in enumerate(calls_made) if i >= dag.leaves and 0 < times[i] != c]
+        twice = [i for i, c in enumerate(calls_made) if i >= dag.leaves and c != times[i]]
         calls = session.profile.of("micrograd").convention("calls")
         if twice and calls.charged:  # else the gradients below judge what the calls did
             found = bugs.diagnose_calls(calls_made, number)
@@ -206,7 +207,7 @@ SEEDED = (
 def _backward_calls(
     dag: Dag,
     roots: tuple[int, ...],
-    orders: list[list[int] | None],
+    orders: dict[int, list[int] | None],
     held: tuple[float, ...],
     in_use: bool,
 ) -> list[str]:
@@ -215,10 +216,11 @@ def _backward_calls(
     changes), printing every grad after each call (``in_use``), else once at the end."""
     grads = f"print([{', '.join(f'n{i}.grad' for i in range(dag.size))}])"
     lines = [f"n{i}.grad = {g!r}  # held from earlier use" for i, g in enumerate(held)]
-    if any(order is not None for order in orders):
+    if any(order is not None for order in orders.values()):
         lines.append("import micrograd.engine")
     written = None
-    for root, order in zip(roots, orders, strict=True):
+    for root in roots:
+        order = orders[root]
         if order is not None and order != written:
             nodes = ", ".join(f"n{i}" for i in order)
             lines.append(
@@ -419,6 +421,8 @@ def diamond_walk_snippet(api: TensorApi, depth: int) -> str:
     """The chain of diamonds of ``check_walk_cost``, numbered as its nodes (n0 the leaf, then
     left, right and their sum on each level), then ``backward()``: which tensors are left
     without a gradient, and whose backward ran in which order."""
+    if (spelling := tape_snippets.spelling_of(api)) is not None:
+        return tape_snippets.diamonds_snippet(spelling, depth)
     return "\n".join(
         [
             tensor_imports(api),

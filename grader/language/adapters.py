@@ -176,6 +176,33 @@ def walk_hooks(source: str) -> list[str]:
     return [name for name in WALK_HOOKS if name in defined]
 
 
+SNIPPET_KEYS = (
+    "imports",
+    "leaf",
+    "forwards",
+    "backwards",
+    "tape",
+    "record",
+    "parameter",
+    "walk",
+    "grad",
+)
+"""What an adapter's ``SNIPPETS`` spells (``grader.language.tape_snippets``); a ledger apart
+also spells ``ledger``, ``add`` and ``get``."""
+
+
+def snippets(source: str) -> dict[str, Any] | None:
+    """The adapter's ``SNIPPETS``, how the course spells a snippet
+    (``grader.language.tape_snippets``), read as a literal without running the adapter; None
+    where it has none (a ``ValueError`` where it is not a literal)."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "SNIPPETS" for target in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    return None
+
+
 def load_adapter(source: str, name: str) -> ModuleType:
     """The adapter as a module of its own (in the worker only)."""
     module = ModuleType(f"course_adapter_{name}")

@@ -9,6 +9,7 @@ graded without trusting a single student op.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,13 +49,13 @@ class Dag:
         """
         return self.backward_from([self.size - 1] * passes)
 
-    def backward_from(self, roots: list[int], held: list[float] | None = None) -> list[list[float]]:
+    def backward_from(self, roots: list[int], held: Sequence[float] = ()) -> list[list[float]]:
         """Gradients of every node after ``backward()`` on each of ``roots`` in turn, the
-        nodes holding ``held`` before the first (None: 0.0), as a training loop runs an
+        nodes holding ``held`` before the first (none: 0.0), as a training loop runs an
         engine: each call sets its root's grad to 1.0, whatever it held, and adds into the
         nodes that root reaches (a node's closure passes on all its grad holds); the nodes it
         does not reach keep theirs."""
-        grads = [0.0] * self.size if held is None else list(held)
+        grads = list(held) or [0.0] * self.size
         history = []
         for root in roots:
             live = self.upto(root).reachable()

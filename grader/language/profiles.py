@@ -516,6 +516,7 @@ def load(path: Path) -> Profile:
             _check_templates(path, text, name, api, raw["ops"])
             api = _with_adapter(path, text, name, api)
             _check_adapted_walk(path, text, name, raw["walk"]["topo"], api)
+            _check_snippets(path, text, name, raw["ops"], api)
         _check_contract(path, text, name, raw, api)
         conventions = _conventions(path, text, name, raw.get("conventions", {}))
         assignments[name] = AssignmentProfile(
@@ -653,6 +654,34 @@ def _check_adapted_walk(path: Path, text: str, name: str, topo: str, api: Tensor
         "hooks come together (tape, record, walk and grad)"
     )
     raise ProfileError(f"{path}:{line}: assignments/{name}/walk/topo: {why}. {SEE}")
+
+
+def _check_snippets(path: Path, text: str, name: str, ops: list[str], api: TensorApi) -> None:
+    """An adapter's ``SNIPPETS`` (``grader.language.tape_snippets``) is a literal that spells
+    every key, and every op of the profile (and ``sum``, which sums a graph's outputs)."""
+    if not api.adapter:
+        return
+    where = f"{path}:{line_of(text, ['assignments', name, 'api', 'adapter'])}"
+    try:
+        spelled = adapters.snippets(api.adapter_source)
+    except ValueError:
+        raise ProfileError(
+            f"{where}: {api.adapter}: SNIPPETS is not a literal (the grader reads it without "
+            f"running the adapter). {SEE}"
+        ) from None
+    if spelled is None:
+        return
+    lacking = [key for key in adapters.SNIPPET_KEYS if key not in spelled]
+    lacking += [
+        f"{part}.{op}"
+        for part in ("forwards", "backwards")
+        for op in (*ops, "sum")
+        if op not in spelled.get(part, {})
+    ]
+    if lacking:
+        raise ProfileError(
+            f"{where}: {api.adapter}: SNIPPETS does not spell {', '.join(lacking)}. {SEE}"
+        )
 
 
 def _with_adapter(path: Path, text: str, name: str, api: TensorApi) -> TensorApi:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag
 from grader.language.graphs import (
@@ -26,7 +27,10 @@ def array_literal(value: np.ndarray) -> str:
 
 
 def graph_snippet(graph: Graph, assignment: Assignment) -> str:
-    """Build, call ``backward()`` on the output, print every leaf's gradient."""
+    """Build, call ``backward()`` on the output, print every leaf's gradient (a tape's: record
+    each op, walk the tape, ``grader.language.tape_snippets``)."""
+    if graph.kind == "tensor" and (spelling := tape_snippets.spelling_of(assignment.api)):
+        return tape_snippets.graph_snippet(spelling, graph)
     var = names(graph)
     leaves = ", ".join(_grad_source(v, assignment) for v in var[: len(graph.leaves)])
     return "\n".join(
@@ -129,7 +133,9 @@ def tensor_dag_snippet(
     ``grad`` if given); the leaves in ``frozen`` do not require grad; ``wrap_leaves``: each
     leaf is ``Given(1.0)`` of a tensor; ``hands_back``: ops hand ``out_grad`` itself back
     (``tensor_helper``). ``order``: also print which tensors' backward ran, in order (as node
-    numbers)."""
+    numbers). A tape records the grader's ops and walks (``tape_snippets.dag_snippet``)."""
+    if (spelling := tape_snippets.spelling_of(api)) is not None:
+        return tape_snippets.dag_snippet(spelling, dag, shape, grad, order, wrap_leaves, hands_back)
     lines = [tensor_imports(api), tensor_helper(api, hands_back)]
     for i in range(dag.leaves):
         leaf = api.leaf_source(f"np.full({shape}, {1.0 + i})", i not in frozen)
