@@ -46,6 +46,10 @@ class Edition:
     """The ops whose class the graded upload left as given (``left_as_given``)."""
     as_given: bool = False
     """Said of an item whose op the upload kept as given, not one the edition lacks."""
+    broadcasts: bool | None = None
+    """The contract's ``broadcasts`` where this edition's differs from the profile's
+    ``api:`` (11-785's 2024 HW1 leaves the reduction of broadcast gradients optional, HW3P1
+    requires it); None: the profile's."""
 
     def because(self, needs: Iterable[str]) -> Edition:
         """This edition as the reason a test of ``needs`` does not run: the code is the

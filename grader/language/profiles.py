@@ -259,6 +259,7 @@ SCHEMA: dict[str, Any] = {
                                     "type": "string",
                                     "pattern": DEFINED_NAME,
                                 },
+                                "broadcasts": {"type": "boolean"},
                                 "given": {
                                     "type": "object",
                                     "additionalProperties": {
@@ -340,11 +341,15 @@ class AssignmentProfile:
 
     def in_edition(self, edition: Edition | None) -> AssignmentProfile:
         """This assignment as ``edition`` asks it: without the ops that edition lacks, nor
-        those the upload left as the course gives them (``Edition.kept``)."""
+        those the upload left as the course gives them (``Edition.kept``), with the contract
+        keys it changes (``Edition.broadcasts``)."""
         if edition is None:
             return self
         ops = tuple(op for op in self.ops if op not in (*edition.lacks, *edition.kept))
-        return dataclasses.replace(self, ops=ops, edition=edition)
+        api = self.api
+        if edition.broadcasts is not None and isinstance(api, TensorApi):
+            api = dataclasses.replace(api, broadcasts=edition.broadcasts)
+        return dataclasses.replace(self, ops=ops, edition=edition, api=api)
 
     def named_in(self, submission: Path) -> AssignmentProfile:
         """This assignment with its package under the name the prepared ``submission`` gives
@@ -541,6 +546,7 @@ def load(path: Path) -> Profile:
                     tuple(spec.get("lacks", ())),
                     spec.get("defines", ""),
                     {op: tuple(prints) for op, prints in spec.get("given", {}).items()},
+                    broadcasts=spec.get("broadcasts"),
                 )
                 for edition, spec in raw.get("editions", {}).items()
             ),
