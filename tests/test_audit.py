@@ -342,10 +342,15 @@ def test_one_part_of_an_op_earns_nothing_of_it_alone():
         Region("micrograd/engine.py", n, n + 2, ("micrograd.sugar",), (), f"Value.{name}")
         for n, name in ((10, "__neg__"), (20, "__sub__"))
     ]
-    mixed = Region("micrograd/engine.py", 30, 40, ("micrograd.ops.mul",), (), "Value.__mul__")
+    tape = [
+        Region("mytorch/engine.py", n, n + 2, ("mytorch.backward",), (), f"Autograd.{name}")
+        for n, name in ((10, "add_operation"), (20, "backward"))
+    ]
     assert audit.a_part(forward, "babygrad.ops.mul", [forward, backward])
+    assert audit.a_part(backward, "babygrad.ops.mul", [forward, backward])
     assert not audit.a_part(forward, "babygrad.ops.mul", [forward])
-    assert not audit.a_part(sugar[0], "micrograd.sugar", [*sugar, mixed])
+    assert not audit.a_part(sugar[0], "micrograd.sugar", sugar)
+    assert not audit.a_part(tape[1], "mytorch.backward", tape)  # each has tests of its own
 
 
 def test_an_item_the_course_gives_is_shared_by_every_region():

@@ -293,21 +293,23 @@ def _misdiagnosis(overwrite: bool, lost: Sequence[str], named: Sequence[str]) ->
     return ""
 
 
-def _class(region: Region) -> str:
-    return region.function.rpartition(".")[0]
+FORWARDS, BACKWARDS = ("forward", "compute"), ("backward", "gradient")
+"""The method names of an op's two halves, as the courses spell them."""
 
 
 def a_part(region: Region, item: str, every: Sequence[Region]) -> bool:
-    """Is ``region`` a part of ``item`` that shows nothing alone: one of several regions that
-    serve it, all of one class that serves nothing else (an op's forward and its backward)?"""
+    """Is ``region`` half of an op, which shows nothing of ``item`` alone: the regions serving
+    ``item`` are the methods of one class, a forward (``forward``, ``compute``) and a backward
+    (``backward``, ``gradient``), and ``region`` is one of them?"""
     servers = [r for r in every if item in r.serves]
-    home = _class(region)
+    classes = {(r.file, r.function.rpartition(".")[0]) for r in servers}
+    methods = {r.function.rpartition(".")[2] for r in servers}
     return (
         region in servers
-        and len(servers) > 1
-        and bool(home)
-        and all(_class(r) == home and r.file == region.file for r in servers)
-        and all(item in r.serves for r in every if _class(r) == home and r.file == region.file)
+        and len(classes) == 1
+        and methods <= {*FORWARDS, *BACKWARDS}
+        and bool(methods & set(FORWARDS))
+        and bool(methods & set(BACKWARDS))
     )
 
 
@@ -319,7 +321,7 @@ def judge_one_thing(
 ) -> list[Verdict]:
     """Each do-one-thing variant's verdict, from the points it earns above the stubs' grade.
     What its region allows on an item (``docs/items.md``): nothing where the region neither
-    serves nor helps grade it, nor where it is one part of it (``a_part``); else up to its
+    serves nor helps grade it, nor where it is half of it (``a_part``); else up to its
     points, the variants of all the regions of an item earning at most its points together (an
     item several regions share, such as ``micrograd.accumulate``, one test per op, pays each
     its share). An item no region serves or helps grade (code the course gives, such as this
