@@ -122,7 +122,10 @@ def gradients(engine, tensor, out_grad):
 
 
 def tape(engine):
-    """A fresh Autograd, and the parameters' gradient arrays by leaf."""
+    """A fresh Autograd, and the parameters' gradient arrays by leaf. The handout allows one
+    Autograd at a time (its __del__ frees the slot, its tests delete one before the next): the
+    last walk's may still be alive, so the slot is freed first."""
+    engine.autograd.Autograd._has_instance = False
     return types.SimpleNamespace(
         engine=engine, autograd=engine.autograd.Autograd(), outputs=set(), leaves={}, params={}
     )

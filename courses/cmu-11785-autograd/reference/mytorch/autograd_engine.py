@@ -22,8 +22,16 @@ class Operation:
 
 class Autograd:
     def __init__(self):
+        """One Autograd at a time, as the course's handout gives it (its tests delete one
+        before making the next)."""
+        if getattr(self.__class__, "_has_instance", False):
+            raise RuntimeError("Cannot create more than 1 Autograd instance")
+        self.__class__._has_instance = True
         self.gradient_buffer = GradientBuffer()
         self.operation_list = []
+
+    def __del__(self):
+        self.__class__._has_instance = False
 
     def add_operation(self, inputs, output, gradients_to_update, backward_operation):
         """Record an operation on the tape: every input gets a spot in the gradient buffer."""
