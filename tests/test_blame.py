@@ -23,7 +23,6 @@ import pytest
 
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_RUBRIC
-from grader.workflows.mutants import regions
 from tests.grading import REFERENCE, comparable, grade_report
 from tests.planted import (
     BABYGRAD_BUGS,
@@ -43,17 +42,10 @@ from tests.planted import (
 pytestmark = pytest.mark.slow
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)
-REGIONS = regions(REFERENCE)
 
 
 def allowed_to_lose(bug: Bug) -> set[str]:
-    """Its item and its assignment's graphs; a function left unwritten (``missing``, work not
-    done rather than a bug) also its share of the items its region helps grade: a test that
-    waits on code not written earns nothing (docs/items.md)."""
-    allowed = {bug.item, f"{bug.item.split('.')[0]}.graphs"}
-    if bug.name == "missing":
-        allowed |= {item for region in REGIONS if bug.item in region.serves for item in region.also}
-    return allowed
+    return {bug.item, f"{bug.item.split('.')[0]}.graphs"}
 
 
 @pytest.fixture(scope="session")

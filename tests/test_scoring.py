@@ -425,12 +425,14 @@ def test_a_test_waiting_on_code_not_written_counts_and_earns_nothing():
     share of a ledger item, not the shares of the ops not written."""
     accumulate = Item("micrograd.accumulate", "accumulate", 12, "+=")
     mul = Item("micrograd.ops.mul", "mul", 6, "product rule")
-    items = [OPS, accumulate, mul]
+    pow_ = Item("micrograd.ops.pow", "pow", 6, "power rule")
+    items = [OPS, accumulate, mul, pow_]
     outcomes = [
         passed(accumulate.id, "test_add"),
         not_gradable(accumulate.id, "test_mul", mul.id),
         not_gradable(accumulate.id, "test_tanh", f"{OPS.id} (away from 0)"),
         failed(mul.id, "m", status="missing", reason="not implemented"),
+        failed(pow_.id, "p", status="missing", reason="not implemented"),
         failed(OPS.id, "t", reason="wrong gradient"),
     ]
     result = score(outcomes, items)[accumulate.id]
@@ -451,6 +453,25 @@ def test_a_test_waiting_on_code_not_written_counts_and_earns_nothing():
     alone = score([not_gradable(accumulate.id, "a", mul.id), *outcomes[3:]], items)
     assert (alone[accumulate.id].status, alone[accumulate.id].score) == (scoring.NOT_GRADABLE, 0)
     assert alone[accumulate.id].feedback.splitlines()[-1] == scoring.UNWRITTEN_NOTE
+
+
+def test_one_function_left_unwritten_in_a_whole_engine_costs_its_own_item_alone():
+    """A bug costs its own item, also when the code is missing: with one item of the
+    assignment not written (an engine complete but for it), a test waiting on it does not
+    count, as one waiting on code written but wrong; a second item missing makes it partial
+    work (the test above), and another assignment's missing items do not."""
+    accumulate = Item("micrograd.accumulate", "accumulate", 12, "+=")
+    mul = Item("micrograd.ops.mul", "mul", 6, "product rule")
+    other = Item("babygrad.ops.add", "add", 3, "sum")
+    outcomes = [
+        passed(accumulate.id, "test_add"),
+        not_gradable(accumulate.id, "test_mul", mul.id),
+        failed(mul.id, "m", status="missing", reason="not implemented"),
+        failed(other.id, "b", status="missing", reason="not implemented"),
+    ]
+    result = score(outcomes, [accumulate, mul, other])[accumulate.id]
+    assert (result.status, result.score, result.reason) == ("passed", 12.0, "")
+    assert result.not_gradable[0]["missing"] == []
 
 
 def test_tests_not_gradable_for_one_reason_are_told_once():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypedDict
@@ -112,8 +113,14 @@ def item_of(need: str) -> str:
 
 
 def unwritten(by_item: Mapping[str, list[TestOutcome]]) -> set[str]:
-    """Items some of whose code is not written yet: a test of theirs found it missing."""
-    return {item for item, mine in by_item.items() if any(o.status == MISSING for o in mine)}
+    """Items some of whose code is not written yet, where that makes the engine partial work:
+    a test of theirs found it missing, and so did a test of another item of the assignment.
+    One function left unwritten in an engine otherwise whole is one mistake, which costs its
+    own item alone (a test waiting on it does not count, as one waiting on code written but
+    wrong); from two on, the tests waiting on them count and earn nothing."""
+    missing = [item for item, mine in by_item.items() if any(o.status == MISSING for o in mine)]
+    per_assignment = Counter(item.split(".", 1)[0] for item in missing)
+    return {item for item in missing if per_assignment[item.split(".", 1)[0]] > 1}
 
 
 def _waits_on(outcome: TestOutcome, missing: set[str]) -> list[str]:
