@@ -58,7 +58,10 @@ COURSE_ENGINES = {
         "other": ENGINES / "babygrad-book" / "author",
     },
     "tinytorch-autograd": {"reference": COURSES / "tinytorch-autograd" / "reference"},
-    "cmu-11785-autograd": {"reference": COURSES / "cmu-11785-autograd" / "reference"},
+    "cmu-11785-autograd": {
+        "reference": COURSES / "cmu-11785-autograd" / "reference",
+        "other": ENGINES / "cmu-11785-autograd" / "other",
+    },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""
 SLOT = 240
