@@ -22,8 +22,10 @@ An assignment's contract states the domain its course specifies (``domain:``, th
 input the grader may draw: ``grader.language.domains``), its own definitions of ops
 (``definitions:``, ``grader.language.definitions``) and its editions (``editions:``, each told
 apart from the upload by a file only its layout has, with the ops it lacks:
-``grader.language.editions``). Without them an assignment is this course's: every form, the
-op table's definitions, one edition.
+``grader.language.editions``), and its conventions (``conventions:``, each charged only where
+the course's own words are quoted: ``grader.language.conventions``). Without them an
+assignment is this course's contract: every form, the op table's definitions, one edition;
+and every convention read the least demanding way.
 
 The grading suites name their items in this course's words (``babygrad.ops.mul``); a course's
 rubric names them in its own: the assignment's name for the prefix, and ``items:`` for an
