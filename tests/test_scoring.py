@@ -463,13 +463,15 @@ def test_one_function_left_unwritten_in_a_whole_engine_costs_its_own_item_alone(
     accumulate = Item("micrograd.accumulate", "accumulate", 12, "+=")
     mul = Item("micrograd.ops.mul", "mul", 6, "product rule")
     other = Item("babygrad.ops.add", "add", 3, "sum")
+    graphs = Item(GRAPHS.id, GRAPHS.title, 16, "mix", depends_on=(mul.id,))
     outcomes = [
         passed(accumulate.id, "test_add"),
         not_gradable(accumulate.id, "test_mul", mul.id),
         failed(mul.id, "m", status="missing", reason="not implemented"),
+        failed(graphs.id, "g", status="missing", reason="not implemented"),  # it meets it too
         failed(other.id, "b", status="missing", reason="not implemented"),
     ]
-    result = score(outcomes, [accumulate, mul, other])[accumulate.id]
+    result = score(outcomes, [accumulate, mul, graphs, other])[accumulate.id]
     assert (result.status, result.score, result.reason) == ("passed", 12.0, "")
     assert result.not_gradable[0]["missing"] == []
 

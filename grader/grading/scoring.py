@@ -112,14 +112,16 @@ def item_of(need: str) -> str:
     return need.split(" (", 1)[0]
 
 
-def unwritten(by_item: Mapping[str, list[TestOutcome]]) -> set[str]:
+def unwritten(by_item: Mapping[str, list[TestOutcome]], items: Sequence[Item]) -> set[str]:
     """Items some of whose code is not written yet, where that makes the engine partial work:
-    a test of theirs found it missing, and so did a test of another item of the assignment.
-    One function left unwritten in an engine otherwise whole is one mistake, which costs its
-    own item alone (a test waiting on it does not count, as one waiting on code written but
-    wrong); from two on, the tests waiting on them count and earn nothing."""
+    a test of theirs found it missing, and so did a test of another item of the assignment
+    that is not a composite (a composite's graphs meet whatever is missing). One function left
+    unwritten in an engine otherwise whole is one mistake, which costs its own item alone (a
+    test waiting on it does not count, as one waiting on code written but wrong); from two on,
+    the tests waiting on them count and earn nothing."""
+    composites = {item.id for item in items if item.depends_on}
     missing = [item for item, mine in by_item.items() if any(o.status == MISSING for o in mine)]
-    per_assignment = Counter(item.split(".", 1)[0] for item in missing)
+    per_assignment = Counter(item.split(".", 1)[0] for item in missing if item not in composites)
     return {item for item in missing if per_assignment[item.split(".", 1)[0]] > 1}
 
 
@@ -319,7 +321,7 @@ def score_items(
     by_item: dict[str, list[TestOutcome]] = {}
     for outcome in outcomes:
         by_item.setdefault(outcome.item, []).append(outcome)
-    missing = unwritten(by_item)
+    missing = unwritten(by_item, items)
     tests = {item.id: _Tests.of(by_item.get(item.id, []), missing) for item in items}
     statuses = {
         item.id: "passed"
