@@ -1,7 +1,8 @@
 """The inputs a course's contract specifies for its ops: what the grader may draw for it.
 
 A course is graded on its own contract and no more. needle's homework 1 takes a summation's
-``axes`` as a tuple or an int counted from the front, or None (never ``-1``), batches a
+``axes`` as a tuple counted from the front or None in its gradient (its forward tests also
+pass an int; no gradient test does, nor any test ``-1``), batches a
 matmul only over leading axes one operand lacks (never stretching a batch axis of size 1) and
 has no op of more than two inputs; a correct needle engine may fail outside that, and must
 not lose a point for it. A ``Domain`` says which of the forms the op table can draw the course
