@@ -22,6 +22,8 @@ from grader.layout import COURSES
 from grader.worker.engines import isolated
 from grader.worker.probes.walks import probe_tensor_backward
 from grader.worker.shapes import Adapted
+from tests.grading import grade_report
+from tests.planted import Edit, plant
 
 CMU = COURSES / "cmu-11785-autograd"
 TINYTORCH = COURSES / "tinytorch-autograd"
@@ -118,3 +120,20 @@ def test_an_adapters_snippets_spell_every_key_and_op(tmp_path):
     adapter.write_text(source.replace('"tape": "autograd = Autograd()"', '"tape": str(1)'))
     with pytest.raises(ProfileError, match=r"SNIPPETS is not a literal"):
         profiles.load(profile)
+
+
+def test_a_buffer_that_sums_nothing_loses_its_item(tmp_path):
+    """Its DAG and its tree agree (zeros both times): the tree's entries are also compared
+    with what the grader's walk added into them."""
+    nothing = Edit(
+        "mytorch/utils.py",
+        "        self.memory[location] = self.memory[location] + gradient\n",
+        "        pass\n",
+    )
+    submission = plant(tmp_path, nothing, reference=CMU / "reference")
+    report = grade_report(
+        submission, rubric=CMU / "rubric.yaml", reference=CMU / "reference", only=["mytorch.buffer"]
+    )
+    (buffer,) = report.items
+    assert buffer["score"] == 0
+    assert "the ledger does not hold what was added into it" in buffer["reason"]

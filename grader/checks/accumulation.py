@@ -12,7 +12,7 @@ from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import tensor_backward
-from grader.language import tape_snippets
+from grader.language import adapters, tape_snippets
 from grader.language.assignments import MICROGRAD
 from grader.language.dags import Dag
 from grader.language.graphs import (
@@ -24,7 +24,7 @@ from grader.language.graphs import (
 )
 from grader.language.snippets import RECORDING, tensor_dag_snippet
 from grader.language.tensor_api import TensorApi
-from grader.language.verdicts import WrongAnswer, mismatch, show
+from grader.language.verdicts import Tolerance, WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.protocol import Probe
 from grader.worker.recording import SCALAR_PRIMITIVES
@@ -220,27 +220,39 @@ def check_ledger(
     tree, owners = dag.unrolled()
     api = session.assignment("tensor").api
     spelling = tape_snippets.spelling_of(api)
+    # a course adapter may give the ledger apart from the walk: the grader's walk sums into it
+    ledger_apart = bool(api.adapter) and adapters.ledger_apart(api.adapter_source)
+    spelled = spelling is not None and "ledger" in spelling
+
+    def ledger_snippet(graph: Dag) -> str:
+        assert spelling is not None
+        return tape_snippets.ledger_snippet(
+            spelling, graph, shape, wrap_leaves=True, hands_back=hands_back
+        )
+
     snippet = (
-        tape_snippets.ledger_snippet(spelling, dag, shape, wrap_leaves=True, hands_back=hands_back)
-        if spelling is not None and "ledger" in spelling
+        ledger_snippet(dag)
+        if spelled
         else handed_back_snippet(api, dag, shape)
         if hands_back
         else tensor_dag_snippet(api, dag, shape, wrap_leaves=True)
     )
-    apart = bool(api.adapter)  # a course adapter may give the ledger apart from the walk
     run = tensor_backward(
-        session, dag, shape, snippet, wrap_leaves=True, hands_back=hands_back, ledger=apart
+        session, dag, shape, snippet, wrap_leaves=True, hands_back=hands_back, ledger=ledger_apart
+    )
+    apart_snippet = (
+        ledger_snippet(tree)
+        if spelled
+        else tensor_dag_snippet(api, tree, shape, wrap_leaves=True, hands_back=hands_back)
     )
     apart_run = tensor_backward(
         session,
         tree,
         shape,
-        tape_snippets.ledger_snippet(spelling, tree, shape, wrap_leaves=True, hands_back=hands_back)
-        if spelling is not None and "ledger" in spelling
-        else tensor_dag_snippet(api, tree, shape, wrap_leaves=True, hands_back=hands_back),
+        apart_snippet,
         wrap_leaves=True,
         hands_back=hands_back,
-        ledger=apart,
+        ledger=ledger_apart,
     )
     if not run.calls or not apart_run.calls:
         raise WrongAnswer(
@@ -256,6 +268,8 @@ def check_ledger(
         return
     shared, apart = run.grads, apart_run.grads
     tol = session.tolerances[session.assignment("tensor").name]
+    if ledger_apart:
+        _judge_sums(tree, apart_run.grads, shape, tol, apart_snippet)
     wrong = []
     for index, got in enumerate(shared):
         copies = [g for g, owner in zip(apart, owners, strict=True) if owner == index]
@@ -279,6 +293,31 @@ def check_ledger(
             [*wrong[:4], *told],
             snippet,
             bugs.diagnose_ledger(dag, shared, run.calls, shape),
+        )
+
+
+def _judge_sums(
+    tree: Dag,
+    grads: list[np.ndarray | None],
+    shape: tuple[int, ...],
+    tol: Tolerance,
+    snippet: str,
+) -> None:
+    """A ledger apart from the walk (``tape_snippets``: the grader's walk summed into it) on a
+    tree, where each tensor gets one known gradient: comparing its DAG with its tree alone
+    would pass a ledger that sums nothing (zeros both times)."""
+    (want,) = tree.backward(1)
+    wrong = [
+        m
+        for i, got in enumerate(grads[:-1])
+        if (m := mismatch(f"n{i}'s entry", got, want[i] * np.ones(shape), tol))
+    ]
+    if wrong:
+        raise WrongAnswer(
+            "failed",
+            "the ledger does not hold what was added into it",
+            [*wrong[:4], "Each tensor's entry must be the sum of every gradient added into it."],
+            snippet,
         )
 
 

@@ -191,6 +191,11 @@ SNIPPET_KEYS = (
 also spells ``ledger``, ``add`` and ``get``."""
 
 
+def ledger_apart(source: str) -> bool:
+    """Does the adapter give the student's ledger apart from their walk (``ledger``)?"""
+    return "ledger" in _defined(source)
+
+
 def snippets(source: str) -> dict[str, Any] | None:
     """The adapter's ``SNIPPETS``, how the course spells a snippet
     (``grader.language.tape_snippets``), read as a literal without running the adapter; None

@@ -22,25 +22,25 @@ def unbroadcast(grad, shape):
 
 
 def add_backward(grad_output, a, b):
-    # BEGIN SOLUTION [mytorch.add_backward]: the gradients of a + b
+    # BEGIN SOLUTION [mytorch.add_backward; mytorch.broadcasting]: the gradients of a + b
     return unbroadcast(grad_output, a.shape), unbroadcast(grad_output, b.shape)
     # END SOLUTION
 
 
 def sub_backward(grad_output, a, b):
-    # BEGIN SOLUTION [mytorch.sub_backward]: the gradients of a - b
+    # BEGIN SOLUTION [mytorch.sub_backward; mytorch.broadcasting]: the gradients of a - b
     return unbroadcast(grad_output, a.shape), unbroadcast(-grad_output, b.shape)
     # END SOLUTION
 
 
 def mul_backward(grad_output, a, b):
-    # BEGIN SOLUTION [mytorch.mul_backward]: the gradients of a * b (elementwise)
+    # BEGIN SOLUTION [mytorch.mul_backward; mytorch.broadcasting]: the gradients of a * b
     return unbroadcast(grad_output * b, a.shape), unbroadcast(grad_output * a, b.shape)
     # END SOLUTION
 
 
 def div_backward(grad_output, a, b):
-    # BEGIN SOLUTION [mytorch.div_backward]: the gradients of a / b (elementwise)
+    # BEGIN SOLUTION [mytorch.div_backward; mytorch.broadcasting]: the gradients of a / b
     return (
         unbroadcast(grad_output / b, a.shape),
         unbroadcast(-grad_output * a / (b * b), b.shape),
