@@ -75,8 +75,8 @@ def probed(loaded, probe: Callable[[Any, dict], dict], case: dict) -> dict | Non
 
 
 def op_graphs(op: str) -> list[Graph]:
-    """``op`` alone on operands of a few shapes (matmul: 2-by-3 by 3-by-2), once per
-    parameter each."""
+    """``op`` alone on operands of a few shapes (matmul: 2-by-3 by 3-by-2, with batch axes on
+    one side or on both, of different ranks), once per parameter each."""
     rng = np.random.default_rng(7)
     cases = MATMUL_SHAPES if op == "matmul" else [[s] * OPS[op].arity for s in SHAPES]
     graphs = []
@@ -88,7 +88,12 @@ def op_graphs(op: str) -> list[Graph]:
 
 
 SHAPES = [(2, 3), (1, 3), (3, 1), (2, 3, 2)]
-MATMUL_SHAPES = [[(2, 3), (3, 2)], [(2, 2, 3), (3, 2)], [(2, 3), (2, 3, 2)]]
+MATMUL_SHAPES = [
+    [(2, 3), (3, 2)],
+    [(2, 2, 3), (3, 2)],
+    [(2, 3), (2, 3, 2)],
+    [(2, 2, 2, 3), (2, 3, 2)],
+]
 
 
 def op_agrees(loaded, graph: Graph) -> bool:
