@@ -404,6 +404,17 @@ def test_backpropagate_calling_a_chain_rule_twice_is_judged_by_what_each_call_wa
     assert verdict.details == ["n2: d_output given to chain_rule: expected -0.75, got 5"]
 
 
+def test_backpropagate_calling_a_chain_rule_twice_is_named_where_the_course_says_once(
+    monkeypatch,
+):
+    """A course whose words say each chain rule runs once (``conventions: calls: once``): a
+    second run is wrong in itself, even given the right d_output each time."""
+    monkeypatch.setattr(variables, "_once", lambda session: True)
+    grading = minitorch("backward", both(backpropagated(received={2: [-0.75, -0.75]})))
+    verdict = wrong(variables.check_backpropagate, grading, DAG, SEED)
+    assert verdict.details == ["n2: chain_rule was called 2 times, not once"]
+
+
 def test_backpropagate_shows_the_first_four_of_its_wrong_variables_op_nodes_first():
     everything = backpropagated({i: [9.0] for i in (3, 4, 5)}, {i: [9.0] for i in (0, 1, 2)})
     grading = minitorch("backward", both(everything))
