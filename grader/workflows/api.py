@@ -229,18 +229,22 @@ def grade(options: GradeOptions, runner: Runner | None = None) -> GradeReport:
         payloads = run_assignments(present, options, Path(tmp), runner) if present else {}
     first = next(iter(payloads.values()), {"oracles": [], "protections": []})
     notice = oracle_notice(first["oracles"], options.torch) if payloads else None
-    report = GradeReport(
+    items = [
+        item
+        for a in selected
+        for item in (
+            payloads[a.name]["items"]
+            if a.name in payloads
+            else _absent_items(rubric, a, options.only)
+        )
+    ]
+    why = unfinished(items, rubric.selected_items({a.name for a in selected}, options.only))
+    if why:
+        raise GraderFailure(f"the grading runs left the grade unfinished ({why})"[:500])
+    return GradeReport(
         assignment=options.assignment,
         seed="secret" if options.seed is not None else rubric.seed,
-        items=[
-            {**item, "title": checked_title(item["title"], first["oracles"])}
-            for a in selected
-            for item in (
-                payloads[a.name]["items"]
-                if a.name in payloads
-                else _absent_items(rubric, a, options.only)
-            )
-        ],
+        items=[{**item, "title": checked_title(item["title"], first["oracles"])} for item in items],
         oracles=first["oracles"],
         protections=first["protections"],
         duration_s=time.monotonic() - started,
@@ -253,10 +257,6 @@ def grade(options: GradeOptions, runner: Runner | None = None) -> GradeReport:
             for a, line in payload["not_importable"].items()
         },
     )
-    why = unfinished(report.items, rubric.selected_items({a.name for a in selected}, options.only))
-    if why:
-        raise GraderFailure(f"the grading runs left the grade unfinished ({why})"[:500])
-    return report
 
 
 ORACLES = "the oracles"
