@@ -1827,6 +1827,29 @@ def on_dag(dag: Dag, tamper: Tamper) -> Tamper:
     return lambda case, answer: tamper(case, answer) if case["dag"] == dag.to_json() else answer
 
 
+def test_ledger_leaves_a_walk_that_ran_an_op_again_to_the_walks_item(monkeypatch):
+    """Where the course does not say each op's backward runs once (needle's), the calls are
+    read once each, but a walk that ran one again (an order listing a shared tensor twice)
+    summed what the second run added: that is the walk's item's, and the ledger's check
+    grades nothing here (needle's planted revisits-shared-nodes cost needle.accumulate too)."""
+    monkeypatch.setattr(Convention, "charged", property(lambda self: False))
+
+    def again(case: dict[str, Any], answer: Answer) -> Answer:
+        answer["grads"][0] = encode(np.full((2,), 99.0))
+        return {**answer, "calls": [*answer["calls"], answer["calls"][-1]]}
+
+    grading = session("babygrad.accumulate", {"tensor_backward": on_dag(DAG, again)})
+    accumulation.check_ledger(grading, DAG, (2,))
+    assert TEST not in grading.failures
+    grading = session(
+        "babygrad.accumulate",
+        {"tensor_backward": on_dag(DAG, set_entry("grads", 0, np.full((2,), 99.0)))},
+    )
+    assert wrong(accumulation.check_ledger, grading, DAG, (2,)).reason.startswith(
+        "Tensor.backward lost"
+    )
+
+
 def test_ledger_both_runs_wrap_the_leaves():
     grading = session("babygrad.accumulate")
     accumulation.check_ledger(grading, DAG, (2,))

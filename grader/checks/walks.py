@@ -452,6 +452,9 @@ class TensorRun:
     first: TensorRun | None = None
     """Where a walk from an op node below the root came first: what that walk did (its
     calls alone; ``changed`` holds both walks')."""
+    ran_again: bool = False
+    """An op's backward ran more than once: ``calls`` shows each op once where the course
+    does not say once, but what a call again added is the walk's, not the ledger's."""
 
 
 def tensor_backward(
@@ -497,13 +500,19 @@ def tensor_backward(
     before = None
     if first is not None:
         earlier = protocol.field(answer, "first", dict)
-        before = TensorRun(*_walked(earlier, dag, snippet, wrap_leaves, once), changed)
-    return TensorRun(*_walked(answer, dag, snippet, wrap_leaves, once), changed, before)
+        before = _walked(earlier, dag, snippet, wrap_leaves, once, changed)
+    return _walked(answer, dag, snippet, wrap_leaves, once, changed, before)
 
 
 def _walked(
-    answer: dict, dag: Dag, snippet: str, wrap_leaves: bool, once: bool
-) -> tuple[list[np.ndarray | None], list[int]]:
+    answer: dict,
+    dag: Dag,
+    snippet: str,
+    wrap_leaves: bool,
+    once: bool,
+    changed: list[untouched.Change],
+    before: TensorRun | None = None,
+) -> TensorRun:
     """A walk's gradients, and the op nodes whose backward it ran, from a probe's answer;
     where the course does not say each op's backward runs once (``conventions: calls``), a
     call again is not a walk's mistake: each op counts where its backward first ran."""
@@ -512,7 +521,8 @@ def _walked(
     lowest = 0 if wrap_leaves else dag.leaves
     if not all(type(i) is int and lowest <= i < dag.size for i in calls):
         raise WrongAnswer("error", "invalid answer: the record of backward calls", [], snippet)
-    return grads, calls if once else list(dict.fromkeys(calls))
+    each = list(dict.fromkeys(calls))
+    return TensorRun(grads, calls if once else each, changed, before, len(each) < len(calls))
 
 
 def _revisits(session: GradingSession) -> list[str]:
