@@ -122,6 +122,9 @@ FAKE_WORKER = ("tests/test_checks_fake_worker.py",)
 SANDBOX = ("tests/test_sandbox.py",)
 IN_USE = "tests/test_in_use.py"
 """The walk and ledger checks on graphs in use, through fake workers on planted engines."""
+WALK_HOOKS = "tests/test_walk_hooks.py"
+"""A course adapter's walk and ledger (11-785's tape and buffer), graded: the ledger apart
+from the walk is checked only there."""
 TARGETS = (
     Target("grader/grading/scoring.py", ("tests/test_scoring.py",)),
     Target("grader/grading/completeness.py", ("tests/test_unfinished_grades.py",)),
@@ -132,7 +135,7 @@ TARGETS = (
     Target("grader/worker/process.py", SANDBOX, named("_reply")),
     Target("grader/language/verdicts.py", FAKE_WORKER, named("Tolerance", "mismatch")),
     Target("grader/checks/answers.py", FAKE_WORKER, judges),
-    Target("grader/checks/accumulation.py", (*FAKE_WORKER, IN_USE), judges),
+    Target("grader/checks/accumulation.py", (*FAKE_WORKER, IN_USE, WALK_HOOKS), judges),
     Target("grader/checks/broadcasting.py", FAKE_WORKER, judges),
     Target("grader/checks/differences.py", ("tests/test_function_api.py",), judges),
     Target("grader/checks/graphs.py", FAKE_WORKER, judges),

@@ -179,12 +179,15 @@ def test_an_unbroadcast_that_sums_nothing_earns_nothing(tmp_path, bug):
 
 @pytest.mark.parametrize("bug", STATE_BUGS, ids=[b.label for b in STATE_BUGS])
 def test_a_walk_that_keeps_state_between_calls_costs_its_region_items(tmp_path, bug):
-    """A visited set kept at module level goes wrong only after earlier walks: it costs the
-    items its region serves (``STATE_BUG_ITEMS``), and no other. Drawn afresh: a set of ids
-    goes wrong where a new object takes a freed one's id, which a replay's batched requests
-    (``grader.grading.replay``) may lay out otherwise than the run this process's lanes
-    recorded for another engine."""
+    """A visited set kept at module level goes wrong only after earlier walks: it costs its
+    own item, and no item its region does not serve (``STATE_BUG_ITEMS``). Drawn afresh: a set
+    of ids goes wrong where a new object takes a freed one's id, which a replay's batched
+    requests (``grader.grading.replay``) may lay out otherwise than the run this process's
+    lanes recorded for another engine; whether the other item of its region meets such an id
+    too rests on the allocator's reuse of addresses (the ledger's tests of babygrad's
+    ``module-level-visited-set`` met one in one run of the suite and none in the next)."""
     items = _assignment_grade(tmp_path, bug, replay=None)
-    assert _lost(items) == STATE_BUG_ITEMS[bug.item], {
-        item_id: items[item_id]["feedback"][:1500] for item_id in _lost(items)
+    lost = _lost(items)
+    assert bug.item in lost and lost <= STATE_BUG_ITEMS[bug.item], {
+        item_id: items[item_id]["feedback"][:1500] for item_id in lost
     }

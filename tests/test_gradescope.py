@@ -128,7 +128,9 @@ def test_every_course_grades_its_reference_to_full_marks_in_a_regular_install(in
     assert [t["status"] for t in document["tests"]] == ["passed"] * len(document["tests"])
     rubric = load(courses / course / "rubric.yaml")
     assert [t["name"].split(":")[0] for t in document["tests"]] == [i.id for i in rubric.items]
-    assert document["score"] == sum(i.points for i in rubric.items)
+    # full marks of the reference's edition: an item its edition lacks, or code the course
+    # gives, is 0 of 0 (Karpathy's repository has no tanh, its lecture no relu)
+    assert document["score"] == sum(t["max_score"] for t in document["tests"]) > 0
     if bwrap_status()[0]:  # the image's own sandbox, not only its grades
         assert "bubblewrap: private filesystem view" in stdout, stdout
 
