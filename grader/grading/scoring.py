@@ -15,9 +15,11 @@ FAILING = ("missing", "timeout", "error", "failed")
 NOT_GRADABLE = "not_gradable"
 """A test that could not grade its item because other items fail (``NotGradable``: its
 ``needs``). Where one of them is missing (not written: the stubs' ``NotImplementedError``, an
-absent attribute), the test earns nothing: partial work earns only what it shows. Where all of
-them are written but wrong, it does not count, and its share of the item goes to the tests
-that ran: a bug costs its own item, not the items that use it. An item none of whose tests
+absent attribute) in partial work (``unwritten``: two items of the assignment or more), the
+test earns nothing: partial work earns only what it shows. Where all of them are written but
+wrong, or the one missing function of an engine otherwise whole, it does not count, and its
+share of the item goes to the tests that ran: a bug costs its own item, not the items that
+use it. An item none of whose tests
 could be graded has this status and scores 0: code that does nothing earns nothing; so has a
 composite item whose own tests pass while an item it depends on fails."""
 NEVER_RAN = "no grading test ran"
