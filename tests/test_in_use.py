@@ -30,10 +30,13 @@ STOPS_AT_ZERO = CATALOGUE["micrograd.zero_grad:stops-at-zero"]
 SUMS_IN_PLACE = CATALOGUE["babygrad.accumulate:sums-in-place"]
 
 
+PLANTED_ROOT = tempfile.TemporaryDirectory(prefix="in-use-")  # removed when the process ends
+
+
 @functools.cache
 def planted(label: str) -> Path:
     """The reference with ``label``'s bug, planted once per test process."""
-    return plant(Path(tempfile.mkdtemp(prefix="in-use-")), CATALOGUE[label])
+    return plant(Path(tempfile.mkdtemp(dir=PLANTED_ROOT.name)), CATALOGUE[label])
 
 
 def worker_on(label: str) -> type[FakeWorker]:
