@@ -11,7 +11,12 @@ from typing import Any, TypedDict
 from grader.grading.rubric import Item, Rubric
 from grader.language.editions import NOT_IN_EDITION, Edition
 
-FAILING = ("missing", "timeout", "error", "failed")
+MISSING = "missing"
+"""The status of a test that found code not written: the stubs' ``NotImplementedError``, or an
+attribute the engine does not have (``grader.worker.runner.describe``)."""
+FAILING = (MISSING, "timeout", "error", "failed")
+"""The statuses of a failing test, in precedence: an item whose tests fail in several ways
+takes the first of them (``_status``)."""
 NOT_GRADABLE = "not_gradable"
 """A test that could not grade its item because other items fail (``NotGradable``: its
 ``needs``). Where one of them is missing (not written: the stubs' ``NotImplementedError``, an
@@ -101,11 +106,6 @@ class ItemResult:
         """The inverse of ``to_json``: a field this version lacks or a required one missing is
         a ``TypeError``, never a silently wrong item."""
         return cls(**data)
-
-
-MISSING = "missing"
-"""The status of a test that found code not written: the stubs' ``NotImplementedError``, or an
-attribute the engine does not have (``grader.worker.runner.describe``)."""
 
 
 def item_of(need: str) -> str:
