@@ -92,6 +92,66 @@ def test_each_failure_has_its_snippet_expected_got_bug_and_hint(graded):
     assert "b = a + a" in _article(page, "micrograd.accumulate")
 
 
+SCRIPT = "<script>alert(1)</script>"
+
+
+def test_what_a_submission_controls_shows_as_text():
+    """A function's name, an exception's message, a printed value and an uploaded file's name
+    are the student's to choose: each shows as text, none becomes markup of the page."""
+    failure = {
+        "test": f"test_{SCRIPT}",
+        "reason": f"{SCRIPT} raised",
+        "details": [f"expected 1.0, got {SCRIPT}"],
+        "snippet": f"a.{SCRIPT}()",
+        "bugs": [SCRIPT],
+    }
+    item = {
+        "id": "micrograd.ops.tanh",
+        "assignment": "micrograd",
+        "title": "tanh",
+        "score": 0,
+        "max_score": 6,
+        "extra_credit": False,
+        "visibility": "visible",
+        "status": "failed",
+        "bugs": [SCRIPT],
+        "feedback": SCRIPT,
+        "reason": SCRIPT,
+        "failures": [failure],
+        "hint": "",
+    }
+    absent = {**item, "id": "babygrad.ops.add", "assignment": "babygrad"}
+    report = GradeReport(
+        "all",
+        1,
+        [item, absent],
+        ["reference"],
+        [],
+        1.0,
+        notices=[SCRIPT],
+        not_importable={"babygrad": SCRIPT},
+    )
+    page = render_html(report, {"micrograd": SCRIPT}, [f"micrograd: {SCRIPT}.py"])
+    assert "<script" not in page
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    tanh = _article(page, "micrograd.ops.tanh")
+    for shown in (
+        f"test_{escaped}: {escaped} raised",
+        f"expected 1.0, got {escaped}",
+        f"<pre><code>a.{escaped}()</code></pre>",
+        f"Recognised bug: {escaped}",
+    ):
+        assert shown in tanh, shown
+    for shown in (
+        f"upload: micrograd: {escaped}.py",
+        f'<p class="notice">{escaped}</p>',
+        f"babygrad: {escaped}</h2>",
+        f"<h2>{escaped} ",
+        f"<td>{escaped}</td>",
+    ):
+        assert shown in page, shown
+
+
 @needs_dot
 def test_with_graphviz_each_failure_has_its_picture_before_the_snippet(graded):
     page = render_html(*graded)

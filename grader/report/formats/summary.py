@@ -5,7 +5,7 @@ a status, and on a rerun what changed since the last run.
 
 One self-contained HTML file (its charts are inline SVG), so it can be mailed or archived as
 is. It is rendered from ``grader/report/templates/summary.html.j2`` by Jinja2 with every value
-escaped: a student id or a bug's name cannot restyle the page.
+escaped (``grader.report.pages``): a student id or a bug's name cannot restyle the page.
 """
 
 from __future__ import annotations
@@ -17,23 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from grader.grading.rubric import Item
 from grader.report.formats import Change, StudentResult
+from grader.report.pages import ENVIRONMENT
 
 TOP_BUGS = 10
 LOWEST = 10
 BINS = 10
 HEIGHT, WIDTH = 200, 360
 """The histogram's plot height and the points-lost chart's bar length, in pixels."""
-ENVIRONMENT = Environment(
-    loader=PackageLoader("grader.report", "templates"),
-    autoescape=True,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
 
 
 def rounded(value: float) -> str:
