@@ -3,8 +3,9 @@
 Its ops are Tensor methods (ReLU and Sigmoid: activation classes) that record a ``*Backward``
 in ``_grad_fn`` after the forward; each is asked alone with ``apply(grad_output)`` on bare
 arrays; what it returns reaches each input as the course's given ``Tensor.backward`` delivers
-it (summed down to the input's shape). The student's ``_reduce_broadcast_grad`` is graded
-where their ``apply`` calls it, as TinyTorch's solution does. Runs in the worker only.
+it (summed down to the input's shape), but for Add, Sub, Mul and Div: their ``apply`` sums its
+gradients back itself, calling the student's ``_reduce_broadcast_grad`` as TinyTorch's solution
+does, and is graded on what it returns. Runs in the worker only.
 """
 
 import importlib
@@ -50,18 +51,26 @@ def apply(engine, op, inputs, param):
     raise ValueError(f"TinyTorch's autograd module has no {op}")
 
 
+REDUCING = ("AddBackward", "SubBackward", "MulBackward", "DivBackward")
+"""The ops whose ``apply`` the course asks to sum each gradient back to its input's shape
+(with ``_reduce_broadcast_grad``): what they return is graded as it is, or a reduction that does
+nothing would pass where the given ``Tensor.backward`` sums for it."""
+
+
 def gradients(engine, tensor, out_grad):
     grad_fn = tensor._grad_fn
     grads = grad_fn.apply(out_grad.astype("float32"))
+    reduces = type(grad_fn).__name__ in REDUCING
     return [
-        None if grad is None else delivered(grad, x.shape)
+        None if grad is None else np.asarray(grad) if reduces else delivered(grad, x.shape)
         for grad, x in zip(grads, grad_fn.saved_tensors, strict=False)
     ]
 
 
 def delivered(grad, shape):
     """A gradient as the given Tensor.backward delivers it: summed down to the input's shape
-    (the course's code, not the student's: a shape its reduction leaves is not charged)."""
+    (the course's code, not the student's: a shape MatmulBackward leaves, broadcast batch axes
+    and all, is not charged)."""
     grad = np.asarray(grad)
     while grad.ndim > len(shape):
         grad = grad.sum(axis=0)

@@ -21,7 +21,9 @@ class Function:
 def _reduce_broadcast_grad(grad, original_shape):
     """Sum ``grad`` down to ``original_shape``: over the leading axes broadcasting added, and
     over the axes it stretched from size 1."""
-    # BEGIN SOLUTION [tinytorch.reduce_broadcast]: sum the added axes, then the stretched ones
+    # BEGIN SOLUTION [tinytorch.reduce_broadcast; tinytorch.add_backward, tinytorch.sub_backward,
+    #   tinytorch.mul_backward, tinytorch.div_backward]:
+    #   sum the added axes, then the stretched ones
     while grad.ndim > len(original_shape):
         grad = grad.sum(axis=0)
     for axis, size in enumerate(original_shape):
@@ -33,7 +35,8 @@ def _reduce_broadcast_grad(grad, original_shape):
 
 class AddBackward(Function):
     def apply(self, grad_output):
-        # BEGIN SOLUTION [tinytorch.add_backward]: grad_output for each input
+        # BEGIN SOLUTION [tinytorch.add_backward; tinytorch.reduce_broadcast]:
+        #   grad_output for each input
         a, b = self.saved_tensors
         return _reduce_broadcast_grad(grad_output, a.shape), _reduce_broadcast_grad(
             grad_output, b.shape
@@ -43,7 +46,8 @@ class AddBackward(Function):
 
 class SubBackward(Function):
     def apply(self, grad_output):
-        # BEGIN SOLUTION [tinytorch.sub_backward]: grad_output for a, its negation for b
+        # BEGIN SOLUTION [tinytorch.sub_backward; tinytorch.reduce_broadcast]:
+        #   grad_output for a, its negation for b
         a, b = self.saved_tensors
         return _reduce_broadcast_grad(grad_output, a.shape), _reduce_broadcast_grad(
             -grad_output, b.shape
@@ -53,7 +57,8 @@ class SubBackward(Function):
 
 class MulBackward(Function):
     def apply(self, grad_output):
-        # BEGIN SOLUTION [tinytorch.mul_backward]: grad_output times the other input
+        # BEGIN SOLUTION [tinytorch.mul_backward; tinytorch.reduce_broadcast]:
+        #   grad_output times the other input
         a, b = self.saved_tensors
         grad_a = _reduce_broadcast_grad(grad_output * b.data, a.shape)
         return grad_a, _reduce_broadcast_grad(grad_output * a.data, b.shape)
@@ -62,7 +67,8 @@ class MulBackward(Function):
 
 class DivBackward(Function):
     def apply(self, grad_output):
-        # BEGIN SOLUTION [tinytorch.div_backward]: 1 / b and -a / b**2, times grad_output
+        # BEGIN SOLUTION [tinytorch.div_backward; tinytorch.reduce_broadcast]:
+        #   1 / b and -a / b**2, times grad_output
         a, b = self.saved_tensors
         grad_a = _reduce_broadcast_grad(grad_output / b.data, a.shape)
         return grad_a, _reduce_broadcast_grad(-grad_output * a.data / b.data**2, b.shape)
