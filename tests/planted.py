@@ -332,6 +332,12 @@ MICROGRAD_BUGS = [
         ),
     ),
     bug(
+        "micrograd.accumulate",
+        "add-hands-on-its-own-grad",
+        MICRO,
+        (("other.grad += out.grad", "other.grad += self.grad"),),
+    ),
+    bug(
         "micrograd.zero_grad",
         "root-only",
         MICRO,

@@ -174,11 +174,14 @@ UNNAMED = [
     "micrograd.ops.relu:returns-operand",
     "micrograd.ops.relu:does-nothing",
     "micrograd.ops.relu:passes-at-zero",
+    "micrograd.accumulate:add-hands-on-its-own-grad",
 ]
 """Bugs that are none of ``BUGS``: where they fail, no classic bug may be named. The first
 loses a contribution on shared nodes (its closures replace each other on an operand) without
 a ``=`` anywhere, and once cost micrograd.accumulate under the name overwrite-grad; so did a
-relu that returns its operand (``return self``: a preloaded gradient lost to no ``=``)."""
+relu that returns its operand (``return self``: a preloaded gradient lost to no ``=``), and a
+``+`` that adds its own gradient into its other operand's (``a - a`` then ends ``a`` at 0
+from any preload, as an ``=`` would: the name is kept only where an ``=`` shows alone)."""
 
 
 @pytest.mark.parametrize("planted", UNNAMED)

@@ -14,9 +14,11 @@ from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import tensor_backward
 from grader.language import adapters, tape_snippets
 from grader.language.assignments import MICROGRAD
+from grader.language.coverage import shared_strata
 from grader.language.dags import Dag
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
+    MICROGRAD_PRIMITIVES,
     Graph,
     build_source,
     evaluate,
@@ -172,10 +174,7 @@ def check_accumulate(
     answer = session.ask("micrograd", Probe.ACCUMULATE, {**case, "run": "preloaded"}, snippet)
     var = names(graph)[: len(graph.leaves)]
     preloaded = answers.decoded(answer, "preloaded", var, snippet)
-    uses = [
-        [float(c) for c, owner in zip(copies, owners, strict=True) if owner == leaf]
-        for leaf in range(len(graph.leaves))
-    ]
+    uses = _uses(graph, copies, owners)
     tol = session.tolerances["micrograd"]
     wrong = [
         m
@@ -198,9 +197,63 @@ def check_accumulate(
             f"{', '.join(ops)}: a _backward overwrote a gradient",
             wrong[:4],
             snippet,
-            bugs.diagnose_accumulate(preload, uses, preloaded, tol),
+            _overwrite(session, graph, bugs.diagnose_accumulate(preload, uses, preloaded, tol)),
             lambda: graph_figure(graph, values, values, want, preloaded, tol),
         )
+
+
+def _uses(graph: Graph, copies: list[np.ndarray], owners: list[int]) -> list[list[float]]:
+    """What each use of each leaf contributes, from the uses apart (``copies``, each the copy
+    of leaf ``owners[i]``)."""
+    return [
+        [float(c) for c, owner in zip(copies, owners, strict=True) if owner == leaf]
+        for leaf in range(len(graph.leaves))
+    ]
+
+
+CALLED = {"add_scalar": "add", "mul_scalar": "mul"}
+"""The sugar that is a primitive itself (``a + 2``, ``a * 2``)."""
+COMPOSED_FROM = ("add", "mul", "powk")
+"""The primitives micrograd's sugar is composed from (``a - b``, ``a / b``, ``-a``...)."""
+
+
+def _overwrite(session: GradingSession, graph: Graph, found: list[str]) -> list[str]:
+    """``found`` (``diagnose_accumulate``'s name for this example), kept only where an
+    ``=`` shows alone: on one primitive the graph calls, on one node used twice with its
+    gradient preloaded (``shared_strata``). One example fits other mistakes too: in ``a - a``
+    a ``+`` that adds ``self.grad`` into ``other.grad`` also ends ``a`` at 0, as an ``=``
+    would, and a named bug must be right or absent."""
+    if not found:
+        return found
+    ops = {CALLED.get(node.op, node.op) for node in graph.nodes}
+    called = [op for op in MICROGRAD_PRIMITIVES if op in ops]
+    if ops & set(MICROGRAD_COMPOSED):
+        called += [op for op in COMPOSED_FROM if op not in called]
+    for op in called:
+        for alone, out_grad, preload in shared_strata(op):
+            if _overwrites_alone(session, alone, out_grad, preload):
+                return found
+    return []
+
+
+def _overwrites_alone(
+    session: GradingSession, graph: Graph, out_grad: float, preload: list[float]
+) -> bool:
+    """Does ``graph`` (one primitive on one leaf used twice) lose its leaf's preload as an
+    ``=`` in a closure does? Asked as ``check_accumulate`` asks, charging the test nothing."""
+    case = {"graph": graph.to_json(), "out_grad": out_grad, "preload": preload}
+    split, owners = graph.split_leaves()
+    answer = session.try_ask("micrograd", Probe.ACCUMULATE, {**case, "run": "separate"})
+    copies = False if answer is None else _right(session, split, out_grad, answer)
+    answer = session.try_ask("micrograd", Probe.ACCUMULATE, {**case, "run": "preloaded"})
+    if not isinstance(copies, list) or answer is None:
+        return False
+    try:
+        got = answers.arrays(answer, "preloaded", names(graph)[: len(graph.leaves)])
+    except protocol.InvalidAnswer:
+        return False
+    tol = session.tolerances["micrograd"]
+    return bool(bugs.diagnose_accumulate(preload, _uses(graph, copies, owners), got, tol))
 
 
 @remembers_verdict
