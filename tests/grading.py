@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +90,31 @@ def grade_report(
         ),
         lanes(),
     )
+
+
+def grade_command(
+    *arguments: str | Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m grader grade`` with ``arguments``, as a student runs it, in a terminal 200
+    columns wide (the console wraps at its width: a test reads whole lines)."""
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "grade", *map(str, arguments)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def graded_by_command(
+    submission: Path, out: Path, *arguments: str | Path
+) -> tuple[str, dict[str, Any]]:
+    """``grade --submission SUBMISSION --json OUT ARGUMENTS``, which must exit 0: what it
+    printed, and the JSON document it wrote."""
+    run = grade_command("--submission", submission, "--json", out, *arguments)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout, json.loads(out.read_text())
 
 
 def comparable(report: GradeReport) -> dict[str, Any]:

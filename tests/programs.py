@@ -11,10 +11,14 @@ other tests.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
+import subprocess
+from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from grader.oracles import torch_oracle
@@ -60,3 +64,42 @@ needs_torch = pytest.mark.skipif(not torch_oracle.available(), reason=TORCH_WHY)
 def torch() -> ModuleType:
     """PyTorch, imported for a test that compares with it, or a skip the closing line counts."""
     return pytest.importorskip("torch", reason=TORCH_WHY)
+
+
+def screenshot(page: Path, window: tuple[int, int]) -> np.ndarray:
+    """``page`` as headless Chromium paints it in a window of ``window`` (width, height)
+    pixels, as RGB rows; ``GRADER_SCREENSHOT=path`` keeps the PNG (the README's pictures)."""
+    image_module = pytest.importorskip("PIL.Image")
+    shot = page.with_suffix(".png")
+    subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={page.parent / 'chromium-profile'}",
+            f"--screenshot={shot}",
+            f"--window-size={window[0]},{window[1]}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    with image_module.open(shot) as png:
+        assert png.size == window
+        image = np.asarray(png.convert("RGB"))
+    if target := os.environ.get("GRADER_SCREENSHOT"):
+        shutil.copyfile(shot, Path(target))
+    return image
+
+
+def painted(image: np.ndarray, colour: str) -> np.ndarray:
+    """Where a screenshot has exactly ``colour`` (``#rrggbb``): the pages paint what a test
+    looks for in colours used nowhere else."""
+    return np.all(image == [int(colour[i : i + 2], 16) for i in (1, 3, 5)], axis=2)

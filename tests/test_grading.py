@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from grader.grading.scoring import UNWRITTEN_NOTE
-from tests.grading import ENGINES, EXERCISES, REFERENCE, grade_items, planted
+from tests.grading import ENGINES, EXERCISES, REFERENCE, grade_command, grade_items, planted
 
 MICRO = "micrograd/engine.py"
 
@@ -165,27 +163,19 @@ def _graded_and_drawn(submission: Path, recordings: Path) -> tuple[dict, dict[st
 
 def test_cli_json_document_and_exit_codes(tmp_path):
     out = tmp_path / "grade.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            "--submission",
-            str(EXERCISES),
-            "--assignment",
-            "micrograd",
-            "--only",
-            "micrograd.topo",
-            "--json",
-            str(out),
-            "--fail-under",
-            "50",
-            "--seed",
-            "918273645",
-        ],
-        capture_output=True,
-        text=True,
+    run = grade_command(
+        "--submission",
+        EXERCISES,
+        "--assignment",
+        "micrograd",
+        "--only",
+        "micrograd.topo",
+        "--json",
+        out,
+        "--fail-under",
+        "50",
+        "--seed",
+        "918273645",
     )
     assert run.returncode == 1, run.stdout + run.stderr
     document = json.loads(out.read_text())
@@ -194,12 +184,7 @@ def test_cli_json_document_and_exit_codes(tmp_path):
     assert [i["id"] for i in document["items"]] == ["micrograd.topo"]
     assert document["items"][0]["status"] == "missing"
     assert "918273645" not in run.stdout + out.read_text()
-    usage = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(tmp_path / "nowhere")],
-        capture_output=True,
-        text=True,
-    )
-    assert usage.returncode == 2
+    assert grade_command("--submission", tmp_path / "nowhere").returncode == 2
 
 
 def test_a_bad_rubric_names_file_line_and_fix(tmp_path):
@@ -207,20 +192,7 @@ def test_a_bad_rubric_names_file_line_and_fix(tmp_path):
     rubric.write_text(
         (REFERENCE.parent / "rubric.yaml").read_text().replace("points: 10", "points: ten", 1)
     )
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            "--submission",
-            str(REFERENCE),
-            "--rubric",
-            str(rubric),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    run = grade_command("--submission", REFERENCE, "--rubric", rubric)
     assert run.returncode == 2
     said = run.stdout.replace("\n", "")  # the console wraps a long path at its width
     assert f"{rubric}:" in said and "points" in said and "docs/course-authors.md" in said

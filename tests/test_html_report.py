@@ -4,17 +4,12 @@ The browser test opens the page in headless Chromium and reads the screenshot's 
 status badges and the wrong node's fill have colours used nowhere else, so finding them drawn,
 in the right number and order, proves the table and the graph were laid out and painted, not
 only written into the source. ``GRADER_SCREENSHOT=docs/report.png`` keeps the screenshot (the
-README's picture).
+README's picture: ``tests.programs.screenshot``).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +20,8 @@ from grader.report import drawing as pictures
 from grader.report.document import GradeReport
 from grader.report.html import STATUS_COLOUR, render_html, write_html_report
 from grader.workflows.api import GradeOptions, grade
-from tests.grading import REPO, planted
-from tests.programs import CHROMIUM, needs_chromium, needs_dot
+from tests.grading import REPO, grade_command, planted
+from tests.programs import needs_chromium, needs_dot, painted, screenshot
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("html_report")]  # graded once
 
@@ -183,46 +178,16 @@ def _bands(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
-def _pixels(image: np.ndarray, colour: str) -> np.ndarray:
-    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
-    return np.all(image == rgb, axis=2)
-
-
 @needs_chromium
 def test_a_browser_renders_the_table_and_the_graph(graded, tmp_path):
-    Image = pytest.importorskip("PIL.Image")
     report, titles = graded
-    page, shot = tmp_path / "report.html", tmp_path / "report.png"
+    page = tmp_path / "report.html"
     write_html_report(report, titles, page)
-    subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            f"--window-size={WINDOW[0]},{WINDOW[1]}",
-            page.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    with Image.open(shot) as png:
-        assert png.size == WINDOW
-        image = np.asarray(png.convert("RGB"))
-    if target := os.environ.get("GRADER_SCREENSHOT"):
-        shutil.copyfile(shot, Path(target))
+    image = screenshot(page, WINDOW)
     passed = sum(i["status"] == "passed" for i in report.items)
-    badges = _bands(_pixels(image, STATUS_COLOUR["passed"]))
+    badges = _bands(painted(image, STATUS_COLOUR["passed"]))
     assert len(badges) == passed, badges  # one painted badge per passing row
-    graph = _pixels(image, pictures.WRONG_FILL)
+    graph = painted(image, pictures.WRONG_FILL)
     assert graph.sum() > 2000, "no wrong node was painted"
     (first_graph, _), *_ = _bands(graph)
     assert first_graph > badges[-1][1], "the graph should come after the table"
@@ -234,25 +199,16 @@ def test_a_browser_renders_the_table_and_the_graph(graded, tmp_path):
 def test_grade_with_only_and_html_writes_a_page_of_just_those_items(tmp_path):
     submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]})
     page = tmp_path / "out" / "report.html"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            "--submission",
-            str(submission),
-            "--only",
-            "micrograd.ops",
-            "--only",
-            "micrograd.topo",
-            "--html",
-            str(page),
-        ],
+    done = grade_command(
+        "--submission",
+        submission,
+        "--only",
+        "micrograd.ops",
+        "--only",
+        "micrograd.topo",
+        "--html",
+        page,
         cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     rows = re.findall(r'<tr><td>(?:<a href="[^"]*">)?([\w.]+)', page.read_text())

@@ -4,12 +4,11 @@ handed over once, and gone without a word when the command stops before it has r
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
 from grader.workflows import prestart
-from tests.grading import REFERENCE
+from tests.grading import REFERENCE, grade_command
 
 
 @pytest.fixture
@@ -56,13 +55,7 @@ def test_a_process_nobody_took_exits_quietly_when_the_command_ends(started):
 
 
 def test_a_grade_that_stops_early_says_why_and_leaves_nothing_running(tmp_path):
-    run = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(REFERENCE)]
-        + ["--only", "no.such.item"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = grade_command("--submission", REFERENCE, "--only", "no.such.item")
     assert run.returncode == 2
     assert "--only no.such.item selects no rubric item" in run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr

@@ -5,20 +5,14 @@ points, longest first), the score histogram and the status column's problem rows
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from grader.grading.rubric import load
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.report.formats import StudentResult
 from grader.report.formats.summary import summary_html
-from tests.programs import CHROMIUM, needs_chromium
+from tests.programs import needs_chromium, painted, screenshot
 
 RUBRIC = load(DEFAULT_RUBRIC)
 ITEMS = [i for i in RUBRIC.items if i.id in ("micrograd.ops.add", "micrograd.ops.tanh")]
@@ -65,41 +59,14 @@ def a_class() -> list[StudentResult]:
 
 @needs_chromium
 def test_chromium_draws_the_chart_the_histogram_and_the_status_column(tmp_path):
-    Image = pytest.importorskip("PIL.Image")
-    page, shot = tmp_path / "summary.html", tmp_path / "summary.png"
+    page = tmp_path / "summary.html"
     page.write_text(summary_html(a_class(), ITEMS))
-    subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            f"--window-size={WINDOW[0]},{WINDOW[1]}",
-            page.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    with Image.open(shot) as png:
-        image = np.asarray(png.convert("RGB"))
-    if target := os.environ.get("GRADER_SCREENSHOT"):
-        shutil.copyfile(shot, Path(target))
-
-    def painted(colour: str) -> np.ndarray:
-        return np.all(image == [int(colour[i : i + 2], 16) for i in (1, 3, 5)], axis=2)
-
-    lost = painted(LOST)
+    image = screenshot(page, WINDOW)
+    lost = painted(image, LOST)
     rows = np.flatnonzero(lost.any(axis=1))
     bars = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
     assert len(bars) == 3, "one bar per item that lost points"
     lengths = [int(lost[bar].sum(axis=1).max()) for bar in bars]
     assert lengths == sorted(lengths, reverse=True) and lengths[-1] > 10, lengths
-    assert painted(SCORE).sum() > 2000, "the histogram's bars are painted"
-    assert painted(PROBLEM).sum() > 20, "the status column marks the problem rows"
+    assert painted(image, SCORE).sum() > 2000, "the histogram's bars are painted"
+    assert painted(image, PROBLEM).sum() > 20, "the status column marks the problem rows"

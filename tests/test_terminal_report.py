@@ -5,16 +5,13 @@ titles that name the oracles that checked."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from grader.report.document import unfenced
 from grader.workflows.api import checked_title
-from tests.grading import REFERENCE, planted
+from tests.grading import REFERENCE, graded_by_command, planted
 from tests.shown_commands import notebook
 
 TANH_BUG = {"micrograd/engine.py": [("1.0 - t * t", "1.0 - t")]}
@@ -26,28 +23,15 @@ def test_unfenced_drops_only_a_snippets_fence():
 
 
 def _grade(submission: Path, tmp_path: Path) -> tuple[str, dict]:
-    out = tmp_path / "grade.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            "--submission",
-            str(submission),
-            "--assignment",
-            "micrograd",
-            "--only",
-            "micrograd.ops.tanh",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    stdout, document = graded_by_command(
+        submission,
+        tmp_path / "grade.json",
+        "--assignment",
+        "micrograd",
+        "--only",
+        "micrograd.ops.tanh",
     )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return run.stdout, next(i for i in json.loads(out.read_text())["items"])
+    return stdout, document["items"][0]
 
 
 @pytest.mark.slow
@@ -97,31 +81,19 @@ def test_a_title_names_the_oracles_of_its_run():
 @pytest.mark.slow
 def test_the_html_reports_graphs_title_says_what_checked_it(tmp_path):
     """Graded without PyTorch, the page's ``micrograd.graphs`` does not claim to match it."""
-    page, out = tmp_path / "grade.html", tmp_path / "grade.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            "--submission",
-            str(REFERENCE),
-            "--assignment",
-            "micrograd",
-            "--only",
-            "micrograd.graphs",
-            "--no-torch",
-            "--html",
-            str(page),
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    page = tmp_path / "grade.html"
+    _, document = graded_by_command(
+        REFERENCE,
+        tmp_path / "grade.json",
+        "--assignment",
+        "micrograd",
+        "--only",
+        "micrograd.graphs",
+        "--no-torch",
+        "--html",
+        page,
     )
-    assert run.returncode == 0, run.stdout + run.stderr
-    (item,) = json.loads(out.read_text())["items"]
-    assert json.loads(out.read_text())["oracles"] == ["reference", "finite differences"]
+    (item,) = document["items"]
+    assert document["oracles"] == ["reference", "finite differences"]
     assert item["title"].endswith("match the reference and finite differences")
     assert item["title"] in page.read_text() and "match PyTorch" not in page.read_text()

@@ -4,9 +4,6 @@ imports the modules beside it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -25,7 +22,7 @@ from grader.report.formats.markdown import feedback
 from grader.report.html import render_html
 from grader.workflows import api
 from grader.workflows.api import GradeOptions, grade
-from tests.grading import REFERENCE, grade_items, planted
+from tests.grading import REFERENCE, grade_command, grade_items, graded_by_command, planted
 
 RUBRIC = load(DEFAULT_RUBRIC)
 ENGINE = (REFERENCE / "micrograd" / "engine.py").read_text()
@@ -82,30 +79,16 @@ def upload(tmp_path: Path, kind: str) -> Path:
     ],
 )
 def test_grade_takes_a_notebook_a_file_or_a_zip(tmp_path, kind, found):
-    out = tmp_path / "grade.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            "--submission",
-            str(upload(tmp_path, kind)),
-            "--only",
-            "micrograd.ops.tanh",
-            "--only",
-            "babygrad.ops.add",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
+    stdout, document = graded_by_command(
+        upload(tmp_path, kind),
+        tmp_path / "grade.json",
+        "--only",
+        "micrograd.ops.tanh",
+        "--only",
+        "babygrad.ops.add",
     )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert f"upload: {found}" in run.stdout
-    assert run.stdout.count(NO_BABYGRAD) == 1 and "babygrad.ops.add" not in run.stdout
-    document = json.loads(out.read_text())
+    assert f"upload: {found}" in stdout
+    assert stdout.count(NO_BABYGRAD) == 1 and "babygrad.ops.add" not in stdout
     assert {i["id"]: (i["status"], i["score"]) for i in document["items"]} == {
         "micrograd.ops.tanh": ("passed", 6),
         "babygrad.ops.add": ("missing", 0),
@@ -115,12 +98,7 @@ def test_grade_takes_a_notebook_a_file_or_a_zip(tmp_path, kind, found):
 
 def test_not_a_submission_is_a_usage_error(tmp_path):
     (tmp_path / "engine.txt").write_text(ENGINE)
-    run = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(tmp_path / "engine.txt")],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    run = grade_command("--submission", tmp_path / "engine.txt")
     assert run.returncode == 2 and "a folder, .py, .ipynb or .zip" in run.stdout
 
 
