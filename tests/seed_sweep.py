@@ -32,11 +32,13 @@ import random
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 from grader import layout
+from grader.grading import rubric as rubric_module
 from grader.grading.options import IN_MEMORY, GradeOptions
 from grader.grading.rubric import selected
 from grader.report.document import GradeReport
@@ -97,25 +99,35 @@ def short_of_full(reference: dict[str, str]) -> list[str]:
     return [f"reference: {reference['total']} of {reference['max']}"] * short
 
 
-def verdicts(rows: dict[str, dict], planted: dict[str, Bug]) -> list[str]:
+def verdicts(
+    rows: dict[str, dict], planted: dict[str, Bug], points: Mapping[str, float]
+) -> list[str]:
     """What is wrong at one seed: the reference short of full marks, a bug its item does not
     notice (a survivor), an item other than its own and the whole graph that it costs (a
-    leak), an upload not graded."""
+    leak), an upload not graded. An item is judged against the reference's score, or, where
+    the reference's edition has no such item (a blank cell), against its ``points``: a bug
+    planted in another edition (Karpathy's lecture has tanh, its repository relu) is judged in
+    its own, and an item its edition leaves out (blank) is one it cannot cost."""
     reference = rows[REFERENCE_UPLOAD]
     items = [c for c in reference if "." in c]
+
+    def full(item: str) -> float | None:
+        cell = reference.get(item, "")
+        return float(cell) if cell != "" else points.get(item)
+
+    def costs(row: dict, item: str) -> bool:
+        expected = full(item)
+        return row.get(item, "") != "" and expected is not None and float(row[item]) < expected
+
     wrong = short_of_full(reference)
     for name, bug in planted.items():
         row = rows.get(name)
         if row is None or row["total"] == "":
             wrong.append(f"{bug.label}: not graded ({row and row['notes']})")
             continue
-        if row[bug.item] == reference[bug.item]:
+        if not costs(row, bug.item):
             wrong.append(f"{bug.label}: survives")
-        leaks = [
-            i
-            for i in items
-            if i != bug.item and not i.endswith(".graphs") and row[i] != reference[i]
-        ]
+        leaks = [i for i in items if i != bug.item and not i.endswith(".graphs") and costs(row, i)]
         wrong += [f"{bug.label}: also costs {i}" for i in leaks]
     return wrong
 
@@ -252,10 +264,12 @@ def main() -> int:
         print(f"{options.course}: {len(planted)} planted bugs and the reference", flush=True)
         only = [word for item in options.only for word in ("--only", item)]
         by_seed: dict[int, dict[str, dict]] = {}
+        rubric = rubric_module.load(layout.course_root(options.course) / "rubric.yaml")
+        points = {item.id: item.points for item in rubric.items}
         for seed in options.seeds:
             out = Path(scratch) / f"out{seed}"
             by_seed[seed] = graded(options.course, folder, out, seed, options.jobs, *only)
-            wrong = verdicts(by_seed[seed], planted)
+            wrong = verdicts(by_seed[seed], planted, points)
             missed = {line.partition(": ")[0] for line in wrong}
             print(f"seed {seed}: {len(planted) - len(missed)} of {len(planted)} right", flush=True)
             for line in wrong:

@@ -207,13 +207,35 @@ def test_the_seed_sweep_names_survivors_leaks_and_a_reference_short_of_full_mark
         seed_sweep.upload_name(other): row("3", "3", "3", "3"),
     }
     planted = {seed_sweep.upload_name(b): b for b in (bug, other)}
-    assert seed_sweep.verdicts(rows, planted) == [f"{other.label}: survives"]
+    points = dict.fromkeys(columns, 3)
+    assert seed_sweep.verdicts(rows, planted, points) == [f"{other.label}: survives"]
     rows[seed_sweep.upload_name(bug)]["micrograd.ops.tanh"] = "1"
     rows[seed_sweep.REFERENCE_UPLOAD]["total"] = "8"
-    assert seed_sweep.verdicts(rows, planted) == [
+    assert seed_sweep.verdicts(rows, planted, points) == [
         "reference: 8 of 9",
         f"{bug.label}: also costs micrograd.ops.tanh",
         f"{other.label}: survives",
+    ]
+
+
+def test_the_seed_sweep_judges_a_bug_planted_in_another_edition_in_its_own():
+    """Karpathy's lecture bugs rename the reference's relu away: the reference (repository
+    edition) has no tanh (blank), the bug's upload no relu. The bug's tanh is judged against
+    tanh's points, and relu, which its edition leaves out, is not a cost."""
+    bug = CATALOGUE["micrograd.ops.tanh:one-minus-t"]
+    columns = ("micrograd.ops.relu", "micrograd.ops.tanh", "micrograd.ops.exp")
+
+    def row(*scores: str) -> dict[str, str]:
+        return {"total": "9", "max": "9", **dict(zip(columns, scores, strict=True))}
+
+    name = seed_sweep.upload_name(bug)
+    points = {"micrograd.ops.relu": 8, "micrograd.ops.tanh": 4, "micrograd.ops.exp": 4}
+    rows = {seed_sweep.REFERENCE_UPLOAD: row("8", "", ""), name: row("", "0", "4")}
+    assert seed_sweep.verdicts(rows, {name: bug}, points) == []
+    rows[name] = row("", "4", "2")
+    assert seed_sweep.verdicts(rows, {name: bug}, points) == [
+        f"{bug.label}: survives",
+        f"{bug.label}: also costs micrograd.ops.exp",
     ]
 
 
