@@ -30,6 +30,7 @@ from grader.report.formats.audit import (
     AuditReport,
     Verdict,
     audit_html,
+    render,
 )
 from grader.workflows import audit
 from grader.workflows.api import GradeOptions
@@ -330,6 +331,33 @@ def test_regions_sharing_an_item_earn_at_most_its_points_together():
         EARNS_POINTS
     }
     assert {v.verdict for v in audit.judge_one_thing(variants, share, ops, POINTS)} == {OWN_SHARE}
+
+
+def test_a_regions_do_one_thing_variant_is_listed_beside_its_do_nothing_ones():
+    """The terminal and the page show, on one row per region, what its body replaced by
+    nothing kept and what the stubs with it alone earned."""
+    idle = [
+        audit.judge(mutant(operator, "do-nothing"), report(**lost), BASELINE)
+        for operator, lost in (
+            ("do-nothing-pass", {"micrograd.ops.mul": 0.0}),
+            ("do-nothing-identity", {"micrograd.ops.mul": 2.0}),
+        )
+    ]
+    grades = {"micrograd": {audit.STUBS: STUBS, one_thing(REGION).id: earning(**{ITEM_IDS[0]: 6})}}
+    (one,) = audit.judge_one_thing([one_thing(REGION)], grades, [REGION], POINTS)
+    killed = audit.judge(mutant(), report(**{"micrograd.ops.mul": 0.0}), BASELINE)
+    result = AuditReport([killed, *idle, one], ["micrograd.ops.mul"])
+    assert result.variants() == [("engine.py:10 Value.__mul__", idle, [one])]
+    row = (
+        "engine.py:10 Value.__mul__",
+        "micrograd.ops.mul, micrograd.accumulate",
+        "pass: earns-nothing; identity: earns-points 2",
+        "earns-its-share 6",
+    )
+    console = Console(record=True, width=400)
+    render(result, console)
+    assert " │ ".join(row) in console.export_text()
+    assert "".join(f"<td>{cell}</td>" for cell in row) in audit_html(result)
 
 
 def test_one_part_of_an_op_earns_nothing_of_it_alone():

@@ -252,6 +252,7 @@ def judge(
         home=region.serves[0],
         own=own,
         verdict=ERROR,
+        region=where(region),
     )
     if isinstance(report, str):
         return dataclasses.replace(start, note=f"not graded: {report}")
@@ -282,6 +283,11 @@ def judge(
     if not set(lost) & set(own):
         return dataclasses.replace(verdict, verdict=ELSEWHERE)
     return dataclasses.replace(verdict, verdict=LEAK if leaked else KILLED)
+
+
+def where(region: Region) -> str:
+    """A region as the report names it: its file, its BEGIN line, its function."""
+    return f"{Path(region.file).name}:{region.start} {region.function}"
 
 
 def _misdiagnosis(overwrite: bool, lost: Sequence[str], named: Sequence[str]) -> str:
@@ -371,6 +377,7 @@ def judge_one_thing(
             own=(*region.serves, *region.also),
             verdict=ERROR,
             note=notes.get(variant.id, ""),
+            region=where(region),
         )
         if variant.id not in earned:
             verdicts.append(start)

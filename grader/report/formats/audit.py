@@ -69,6 +69,9 @@ class Verdict:
     """A survivor's runnable example of different behaviour (program, expected, got)."""
     note: str = ""
     """Why a confirmed equivalent is equivalent, or why grading failed."""
+    region: str = ""
+    """The region its code replaces or fills in (``engine.py:54 Value.__add__``): a region's
+    do-nothing and do-one-thing variants are listed together by it."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,6 +119,18 @@ class AuditReport:
     @property
     def one_thing(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.kind == DO_ONE_THING]
+
+    def variants(self) -> list[tuple[str, list[Verdict], list[Verdict]]]:
+        """Each region that has variants, in the order met: its do-nothing variants (its body
+        replaced: they must earn nothing) beside its do-one-thing variant (the stubs and it
+        alone: it may earn its items' share), so what the same code earns in both is read on
+        one line."""
+        regions: dict[str, tuple[list[Verdict], list[Verdict]]] = {}
+        for v in self.verdicts:
+            if v.kind in ("do-nothing", DO_ONE_THING):
+                idle, one = regions.setdefault(v.region or v.id, ([], []))
+                (one if v.kind == DO_ONE_THING else idle).append(v)
+        return [(region, idle, one) for region, (idle, one) in regions.items()]
 
     def one_thing_summary(self) -> str:
         """How many do-one-thing variants earn no more than their region's items allow."""
@@ -165,6 +180,13 @@ def render(report: AuditReport, console: Console) -> None:
         console.print(coverage)
     for note in report.notes:
         console.print(note)
+    if report.variants():
+        variants = Table(title=VARIANTS_TITLE)
+        for column in VARIANT_COLUMNS:
+            variants.add_column(column)
+        for row in _variant_rows(report):
+            variants.add_row(*row)
+        console.print(variants)
     if report.one_thing:
         console.print(report.one_thing_summary())
     for verdict in report.holes:
@@ -174,6 +196,48 @@ def render(report: AuditReport, console: Console) -> None:
     console.print(
         f"{len(report.verdicts)} graded in {report.duration_s:.0f} s; {len(report.holes)} hole(s)"
     )
+
+
+VARIANTS_TITLE = "do-nothing and do-one-thing variants, by region"
+VARIANT_COLUMNS = (
+    "region",
+    "items",
+    "do-nothing (points kept on its items)",
+    "do-one-thing (points above the stubs)",
+)
+
+
+def _variant_rows(report: AuditReport) -> list[tuple[str, str, str, str]]:
+    """One row per region: where it is, its items, each do-nothing variant's verdict and the
+    points it kept, its do-one-thing variant's verdict and the points it earned."""
+    rows = []
+    for region, idle, one in report.variants():
+        first = (idle or one)[0]
+        nothing = "; ".join(
+            f"{v.operator.removeprefix('do-nothing-')}: {v.verdict}"
+            + (f" {v.earned:g}" if v.earned else "")
+            for v in idle
+        )
+        something = "; ".join(
+            f"{v.verdict} {v.earned:g}" + (f" ({v.over:g} over)" if v.over else "") for v in one
+        )
+        rows.append((region, ", ".join(first.own), nothing or "·", something or "·"))
+    return rows
+
+
+def _variants_html(report: AuditReport) -> list[str]:
+    rows = _variant_rows(report)
+    if not rows:
+        return []
+    head = "".join(f"<th>{escape(c)}</th>" for c in VARIANT_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return [
+        f"<h2>{escape(VARIANTS_TITLE.capitalize())}</h2><p>Each region's "
+        "body replaced by one that does nothing (it must earn nothing on its items), beside "
+        "the stubs with that region alone written (above the stubs' grade it may earn only "
+        "its items' share).</p>",
+        f"<table><tr>{head}</tr>{body}</table>",
+    ]
 
 
 def _counts(item: ItemCoverage) -> str:
@@ -260,13 +324,14 @@ def audit_html(report: AuditReport) -> str:
     parts = [
         "<!doctype html><html><head><meta charset=utf-8><title>Rubric audit</title>",
         f"<style>{STYLE}</style></head><body><h1>Rubric audit</h1>",
-        f"<p>{len(report.verdicts)} mutants and do-nothing variants of the reference, "
-        f"graded in {report.duration_s:.0f} s.</p>",
+        f"<p>{len(report.verdicts)} mutants, do-nothing and do-one-thing variants of the "
+        f"reference, graded in {report.duration_s:.0f} s.</p>",
         *(f"<p>{escape(note)}</p>" for note in report.notes),
         f"<table><tr>{head}</tr>{rows}</table>",
         *_coverage_html(report.coverage),
         *_section("Holes", report.holes),
         *_section("Equivalent (no difference found)", equivalents),
+        *_variants_html(report),
         *([f"<p>{escape(report.one_thing_summary())}.</p>"] if report.one_thing else []),
         *_section("Do-one-thing variants", report.one_thing),
         "</body></html>",
