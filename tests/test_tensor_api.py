@@ -118,10 +118,16 @@ def close(got: np.ndarray, want: np.ndarray) -> bool:
     return got.shape == want.shape and np.allclose(got, want, atol=1e-5)
 
 
+CHAIN = Dag(2, (((0, 2.0), (1, -1.0)), ((2, 0.5),), ((3, 3.0),)))
+"""Ops of one input in a row: the first hands back a 1-tuple, the next a bare tensor."""
+
+
 def walk_agrees(loaded, dag: Dag, seed: tuple[float, float] = (1.0, 1.0)) -> bool:
     """``Tensor.backward(seed)`` over the grader's own ops: exact gradients, each op's
-    gradient called once."""
+    gradient called once; every other op of one input hands back a 1-tuple, as needle's
+    profile says its ops may (``conventions: single_gradient``)."""
     case = {"dag": dag.to_json(), "shape": [2], "grad": list(seed)}
+    case["tuples"] = list(dag.tuple_singles())
     got = probed(loaded, probes.probe_tensor_backward, case)
     if got is None:
         return False
@@ -171,7 +177,7 @@ def walk_is_right(loaded) -> bool:
         and handed_back_agrees(loaded)
         and all(
             walk_agrees(loaded, dag, seed)
-            for dag in (diamonds(3), _shared_twice())
+            for dag in (diamonds(3), _shared_twice(), CHAIN)
             for seed in ((1.0, 1.0), (0.5, -1.5))
         )
     )

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -470,6 +472,7 @@ def tensor_backward(
     first: int | None = None,
     hands_back: bool = False,
     ledger: bool = False,
+    tuples: tuple[int, ...] = (),
 ) -> TensorRun:
     """The student's ``Tensor.backward`` on grader-made ops (``probe_tensor_backward``): the
     leaves in ``frozen`` do not require grad; ``grad`` is the upstream gradient (None: call
@@ -478,8 +481,11 @@ def tensor_backward(
     from the root (``TensorRun.first``); ``hands_back``: an op hands ``out_grad`` back as it
     was given to every input of weight 1, as a real Add does (``given_sum``); ``ledger``: the
     ledger is graded, apart from the walk where a course adapter gives it apart (its
-    ``ledger``: the grader's walk sums in the student's ledger)."""
+    ``ledger``: the grader's walk sums in the student's ledger); ``tuples``: the ops of one
+    input that hand back a 1-tuple (``one_input_tuples``)."""
     case: dict[str, object] = {"dag": dag.to_json(), "shape": list(shape)}
+    if tuples:
+        case["tuples"] = list(tuples)
     if hands_back:
         case["hands_back"] = True
     if ledger:
@@ -611,11 +617,13 @@ def check_walk_order(session: GradingSession, dag: Dag) -> None:
     of a tensor (so the calls show when the walk reaches the leaves too): the walk alone
     (``judge_walk``). The gradients' values are not judged: summing on shared tensors is
     ``babygrad.accumulate``'s."""
+    tuples = one_input_tuples(session, dag, wrap_leaves=True)
     snippet = tensor_dag_snippet(
-        session.assignment("tensor").api, dag, (1,), order=True, wrap_leaves=True
+        session.assignment("tensor").api, dag, (1,), order=True, wrap_leaves=True, tuples=tuples
     )
-    run = tensor_backward(session, dag, (1,), snippet, wrap_leaves=True)
-    judge_walk(dag, run, [True] * dag.size, snippet, wrapped=True)
+    with told_tuples(session, tuples):
+        run = tensor_backward(session, dag, (1,), snippet, wrap_leaves=True, tuples=tuples)
+        judge_walk(dag, run, [True] * dag.size, snippet, wrapped=True)
 
 
 @remembers_verdict
@@ -631,8 +639,24 @@ def check_tensor_backward(
     every tensor that requires grad gets ``grad`` times its known gradient, no other tensor
     any, and the walk is a walk (``judge_walk``)."""
     own = session.assignment("tensor")
-    snippet = tensor_dag_snippet(own.api, dag, shape, frozen, grad)
-    run = tensor_backward(session, dag, shape, snippet, frozen=frozen, grad=grad)
+    tuples = one_input_tuples(session, dag)
+    snippet = tensor_dag_snippet(own.api, dag, shape, frozen, grad, tuples=tuples)
+    with told_tuples(session, tuples):
+        _tensor_backward_right(session, dag, shape, frozen, grad, tuples, snippet)
+
+
+def _tensor_backward_right(
+    session: GradingSession,
+    dag: Dag,
+    shape: tuple[int, ...],
+    frozen: tuple[int, ...],
+    grad: np.ndarray | None,
+    tuples: tuple[int, ...],
+    snippet: str,
+) -> None:
+    """``check_tensor_backward``'s run and verdict."""
+    own = session.assignment("tensor")
+    run = tensor_backward(session, dag, shape, snippet, frozen=frozen, grad=grad, tuples=tuples)
     untouched.fail_walk(run.changed, dag.size, "Tensor.backward", own, snippet)
     (want,) = dag.backward(1)
     seed = np.ones(shape) if grad is None else np.asarray(grad, dtype=np.float64)
@@ -665,8 +689,40 @@ def check_tensor_backward(
         dag,
         run,
         requires,
-        tensor_dag_snippet(session.assignment("tensor").api, dag, shape, frozen, grad, order=True),
+        tensor_dag_snippet(own.api, dag, shape, frozen, grad, order=True, tuples=tuples),
     )
+
+
+def one_input_tuples(
+    session: GradingSession, dag: Dag, wrap_leaves: bool = False
+) -> tuple[int, ...]:
+    """The grader's ops of one input that hand a walk their gradient as a 1-tuple: where the
+    course's ops return a bare tensor or a 1-tuple (``conventions: single_gradient``), every
+    other one (``Dag.tuple_singles``); elsewhere none (the worker gives 1-tuples to a walk
+    only where the student's own ops give only those)."""
+    name = session.assignment("tensor").name
+    either = session.profile.of(name).convention("single_gradient").charged
+    return dag.tuple_singles(wrap_leaves) if either else ()
+
+
+@contextlib.contextmanager
+def told_tuples(session: GradingSession, tuples: tuple[int, ...]) -> Iterator[None]:
+    """A walk that fails where some of the grader's ops of one input hand back a 1-tuple is
+    told so, in the course's own words."""
+    try:
+        yield
+    except WrongAnswer as exc:
+        if tuples:
+            name = session.assignment("tensor").name
+            words = session.profile.of(name).convention("single_gradient").words
+            exc.details = [*exc.details, ONE_INPUT_TUPLES, words]
+        raise
+
+
+ONE_INPUT_TUPLES = (
+    "Here the grader's ops made as_tuple=True hand back their one input's gradient as a "
+    "1-tuple, the others a bare tensor, as the course's own ops do: a walk takes either."
+)
 
 
 def second_walk_snippet(api: TensorApi, dag: Dag, first: int, shape: tuple[int, ...]) -> str:

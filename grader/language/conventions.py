@@ -1,7 +1,8 @@
 """A course's conventions: what its own text says where the mathematics leaves a choice open.
 
 relu's gradient at exactly 0, the direction of a walk's order, what a second ``backward()`` does
-to ``.grad``, what a leaf that needs no gradient gets: each is a convention, right one way in one
+to ``.grad``, what a leaf that needs no gradient gets, what an op of one input hands a walk:
+each is a convention, right one way in one
 course and the other way in another. A check charges one only where the course's profile quotes
 the course's own words for it (its docstring, its handout or an official test): an unquoted
 convention is read the least demanding way, under which every reading is right or none is
@@ -58,13 +59,22 @@ KEYS: dict[str, Rules] = {
         ("once",),
         "how often a walk calls each op's backward",
     ),
+    "single_gradient": Rules(
+        ("tensor_or_tuple", "unspecified"),
+        "unspecified",
+        ("tensor_or_tuple",),
+        "what the backward of an op of one input returns",
+    ),
 }
 """Every convention a check may charge. ``kinks: open``: no gradient at exactly 0 is drawn;
 ``order: either``: an order read either way round is right; ``second_backward:
 unspecified``: overwriting and adding are both right; ``frozen_leaves``: ``grad`` and
 ``unspecified`` draw no such leaf (only ``no_grad`` charges one that gets a gradient);
 ``calls: unspecified``: a walk may call an op's backward more than once (once per input), and
-only the gradients it leaves and the order it reaches the ops in are judged."""
+only the gradients it leaves and the order it reaches the ops in are judged;
+``single_gradient: unspecified``: the grader's ops of one input hand a walk a bare tensor (a
+1-tuple where the student's own ops give only those), ``tensor_or_tuple``: every other one of
+them a 1-tuple, as the course's own ops return either."""
 
 
 @dataclass(frozen=True)

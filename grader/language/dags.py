@@ -67,6 +67,15 @@ class Dag:
             history.append(list(grads))
         return history
 
+    def tuple_singles(self, wrap_leaves: bool = False) -> tuple[int, ...]:
+        """The ops of one input whose backward hands a walk a 1-tuple where the course's ops
+        return a bare tensor or a 1-tuple (``conventions: single_gradient``): every other one
+        in the order they are made, the first included, so any graph with one has one of each
+        form after it. With ``wrap_leaves`` leaf ``i``'s op of one tensor is node ``i``."""
+        singles = list(range(self.leaves)) if wrap_leaves else []
+        singles += [self.leaves + k for k, pairs in enumerate(self.nodes) if len(pairs) == 1]
+        return tuple(singles[::2])
+
     def upto(self, root: int) -> Dag:
         """The graph as it stood when node ``root`` was made: its nodes up to ``root`` (the
         same numbers), ``root`` the last."""

@@ -87,18 +87,30 @@ def dag_snippet(dag: Dag, call: str) -> str:
     return "\n".join(lines)
 
 
-def tensor_helper(api: TensorApi, hands_back: bool = False) -> str:
+def tensor_helper(api: TensorApi, hands_back: bool = False, tuples: bool = False) -> str:
     """The grader's op, a subclass of the course's op base class (``hands_back``: it hands
-    ``out_grad`` itself to every input of weight 1, as Add does)."""
+    ``out_grad`` itself to every input of weight 1, as Add does; ``tuples``: one made
+    ``as_tuple=True`` hands its one input's gradient back as a 1-tuple)."""
     upstream = api.value_source("out_grad")
     part = api.leaf_source(f"w * {upstream}", False)
     if hands_back:
         part = f"out_grad if w == 1 else {part}"
+    single = (
+        "parts[0] if len(parts) == 1 else tuple(parts)  # one input: a bare Tensor"
+        if not tuples
+        else "tuple(parts) if len(parts) > 1 or self.as_tuple else parts[0]"
+    )
+    init = (
+        "def __init__(self, *weights):\n        self.weights = weights"
+        if not tuples
+        else "def __init__(self, *weights, as_tuple=False):\n"
+        "        self.weights = weights\n"
+        "        self.as_tuple = as_tuple  # one input: a 1-tuple, as the course's ops may return"
+    )
     return f'''class Given({api.function}):
     """The grader's op: out = sum of weight * input; backward is exact."""
     ran = []  # the tensors whose backward ran, in order
-    def __init__(self, *weights):
-        self.weights = weights
+    {init}
     def {api.forward}(self, *arrays):
         return sum(w * a for w, a in zip(self.weights, arrays))
     def {api.backward}(self, out_grad, node):
@@ -106,7 +118,7 @@ def tensor_helper(api: TensorApi, hands_back: bool = False) -> str:
             raise ValueError("backward was called with a tensor that is not this op's output")
         Given.ran.append(node)
         parts = [{part} for w in self.weights]
-        return parts[0] if len(parts) == 1 else tuple(parts)  # one input: a bare Tensor'''
+        return {single}'''
 
 
 def tensor_imports(api: TensorApi) -> str:
@@ -128,22 +140,29 @@ def tensor_dag_snippet(
     order: bool = False,
     wrap_leaves: bool = False,
     hands_back: bool = False,
+    tuples: Sequence[int] = (),
 ) -> str:
     """A grader-made babygrad graph (known-correct ops), then ``Tensor.backward`` (with
     ``grad`` if given); the leaves in ``frozen`` do not require grad; ``wrap_leaves``: each
     leaf is ``Given(1.0)`` of a tensor; ``hands_back``: ops hand ``out_grad`` itself back
-    (``tensor_helper``). ``order``: also print which tensors' backward ran, in order (as node
-    numbers). A tape records the grader's ops and walks (``tape_snippets.dag_snippet``)."""
+    (``tensor_helper``); the ops of one input at the node indices ``tuples`` hand their
+    gradient back as a 1-tuple (``Dag.tuple_singles``). ``order``: also print which tensors'
+    backward ran, in order (as node numbers). A tape records the grader's ops and walks
+    (``tape_snippets.dag_snippet``)."""
     if (spelling := tape_snippets.spelling_of(api)) is not None:
         return tape_snippets.dag_snippet(spelling, dag, shape, grad, order, wrap_leaves, hands_back)
-    lines = [tensor_imports(api), tensor_helper(api, hands_back)]
+    lines = [tensor_imports(api), tensor_helper(api, hands_back, bool(tuples))]
+
+    def given(index: int, weights: str) -> str:
+        return f"Given({weights}, as_tuple=True)" if index in tuples else f"Given({weights})"
+
     for i in range(dag.leaves):
         leaf = api.leaf_source(f"np.full({shape}, {1.0 + i})", i not in frozen)
-        lines.append(f"n{i} = Given(1.0)({leaf})" if wrap_leaves else f"n{i} = {leaf}")
+        lines.append(f"n{i} = {given(i, '1.0')}({leaf})" if wrap_leaves else f"n{i} = {leaf}")
     for k, pairs in enumerate(dag.nodes):
         weights = ", ".join(str(w) for _, w in pairs)
         operands = ", ".join(f"n{i}" for i, _ in pairs)
-        lines.append(f"n{dag.leaves + k} = Given({weights})({operands})")
+        lines.append(f"n{dag.leaves + k} = {given(dag.leaves + k, weights)}({operands})")
     root = f"n{dag.size - 1}"
     upstream = (
         "" if grad is None else api.leaf_source(f"np.array({np.asarray(grad).tolist()!r})", False)

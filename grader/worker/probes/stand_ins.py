@@ -95,10 +95,11 @@ def given_sum(
     single_as_tuple: bool = False,
     hands_back: bool = False,
 ) -> type:
-    """The grader's own weighted-sum op class, ``GivenSum(weights, index)``, a subclass of the
-    course's op base class: its forward sums its inputs with given weights, its backward
-    (``on_backward`` is told the op first) returns each input's weight times ``out_grad``, a
-    bare Tensor for one input (a 1-tuple with ``single_as_tuple``), and checks that it is given
+    """The grader's own weighted-sum op class, ``GivenSum(weights, index, as_tuple)``, a
+    subclass of the course's op base class: its forward sums its inputs with given weights, its
+    backward (``on_backward`` is told the op first) returns each input's weight times
+    ``out_grad``, a bare Tensor for one input (a 1-tuple with ``single_as_tuple``, or where the
+    op was made ``as_tuple``), and checks that it is given
     its own output (``NOT_THE_OUTPUT``). With ``hands_back``, every input of weight 1 gets one
     and the same tensor holding ``out_grad``'s own array (where the course's tensors keep it
     in an attribute), as a real Add hands ``out_grad`` back unchanged: a ledger must not sum in
@@ -117,9 +118,12 @@ def given_sum(
     # op: needle's ledger sums its lists with +, and the ledger is graded apart from the ops.
     Adjoint = type("Adjoint", (engine.Tensor,), {"__add__": added, "__radd__": added})  # noqa: N806
 
-    def __init__(self: Any, weights: list[float], index: int | None = None) -> None:
+    def __init__(
+        self: Any, weights: list[float], index: int | None = None, as_tuple: bool = False
+    ) -> None:
         self.weights = weights
         self.index = index
+        self.as_tuple = as_tuple
 
     def forward(self: Any, *arrays: np.ndarray) -> np.ndarray:
         return sum(w * np.asarray(a, np.float64) for w, a in zip(self.weights, arrays, strict=True))
@@ -135,7 +139,7 @@ def given_sum(
             same if same is not None and w == 1.0 else api.make_leaf(Adjoint, w * grad, False)
             for w in self.weights
         )
-        return parts if len(parts) > 1 or single_as_tuple else parts[0]
+        return parts if len(parts) > 1 or single_as_tuple or self.as_tuple else parts[0]
 
     def handed_back(array: Any) -> Any:
         """One tensor holding ``array`` itself, not a copy, where the course's value is an
@@ -161,7 +165,8 @@ def given_tensor(
     Also the node indices whose op's backward ran, in call order, and (with
     ``case["count_reads"]``) how often each node's ``_inputs`` were read, both filled in as
     the student's walk runs. With ``case["hands_back"]``, ops hand ``out_grad`` back as they
-    are given it (``given_sum``)."""
+    are given it (``given_sum``); the ops of one input at the node indices ``case["tuples"]``
+    hand their gradient back as a 1-tuple (``Dag.tuple_singles``)."""
     calls: list[int] = []
     api = api_of(engine)
     GivenSum = given_sum(  # noqa: N806
@@ -175,10 +180,11 @@ def given_tensor(
         api.make_leaf(engine.Tensor, np.full(shape, 1.0 + i), i not in frozen)
         for i in range(dag["leaves"])
     ]
+    tuples = set(case.get("tuples", ()))
     if case.get("wrap_leaves"):
-        nodes = [GivenSum([1.0], i)(leaf) for i, leaf in enumerate(nodes)]
+        nodes = [GivenSum([1.0], i, i in tuples)(leaf) for i, leaf in enumerate(nodes)]
     for pairs in dag["nodes"]:
-        op = GivenSum([float(w) for _, w in pairs], len(nodes))
+        op = GivenSum([float(w) for _, w in pairs], len(nodes), len(nodes) in tuples)
         nodes.append(op(*(nodes[i] for i, _ in pairs)))
     reads = [0] * len(nodes)
     if case.get("count_reads"):
