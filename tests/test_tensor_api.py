@@ -189,7 +189,7 @@ def test_the_profile_spells_needles_api():
     assert API.engine_file == "python/needle/__init__.py"
     assert API.leaf_source("x", False) == 'Tensor(x, dtype="float64", requires_grad=False)'
     assert API.function_source(Node("swap_axes", (0,), (0, 2))) == "ops.Transpose((0, 2))"
-    assert API.function_source(Node("sum", (0,), None)) == "ops.Summation()"
+    assert API.function_source(Node("sum", (0,), None)) == "ops.Summation(None)"
     assert API.template("log") == "ops.log({0})"
 
 

@@ -277,13 +277,10 @@ class Function:
     keeps: str | None = None
 
     def source(self, param: Any) -> str:
-        """``ops.Name(param)``; ``ops.Name()`` for None, the default of every Function that
-        takes a parameter (``Transpose``, ``Summation``), so the default is what is run."""
-        return (
-            f"ops.{self.name}({param!r})"
-            if self.keeps and param is not None
-            else f"ops.{self.name}()"
-        )
+        """``ops.Name(param)``, None too, as the course's own functions build one
+        (``transpose(a, axes=None)`` is ``Transpose(axes)(a)``): a class whose parameter has
+        no default is built as the course builds it; ``ops.Name()`` where it takes none."""
+        return f"ops.{self.name}({param!r})" if self.keeps else f"ops.{self.name}()"
 
 
 @dataclass(frozen=True)
@@ -307,6 +304,11 @@ class Op:
     function: Function | None = None
     ties: bool = False
     """Draw the operands of the op alone equal half the time (``eq`` is 1 only there)."""
+
+    @property
+    def takes_param(self) -> bool:
+        """Does the op take a parameter (None among its draws, for a default)?"""
+        return self.params is not _no_param
 
 
 def _op(

@@ -138,10 +138,12 @@ class TensorApi(PackagedApi):
         return function.name
 
     def function_source(self, node: Node) -> str:
-        """The op class that applies ``node``'s op, e.g. ``ops.Transpose((1, 0))``; the
-        default of a parameter (None) is not written, so the default is what is run."""
+        """The op class that applies ``node``'s op, e.g. ``ops.Transpose((1, 0))``, built as
+        the course's own functions build it: its parameter passed, None too
+        (``transpose(a, axes=None)`` is ``Transpose(axes)(a)``), so a class whose parameter
+        has no default is not charged for a call the course never makes."""
         name = self.class_name(node.op)
-        return f"ops.{name}()" if node.param is None else f"ops.{name}({node.param!r})"
+        return f"ops.{name}({node.param!r})" if OPS[node.op].takes_param else f"ops.{name}()"
 
     def operator(self, op: str) -> bool:
         """Is ``op`` applied with one of Tensor's operators or methods, rather than by calling
