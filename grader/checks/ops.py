@@ -138,8 +138,51 @@ def judge_untouched(
 
 @remembers_verdict
 def check_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
-    """One op alone: its forward value, then its own backward for ``out_grad``."""
-    judge_op(session, graph, out_grad)
+    """One op alone: its forward value, then its own backward for ``out_grad``; its forward
+    alone where the course gives its forward that parameter, never its gradient
+    (``Domain.forward_only``: needle's summation over one int axis)."""
+    node = graph.nodes[0]
+    domain = session.profile.of(session.assignment(graph.kind).name).domain
+    if domain.forward_only(node.op, node.param):
+        judge_forward(session, graph, out_grad)
+    else:
+        judge_op(session, graph, out_grad)
+
+
+FORWARD_ONLY = (
+    "Here the op is given its parameter as the course's own tests give its forward alone "
+    "(summation(x, axes=1): one axis, an int); no gradient is asked of it."
+)
+"""Said where an op goes wrong on a parameter the course specifies for its forward alone."""
+
+
+def forward_snippet(graph: Graph, assignment: Assignment) -> str:
+    """One op of a tensor course's op classes, its forward alone: printing its value."""
+    api = assignment.api
+    var = names(graph)[: len(graph.leaves)]
+    leaves = [
+        f"{v} = {format_leaf(x, graph.kind, assignment.spelling)}"
+        for v, x in zip(var, graph.leaves, strict=True)
+    ]
+    applied = f"out = {api.function_source(graph.nodes[0])}({', '.join(var)})"
+    return "\n".join([assignment.imports, *leaves, applied, f"print({api.value_source('out')})"])
+
+
+def judge_forward(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:
+    """``check_op``'s forward alone, judged by the grader's own evaluator."""
+    own = session.assignment(graph.kind)
+    snippet = forward_snippet(graph, own)
+    case = {"graph": graph.to_json(), "out_grad": out_grad.tolist(), "forward_only": True}
+    try:
+        answer = session.ask(own.name, Probe.OP, case, snippet)
+    except WrongAnswer as failure:  # their forward raised on it
+        failure.details = [*failure.details, FORWARD_ONLY]
+        raise
+    judge_untouched(answer, graph, out_grad, own, snippet)
+    (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
+    tol = session.oracles.tolerance(session.tolerances[own.name], graph)
+    if wrong := mismatch("forward: out.data", value, evaluate(graph)[-1], tol):
+        raise WrongAnswer("failed", "wrong forward value", [wrong, FORWARD_ONLY], snippet)
 
 
 def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> None:

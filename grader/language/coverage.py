@@ -307,7 +307,12 @@ def _op_candidates(op: str, domain: Domain) -> Iterator[tuple[list[tuple[int, ..
 def op_strata(op: str, domain: Domain) -> list[tuple[Graph, np.ndarray]]:
     """Explicit examples of ``op`` alone that reach every dimension it has in ``domain``; for
     a kinked op, also values on each side of its kink (``BESIDE_KINK``)."""
-    cases = _cover(((op, shapes, param) for shapes, param in _op_candidates(op, domain)), domain)
+    candidates = [(op, shapes, param) for shapes, param in _op_candidates(op, domain)]
+    cases = _cover(candidates, domain)
+    # then the params the course gives its forward alone (``Domain.forward_only``), apart: the
+    # gradient's cases above are the same as where there is none
+    alone = [c for c in candidates if domain.forward_only(op, c[2])]
+    cases += _cover(alone, domain.forward()) if alone else []
     if op in KINKED:
         shape = (2, 3)
         beside = np.asarray([[-0.5, 0.5, -0.125], [0.125, -0.875, 0.875]])

@@ -2,7 +2,8 @@
 
 A course is graded on its own contract and no more. needle's homework 1 takes a summation's
 ``axes`` as a tuple counted from the front or None in its gradient (its forward tests also
-pass an int; no gradient test does, nor any test ``-1``), batches a
+pass an int, so its forward alone is drawn with one; no gradient test does, nor any test
+``-1``), batches a
 matmul only over leading axes one operand lacks (never stretching a batch axis of size 1) and
 has no op of more than two inputs; a correct needle engine may fail outside that, and must
 not lose a point for it. A ``Domain`` says which of the forms the op table can draw the course
@@ -13,7 +14,7 @@ are the op table's own.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 AXES_FORMS = ("none", "int", "tuple", "negative")
@@ -54,6 +55,18 @@ class Domain:
     max_operands: int | None = None
     """The most inputs any of its ops takes (None: any number, as this course's ``Function``
     does); the grader's own ops in walk and ledger graphs take no more."""
+    forward_axes: tuple[str, ...] = ()
+    """Forms of ``axes`` the course's forward takes beyond ``axes`` (needle's tests sum with
+    ``axes=1``, and none asks a gradient of it): drawn for the op's forward alone."""
+
+    def forward(self) -> Domain:
+        """The domain of an op's forward alone: ``axes`` with ``forward_axes``."""
+        extra = tuple(f for f in self.forward_axes if f not in self.axes)
+        return replace(self, axes=(*self.axes, *extra), forward_axes=()) if extra else self
+
+    def forward_only(self, op: str, param: Any) -> bool:
+        """Is ``param`` specified for the op's forward alone (its gradient never asked)?"""
+        return op in AXES_OPS and axes_form(param) not in self.axes
 
     def params(self, op: str, candidates: tuple[Any, ...]) -> tuple[Any, ...]:
         """Those of an op's parameter ``candidates`` the course specifies."""

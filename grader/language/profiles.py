@@ -220,6 +220,11 @@ SCHEMA: dict[str, Any] = {
                             },
                             "matmul_batch": {"enum": list(MATMUL_BATCHES)},
                             "max_operands": {"type": "integer", "minimum": 2},
+                            "forward_axes": {
+                                "type": "array",
+                                "uniqueItems": True,
+                                "items": {"enum": list(AXES_FORMS)},
+                            },
                         },
                     },
                     "definitions": {
@@ -573,6 +578,7 @@ def _domain(raw: dict[str, Any]) -> Domain:
         axes=tuple(raw.get("axes", EVERY_FORM.axes)),
         matmul_batch=raw.get("matmul_batch", EVERY_FORM.matmul_batch),
         max_operands=raw.get("max_operands", EVERY_FORM.max_operands),
+        forward_axes=tuple(raw.get("forward_axes", EVERY_FORM.forward_axes)),
     )
 
 

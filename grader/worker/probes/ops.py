@@ -23,12 +23,21 @@ def probe_op(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
     ``out._prev`` holds (by index, -1 for any other node); a tensor engine: call the op's
     own backward (babygrad's ``backward(out_grad, node)``, in the course API's spelling); ops
     that are classes: ``Fn.apply(*leaves)``, then ``Fn.backward(ctx, out_grad)``; a course
-    adapter: its ``gradients``. Nothing else of the student's engine is involved.
+    adapter: its ``gradients``. Nothing else of the student's engine is involved. With
+    ``case["forward_only"]``, its forward alone (no gradients).
     """
     graph = Graph.from_json(case["graph"])
     out_grad = np.asarray(case["out_grad"], dtype=np.float64)
     shape = shape_of(engine, graph.kind)
-    return one_op(shape, graph.nodes[0], list(graph.leaves), out_grad, names(graph), Watch())
+    return one_op(
+        shape,
+        graph.nodes[0],
+        list(graph.leaves),
+        out_grad,
+        names(graph),
+        Watch(),
+        forward_only=bool(case.get("forward_only")),
+    )
 
 
 def one_op(
@@ -38,16 +47,19 @@ def one_op(
     out_grad: np.ndarray,
     var: Sequence[str],
     watch: Watch | None = None,
+    forward_only: bool = False,
 ) -> dict[str, Any]:
-    """``node``'s op alone on leaves holding ``arrays``: its value and its own gradients, the
-    inputs it recorded where the shape grades them (``prev``), and with a ``watch`` any value
-    the forward or the backward changed."""
+    """``node``'s op alone on leaves holding ``arrays``: its value and its own gradients (none
+    with ``forward_only``), the inputs it recorded where the shape grades them (``prev``),
+    and with a ``watch`` any value the forward or the backward changed."""
     leaves = [shape.leaf(v) for v in arrays]
     watched = watch or Watch()
     inputs = values_of(leaves, shape.value) if watch is not None else {}
     with watched.phase("forward", inputs, len(leaves)):
         out = shape.apply(node, leaves)
     value = encode(shape.value(out), "the result")
+    if forward_only:
+        return {"values": [value], "grads": [], **watched.report()}
     recorded = shape.inputs(out)
     upstream, read_upstream = shape.out_grad(out, out_grad)
     given = _and_result(inputs, out, shape.value, read_upstream) if watch is not None else {}
