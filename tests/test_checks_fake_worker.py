@@ -769,6 +769,15 @@ def test_backward_second_call_that_resets_says_which_call():
     grading = session("micrograd.backward", {"backward": reset})
     verdict = wrong(walks.check_backward, grading, DAG, 2)
     assert verdict.details[0] == "after backward() call 2: n0.grad: expected 9, got 4"
+    assert verdict.details[-1] == ADDS
+
+
+ADDS = (
+    "The course's own words (exercises/micrograd/engine.py, Value.backward's docstring): "
+    '"Never reset any gradient here: calling ``backward()`` twice adds the second pass on top '
+    'of the first."'
+)
+"""Told where a second ``backward()`` goes wrong: this course's words for what it does."""
 
 
 ONCE = (
@@ -1178,6 +1187,8 @@ def test_walk_order_an_op_backward_called_once_per_input_fails_only_where_the_co
     verdict = wrong(walks.check_walk_order, grading, DAG)
     assert verdict.reason == "Tensor.backward visits tensors out of order"
     assert "backward ran twice" in verdict.details[0]
+    assert verdict.details[-1] == stated.words  # the course's own, quoted
+    assert stated.words.startswith("The course's own words (exercises/babygrad/tensor.py")
 
 
 def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():

@@ -188,10 +188,13 @@ def check_backward(
         ]
         if wrong:
             found = [] if in_use else bugs.diagnose_backward(dag, grads, number)
+            # a call after the first is graded on what the course says a second one does
+            again = session.profile.of("micrograd").convention("second_backward").words
+            told = [*([again] if number > 1 and again else []), *([SEEDED] if in_use else [])]
             raise WrongAnswer(
                 "failed",
                 "wrong gradients after backward()",
-                [*wrong[:4], *([SEEDED] if in_use else [])],
+                [*wrong[:4], *told],
                 snippet,
                 found,
                 partial(dag_figure, dag, want, grads, tol),
@@ -457,6 +460,9 @@ class TensorRun:
     ran_again: bool = False
     """An op's backward ran more than once: ``calls`` shows each op once where the course
     does not say once, but what a call again added is the walk's, not the ledger's."""
+    once_words: str = ""
+    """The course's own words saying each op's backward runs once a walk, where it says so
+    (``conventions: calls``): a verdict that charges a call again quotes them."""
 
 
 def tensor_backward(
@@ -502,7 +508,8 @@ def tensor_backward(
         session.assignment("tensor").name, Probe.TENSOR_BACKWARD, case, snippet, on_timeout
     )
     changed = untouched.decoded(answer, dag.size, snippet)
-    once = session.profile.of(session.assignment("tensor").name).convention("calls").charged
+    calls = session.profile.of(session.assignment("tensor").name).convention("calls")
+    once = calls.words if calls.charged else None
     before = None
     if first is not None:
         earlier = protocol.field(answer, "first", dict)
@@ -515,20 +522,28 @@ def _walked(
     dag: Dag,
     snippet: str,
     wrap_leaves: bool,
-    once: bool,
+    once: str | None,
     changed: list[untouched.Change],
     before: TensorRun | None = None,
 ) -> TensorRun:
     """A walk's gradients, and the op nodes whose backward it ran, from a probe's answer;
-    where the course does not say each op's backward runs once (``conventions: calls``), a
-    call again is not a walk's mistake: each op counts where its backward first ran."""
+    where the course does not say each op's backward runs once (``conventions: calls``;
+    ``once``: its words where it does, else None), a call again is not a walk's mistake:
+    each op counts where its backward first ran."""
     grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
     calls = protocol.field(answer, "calls", list)
     lowest = 0 if wrap_leaves else dag.leaves
     if not all(type(i) is int and lowest <= i < dag.size for i in calls):
         raise WrongAnswer("error", "invalid answer: the record of backward calls", [], snippet)
     each = list(dict.fromkeys(calls))
-    return TensorRun(grads, calls if once else each, changed, before, len(each) < len(calls))
+    return TensorRun(
+        grads,
+        calls if once is not None else each,
+        changed,
+        before,
+        len(each) < len(calls),
+        once or "",
+    )
 
 
 def _revisits(session: GradingSession) -> list[str]:
@@ -582,6 +597,7 @@ def judge_walk(
                 problem,
                 "Visit the tensors in reverse topological order: a "
                 "tensor after every tensor that uses it, each once.",
+                *([run.once_words] if run.ran_again and run.once_words else []),
             ],
             snippet,
         )
