@@ -70,7 +70,10 @@ def test_a_class_as_lms_exports_deliver_it(tmp_path):
     assert "babygrad: tensor.py, ops.py (loose files" in table["dana_flat"]["notes"]
     assert "micrograd: engine.py" in table["bobjones_1002"]["notes"]
     erin = (options.out / "feedback" / "erin.md").read_text()
-    assert "not a valid zip archive" in erin and "not submitted" not in erin
+    assert erin.count("could not be read: not a valid zip archive") == 1, erin
+    assert "zip your files again" in erin and "not submitted" not in erin
+    page = (options.out / "feedback" / "erin.html").read_text()
+    assert page.count("could not be read: not a valid zip archive") == 1, page
     carol = (options.out / "feedback" / "carolwu_1003.md").read_text()
     assert "SyntaxError" in carol
     assert outcome.failed == 0

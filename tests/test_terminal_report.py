@@ -1,16 +1,19 @@
 """What ``python -m grader grade`` prints and writes, as a student reads it: snippets as plain
 code in the terminal (no Markdown fences; the Markdown and JSON reports keep theirs), no note
-on an engine the grade ignores, a notebook upload's snippets runnable in the notebook, and
-titles that name the oracles that checked."""
+on an engine the grade ignores, a notebook upload's snippets runnable in the notebook (graded
+alone or in a batch), and titles that name the oracles that checked."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from grader.report.document import unfenced
-from grader.workflows.api import checked_title
+from grader.workflows import batch
+from grader.workflows.api import GradeOptions, checked_title
+from grader.workflows.batch import BatchOptions
 from tests.grading import REFERENCE, graded_by_command, planted
 from tests.shown_commands import notebook
 
@@ -62,6 +65,22 @@ def test_a_notebooks_snippets_run_in_the_notebook(tmp_path, within):
     namespace: dict = {}
     exec(compile(engine, "cell 1", "exec"), namespace)  # the notebook's cell, then the snippet
     exec(compile(snippet, "cell 2", "exec"), namespace)
+
+
+@pytest.mark.slow
+def test_a_batchs_feedback_shows_a_notebooks_snippets_as_the_notebook_runs_them(tmp_path):
+    """Batch grading writes each student's Markdown and HTML feedback: a notebook upload's
+    snippet there, too, imports nothing from a module the notebook does not have."""
+    engine = (planted(tmp_path / "bug", TANH_BUG) / "micrograd" / "engine.py").read_text()
+    (tmp_path / "uploads").mkdir()
+    (tmp_path / "uploads" / "alice.ipynb").write_text(notebook(engine))
+    grading = GradeOptions(Path(), assignment="micrograd", only=("micrograd.ops.tanh",))
+    options = BatchOptions(tmp_path / "uploads", tmp_path / "out", grading, jobs=1)
+    assert batch.run(options, Console(quiet=True)).graded == 1
+    for suffix in (".md", ".html"):
+        feedback = (options.out / "feedback" / f"alice{suffix}").read_text()
+        assert "# run in the notebook, after the cells that define Value" in feedback, suffix
+        assert "from micrograd" not in feedback, suffix
 
 
 def test_a_title_names_the_oracles_of_its_run():

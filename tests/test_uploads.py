@@ -1,9 +1,13 @@
-"""``grade`` takes any upload batch takes; an assignment not submitted is said once; an engine
-imports the modules beside it."""
+"""``grade`` takes any upload batch takes; an assignment not submitted is said once, and so is
+an upload that could not be read (by ``grade`` and on Gradescope); an engine imports the modules
+beside it."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -22,6 +26,7 @@ from grader.report.formats.markdown import feedback
 from grader.report.html import render_html
 from grader.workflows import api
 from grader.workflows.api import GradeOptions, grade
+from grader.workflows.submissions import NOT_READ
 from tests.grading import REFERENCE, grade_command, grade_items, graded_by_command, planted
 
 RUBRIC = load(DEFAULT_RUBRIC)
@@ -100,6 +105,65 @@ def test_not_a_submission_is_a_usage_error(tmp_path):
     (tmp_path / "engine.txt").write_text(ENGINE)
     run = grade_command("--submission", tmp_path / "engine.txt")
     assert run.returncode == 2 and "a folder, .py, .ipynb or .zip" in run.stdout
+
+
+def cut_short(path: Path) -> Path:
+    """A zip of the reference's micrograd cut to half its bytes, as an upload that broke off."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("hw/micrograd/engine.py", ENGINE)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return path
+
+
+UNREAD = "the upload could not be read: not a valid zip archive"
+REMEDY = "zip your files again and upload the new zip, or upload the files themselves"
+
+
+def said_once(text: str) -> None:
+    """``text`` (a report) says the upload could not be read and what to do, once, and never
+    that an assignment was not submitted."""
+    words = " ".join(text.split())  # the terminal wraps long lines
+    assert words.count(UNREAD) == 1 and words.count(REMEDY) == 1, text
+    assert "not submitted" not in words, text
+
+
+def test_a_zip_cut_short_is_said_once_with_what_to_do(tmp_path):
+    """``grade`` in the terminal and each report it writes; the JSON names the cause of each
+    assignment's zero."""
+    page, markdown = tmp_path / "grade.html", tmp_path / "grade.md"
+    stdout, document = graded_by_command(
+        cut_short(tmp_path / "hw.zip"),
+        tmp_path / "grade.json",
+        "--markdown",
+        markdown,
+        "--html",
+        page,
+    )
+    for text in (stdout, markdown.read_text(), page.read_text()):
+        said_once(text)
+    assert document["not_submitted"] == {"babygrad": NOT_READ, "micrograd": NOT_READ}
+    assert {(i["status"], i["score"]) for i in document["items"]} == {("missing", 0)}
+
+
+def test_gradescope_says_it_of_a_zip_left_unpacked(tmp_path):
+    """A zip Gradescope did not unpack, alone in ``submission/``: the autograder's results say
+    once that it could not be read, and no test that it was not submitted."""
+    root = tmp_path / "autograder"
+    cut_short(root / "submission" / "hw.zip")
+    (root / "results").mkdir()
+    run = subprocess.run(
+        [sys.executable, "-I", "-m", "grader.workflows.autograder"],
+        env={**os.environ, "AUTOGRADER_ROOT": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads((root / "results" / "results.json").read_text())
+    said_once("\n".join([document["output"], *(t["output"] for t in document["tests"])]))
+    outputs = {(t["score"], t["output"]) for t in document["tests"]}
+    assert outputs == {(0, f"**missing**: {NOT_READ}")}
 
 
 def test_an_absent_assignment_is_one_line_and_every_item_a_zero(tmp_path, monkeypatch):

@@ -38,8 +38,7 @@ from grader.layout import THIS_COURSE, course_root
 from grader.report.document import GradeReport
 from grader.report.formats.gradescope import misconfigured, results
 from grader.workflows.api import GradeOptions, GraderFailure, UsageFailure, grade
-from grader.workflows.notebook import report_for_notebook
-from grader.workflows.submissions import Upload, prepare
+from grader.workflows.submissions import Upload, as_handed_in, prepare, upload_at
 from grader.workflows.trust import ReferenceFailure, verify_reference
 
 DEFAULT_DEADLINE_S = 480.0
@@ -106,6 +105,15 @@ def record(source: Path, config: dict[str, Any]) -> None:
         grade(dataclasses.replace(options, submission=found.folder))
 
 
+def _submission(root: Path) -> Upload:
+    """``submission/`` as an upload: Gradescope unpacks a zip handed in, and a zip alone there
+    (one it did not unpack: cut short on its way up, say) is the upload, read as ``grade``
+    reads one, so that its feedback says it could not be read rather than that every
+    assignment was not submitted."""
+    folder = root / "submission"
+    return upload_at(folder, "submission") or Upload("submission", folder, "folder")
+
+
 def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     os.setpgrp()  # our own process group: past the deadline, one signal ends all of grading
@@ -128,17 +136,13 @@ def main(argv: list[str] | None = None) -> int:
         write_atomically(root / "results" / "results.json", json.dumps(document, indent=1))
         return 1
     with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as tmp:
-        prepared = prepare(
-            Upload("submission", root / "submission", "folder"),
-            Path(tmp) / "submission",
-            rubric.profile.graded,
-        )
+        prepared = prepare(_submission(root), Path(tmp) / "submission", rubric.profile.graded)
         report, failure, finished = _grade_within(
             dataclasses.replace(options, submission=prepared.folder),
             float(config.get("deadline_s", DEFAULT_DEADLINE_S)),
         )
         if report is not None:
-            report = report_for_notebook(report, prepared.folder, rubric.profile.graded)
+            report = as_handed_in(report, prepared, rubric.profile.graded)
         document = results(
             rubric.items, report, time.monotonic() - started, prepared.notes, failure
         )

@@ -80,6 +80,7 @@ from grader.workflows.submissions import (
     DuplicateStudent,
     Upload,
     UploadLimits,
+    as_handed_in,
     content_hash,
     discover,
     prepare,
@@ -136,17 +137,17 @@ def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
     """Prepare and grade one upload; the ledger entry (JSON-able). Raises on grader failure."""
     grading = job.options.grading
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
+        graded = rubric_module.load(grading.rubric).profile.graded
         prepared = prepare(
             job.upload,
             Path(tmp) / "submission",
-            rubric_module.load(grading.rubric).profile.graded,
+            graded,
             limits=job.options.limits,
             sandbox=grading.sandbox,
             slot=grading.slot,
         )
         report = grade(dataclasses.replace(grading, submission=prepared.folder), runner)
-    if prepared.refused:
-        report = refused(report, prepared.refused)
+        report = as_handed_in(report, prepared, graded)
     return {
         "grader": grader_digest(),
         "libraries": list(libraries()),
@@ -155,17 +156,6 @@ def grade_upload(job: Job, runner: Runner | None = None) -> dict[str, Any]:
         "refused": prepared.refused,
         "report": asdict(report),
     }
-
-
-def refused(report: GradeReport, why: str) -> GradeReport:
-    """The report of a refused upload, naming that one cause where it said each assignment
-    was not submitted: nothing in the upload was looked for."""
-    line = f"not graded: the upload was refused ({why})"
-    return dataclasses.replace(
-        report,
-        items=[{**item, "feedback": line, "reason": line} for item in report.items],
-        not_submitted=dict.fromkeys(report.not_submitted, line),
-    )
 
 
 def _outcome(job: Job, future: Any) -> dict[str, Any]:
@@ -440,7 +430,10 @@ def write_outputs(
                 feedback(result.report, rubric.titles, result.notes),
             )
             write_html_report(
-                result.report, rubric.titles, out / "feedback" / f"{result.student}.html"
+                result.report,
+                rubric.titles,
+                out / "feedback" / f"{result.student}.html",
+                result.notes,
             )
     write_atomically(
         out / "summary.html", summary_html(results, rubric.items, changes, rubric_changed)

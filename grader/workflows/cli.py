@@ -35,8 +35,7 @@ from grader.workflows.arguments import (
     grade_options,
     submission_upload,
 )
-from grader.workflows.notebook import report_for_notebook
-from grader.workflows.submissions import Upload, prepared
+from grader.workflows.submissions import Upload, as_handed_in, prepared
 from grader.workflows.trust import verify_reference
 
 
@@ -121,7 +120,7 @@ def _grade_and_report(
     course = selected_assignments(options, rubric)
     with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
         report = grade(dataclasses.replace(options, submission=found.folder))
-        report = report_for_notebook(report, found.folder, course)
+        report = as_handed_in(report, found, course)
     titles = rubric.titles
     render(report, titles, console, found.notes)
     if args.json:

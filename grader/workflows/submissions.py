@@ -23,9 +23,11 @@ babygrad
 Folders named ``__MACOSX``, ``__pycache__``, ``site-packages`` or starting with ``.`` are
 ignored. Archives are read by a sandboxed worker (``grader.workflows.unpack``) under limits on
 member count, unpacked bytes and CPU time; a member that escapes the folder, is absolute or is a
-symbolic link gets the whole archive refused. In a folder upload, symbolic links and special
-files are skipped. An upload with nothing gradable is graded anyway (every item 0, "missing"),
-with a note saying what was looked for.
+symbolic link gets the whole archive refused, and so does one that is not a valid zip (cut short
+on its way up): its reports say once that the upload could not be read, and what to do
+(``as_handed_in``), not that each assignment was not submitted. In a folder upload, symbolic
+links and special files are skipped. An upload with nothing gradable is graded anyway (every
+item 0, "missing"), with a note saying what was looked for.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
+import dataclasses
 import hashlib
 import os
 import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -47,6 +50,7 @@ from pathlib import Path, PurePosixPath
 from grader.language.assignments import ASSIGNMENTS, Assignment
 from grader.language.package import PackagedApi
 from grader.layout import SECRET, worker_readable
+from grader.report.document import GradeReport
 from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
 from grader.workflows import notebook
 from grader.workflows.unpack import Refused, unsafe_path
@@ -95,6 +99,16 @@ MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z
 per student (``..._onlinetext_`` holds the online text, not code), or with "flat files" each
 file named so, with its own name after the last ``_``."""
 RESUBMITTED = re.compile(r"-\d+(?=\.[^.]+$)")
+
+
+REMEDY = {
+    "zip": "zip your files again and upload the new zip, or upload the files themselves",
+    "folder": "upload only your source files (.py, .ipynb)",
+}
+"""What a student does about an upload that could not be read: a zip, or any other kind."""
+NOT_READ = "not graded (see the note on the upload)"
+"""What a report says of each assignment of an upload that could not be read: the note on the
+upload says why, and what to do, once."""
 
 
 @dataclass
@@ -561,11 +575,33 @@ def prepare(
             files = {upload.path.name: upload.path.read_bytes()}
     except Refused as exc:
         prepared.refused = str(exc)
-        prepared.notes.append(f"upload refused: {exc}; nothing was graded from it")
+        prepared.notes.append(unread(upload, str(exc)))
         return prepared
     single = upload.kind if upload.kind in ("py", "ipynb") else None
     prepared.notes += place(files, dest, assignments, single=single)
     return prepared
+
+
+def unread(upload: Upload, why: str) -> str:
+    """The one note on an upload that could not be read (``Refused``): why, and what to do."""
+    remedy = REMEDY["zip" if upload.kind == "zip" else "folder"]
+    return f"the upload could not be read: {why}. Nothing was graded from it: {remedy}."
+
+
+def as_handed_in(
+    report: GradeReport, found: Prepared, assignments: Sequence[Assignment]
+) -> GradeReport:
+    """``report`` of the prepared upload ``found`` (its folder still there) as its student
+    reads it, in every workflow (grade, batch, Gradescope): for an upload that could not be
+    read, each assignment ``NOT_READ`` instead of "not submitted", whose note says why once;
+    for a notebook's engine, snippets the notebook runs (``notebook.report_for_notebook``)."""
+    if found.refused:
+        return dataclasses.replace(
+            report,
+            items=[{**item, "feedback": "", "reason": NOT_READ} for item in report.items],
+            not_submitted=dict.fromkeys(report.not_submitted, NOT_READ),
+        )
+    return notebook.report_for_notebook(report, found.folder, assignments)
 
 
 @contextmanager

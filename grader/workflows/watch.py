@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import watchfiles
@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from grader.grading import rubric as rubric_module
 from grader.grading.scoring import ItemResult
+from grader.language.assignments import Assignment
 from grader.report.view import AssignmentView, item_points, points
 from grader.workflows.api import (
     EXIT_OK,
@@ -37,7 +38,7 @@ from grader.workflows.arguments import (
     grade_options,
     submission_upload,
 )
-from grader.workflows.submissions import Prepared, Upload, fingerprints, prepared
+from grader.workflows.submissions import Prepared, Upload, as_handed_in, fingerprints, prepared
 from grader.workflows.trust import verify_reference
 
 TICK_MS = 500
@@ -109,8 +110,12 @@ def _print_notes(notes: list[str], console: Console) -> None:
         console.print(f"[dim]upload: {escape(note)}[/dim]")
 
 
-def _first_grade(options: GradeOptions, found: Prepared, console: Console) -> Items:
-    report = grade(dataclasses.replace(options, submission=found.folder))
+def _first_grade(
+    options: GradeOptions, found: Prepared, course: Sequence[Assignment], console: Console
+) -> Items:
+    report = as_handed_in(
+        grade(dataclasses.replace(options, submission=found.folder)), found, course
+    )
     items = {item.id: item for item in report.results}
     _print_notes(found.notes, console)
     console.print(f"[bold]{totals(items, report.assignments)}[/bold]")
@@ -150,7 +155,11 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
         with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
             after = fingerprints(found.folder, course)
             if items is None:
-                items, notes, before = _first_grade(options, found, console), found.notes, after
+                items, notes, before = (
+                    _first_grade(options, found, course, console),
+                    found.notes,
+                    after,
+                )
                 continue
             if found.notes != notes:
                 _print_notes(found.notes, console)
