@@ -43,6 +43,7 @@ COURSE_ENGINES = {
         "reference": COURSES / "karpathy-micrograd" / "reference",
         "other": ENGINES / "karpathy-micrograd" / "other",
         "lecture": ENGINES / "karpathy-micrograd" / "lecture",
+        "lecture-relu": ENGINES / "karpathy-micrograd" / "lecture-relu",
         "this course's reference": COURSES.parent / "reference",
     },
     "needle-hw1": {
@@ -61,6 +62,7 @@ COURSE_ENGINES = {
     "cmu-11785-autograd": {
         "reference": COURSES / "cmu-11785-autograd" / "reference",
         "other": ENGINES / "cmu-11785-autograd" / "other",
+        "hw1-layout": ENGINES / "cmu-11785-autograd" / "hw1-layout",
     },
 }
 """Each course's correct engines: its reference and one written differently (``other``)."""

@@ -117,7 +117,7 @@ def test_an_adapters_snippets_spell_every_key_and_op(tmp_path):
     adapter.write_text(source.replace('        "tanh": "functional.tanh_backward",\n', ""))
     with pytest.raises(ProfileError, match=r"SNIPPETS does not spell backwards.tanh\. "):
         profiles.load(profile)
-    adapter.write_text(source.replace('"tape": "autograd = Autograd()"', '"tape": str(1)'))
+    adapter.write_text(source.replace('"walk": "autograd.backward({out_grad})"', '"walk": str(1)'))
     with pytest.raises(ProfileError, match=r"SNIPPETS is not a literal"):
         profiles.load(profile)
 

@@ -11,6 +11,7 @@ GradientBuffer with the grader's walk (ledger). Runs in the worker only.
 """
 
 import importlib
+import importlib.util
 import types
 import weakref
 
@@ -33,8 +34,18 @@ FORWARDS = {
 
 
 SNIPPETS = {
-    "imports": "import numpy as np\nfrom mytorch import functional\n"
-    "from mytorch.autograd_engine import Autograd",
+    "imports": "import numpy as np\nfrom mytorch.autograd_engine import Autograd\n"
+    "try:  # where your year's handout keeps the backwards\n"
+    "    from mytorch import functional_hw1 as functional\n"
+    "except ImportError:\n"
+    "    try:\n"
+    "        from mytorch import functional\n"
+    "    except ImportError:\n"
+    "        from mytorch.nn import functional\n"
+    "try:  # a one-input backward answers as your exp_backward does\n"
+    "    BARE = not isinstance(functional.exp_backward(np.ones(1), np.zeros(1)), tuple | list)\n"
+    "except Exception:\n"
+    "    BARE = True",
     "leaf": "np.array({data})",
     "forwards": {
         "add": "{0} + {1}",
@@ -61,17 +72,20 @@ SNIPPETS = {
         "sum": "summed_backward",
     },
     "given": {
-        "sum": "def summed_backward(grad_output, a):  # the course's loss, not yours\n"
-        "    return (np.broadcast_to(grad_output, a.shape).copy(),)",
+        "sum": "def summed_backward(grad_output, a):  # the course's loss, not yours:\n"
+        "    grad = np.broadcast_to(grad_output, a.shape).copy()\n"
+        "    return grad if BARE else (grad,)",
     },
-    "tape": "autograd = Autograd()",
+    "tape": "autograd = Autograd()\n"
+    "buffer = getattr(autograd, 'gradient_buffer', None) or autograd.memory_buffer  # 2022's name",
     "record": "autograd.add_operation([{inputs}], {out}, [{updates}], {backward})",
     "parameter": "d{name} = np.zeros_like({name})  # {name} is a parameter: its gradient goes here",
     "walk": "autograd.backward({out_grad})",
-    "grad": "autograd.gradient_buffer.get_param({tensor})",
-    "ledger": "buffer = autograd.gradient_buffer",
+    "grad": "buffer.get_param({tensor})",
+    "ledger": "# the grader's walk sums into your buffer, walking nothing on the tape",
     "add": "buffer.add_spot({tensor})\nbuffer.update_param({tensor}, {grad})",
     "get": "buffer.get_param({tensor})",
+    "answer": "grads[0] if BARE and len(grads) == 1 else tuple(grads)",
 }
 """How a snippet a student reads is written in this course (grader/language/tape_snippets.py):
 read by the grader without running this file."""
@@ -83,12 +97,50 @@ def summed_backward(grad_output, a):
     return (np.broadcast_to(grad_output, a.shape).copy(),)
 
 
+def _bare_summed_backward(grad_output, a):
+    """summed_backward for a student whose one-input backwards answer with the array."""
+    return summed_backward(grad_output, a)[0]
+
+
+FUNCTIONAL = ("mytorch.functional", "mytorch.functional_hw1", "mytorch.nn.functional")
+"""Where each edition keeps the backwards: HW3P1 (and this course's reference), the 2024 HW1
+handout, the 2022 starter."""
+
+
 def load():
-    """The student's autograd_engine and functional modules, and what each op made."""
-    return types.SimpleNamespace(
+    """The student's autograd_engine and functional modules, what each op made, and how
+    their one-input backwards answer (stand-ins answer alike)."""
+    engine = types.SimpleNamespace(
         autograd=importlib.import_module("mytorch.autograd_engine"),
-        functional=importlib.import_module("mytorch.functional"),
+        functional=_functional(),
         made={},
+    )
+    engine.bare = _answers_bare(engine.functional)
+    return engine
+
+
+def _functional():
+    for name in FUNCTIONAL:
+        if importlib.util.find_spec(name) is not None:
+            return importlib.import_module(name)
+    raise ImportError(f"no module of the backwards: looked for {', '.join(FUNCTIONAL)}")
+
+
+def _answers_bare(functional):
+    """Does a one-input backward answer with the array itself, as the handouts' own do
+    (identity_backward, HW3P1's log_backward), rather than a tuple of one? The student's
+    exp_backward tells (their tape reads their backwards); without an answer, the handouts'."""
+    try:
+        answer = functional.exp_backward(np.ones(1), np.zeros(1))
+    except Exception:  # noqa: BLE001 - any failure: the exp item says it (SNIPPETS: BARE)
+        return True
+    return not isinstance(answer, tuple | list)
+
+
+def _buffer(autograd):
+    """The tape's buffer: gradient_buffer from 2023, memory_buffer in the 2022 starter."""
+    return (
+        autograd.gradient_buffer if hasattr(autograd, "gradient_buffer") else autograd.memory_buffer
     )
 
 
@@ -106,7 +158,7 @@ def apply(engine, op, inputs, param):
         raise ValueError("the course sums whole arrays only")
     output = np.asarray(FORWARDS[op](*inputs), dtype=np.float64)
     backward = (
-        summed_backward
+        (_bare_summed_backward if engine.bare else summed_backward)
         if op == "sum"
         else getattr(engine.functional, f"{'matmul' if op == 'matmul_2d' else op}_backward")
     )
@@ -139,7 +191,8 @@ def record(tape, inputs, output, backward):
     else:
 
         def operation(grad_output, *arrays):
-            return backward(grad_output)
+            grads = backward(grad_output)
+            return grads[0] if tape.engine.bare and len(grads) == 1 else tuple(grads)
 
     updates = []
     for array in inputs:
@@ -159,7 +212,7 @@ def walk(tape, root, out_grad):
 def ledger(tape):
     """The student's GradientBuffer, apart from their tape: the buffer's item is graded with
     the grader's walk summing into it (add_spot, then update_param), read with get_param."""
-    buffer = tape.autograd.gradient_buffer
+    buffer = _buffer(tape.autograd)
 
     def add(tensor, gradient):
         buffer.add_spot(tensor)
@@ -175,5 +228,5 @@ def grad(tape, tensor):
     """A parameter's gradient array; any other array's buffer entry (None: none)."""
     if id(tensor) in tape.params:
         return tape.params[id(tensor)]
-    buffer = tape.autograd.gradient_buffer
+    buffer = _buffer(tape.autograd)
     return buffer.get_param(tensor) if buffer.is_in_memory(tensor) else None

@@ -6,11 +6,12 @@ student graded on an op their edition never asked for would lose points for the 
 the course: an op the detected edition lacks is not graded, and is not in the total (the item is
 reported "not in this edition", 0 of 0 points).
 
-An edition also knows the code its starter hands out (``given``: each op's class, by
-``fingerprint``). A class the upload left as given is the course's, not the student's: its op is
-neither graded nor drawn, and its item is reported "given by the course", 0 of 0 points (2023's
-``EWisePow`` is given code whose gradient raises; no student touches it). A class the student
-changed is theirs, and graded.
+An edition also knows the code its starter hands out (``given``: each op's class or function,
+by ``fingerprint``). A class the upload left as given is the course's, not the student's: its op
+is neither graded nor drawn, and its item is reported "given by the course", 0 of 0 points
+(2023's ``EWisePow`` is given code whose gradient raises; no student touches it). A class the
+student changed is theirs, and graded. The ledger may be given too (11-785 hands out its
+``GradientBuffer`` whole every year): left as given, the item that grades it is the course's.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ class Edition:
     """A name (``Value.relu``) the marker file must define for the upload to be this edition:
     a lecture and its repository keep the same file and differ in what it holds."""
     given: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Op -> the fingerprints of the class this edition's starter gives for it, as given."""
+    """Op (or ``ledger``) -> the fingerprints of the class or function this edition's starter
+    gives for it, as given."""
     kept: tuple[str, ...] = ()
-    """The ops whose class the graded upload left as given (``left_as_given``)."""
+    """The ops (and ``ledger``) the graded upload left as given (``left_as_given``)."""
     as_given: bool = False
     """Said of an item whose op the upload kept as given, not one the edition lacks."""
     broadcasts: bool | None = None
@@ -88,13 +90,30 @@ def fingerprint(source: str, name: str) -> str | None:
     """The fingerprint of the top-level class or function ``name`` in ``source``: a digest of
     its syntax tree without docstrings, so comments, blank lines and quotes do not change it
     and any change to the code does (None: no such definition, or not Python)."""
+    tree = _tree(source)
+    found = None if tree is None else _definition(tree, [name])
+    return None if found is None else _printed(found)
+
+
+def fingerprints(source: str) -> set[str]:
+    """The fingerprints of every top-level class and function of ``source``: a digest names
+    its definition, so a print of one name never matches a definition of another."""
+    tree = _tree(source)
+    return {
+        _printed(node)
+        for node in (tree.body if tree is not None else [])
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def _tree(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    found = _definition(tree, [name])
-    if found is None:
-        return None
+
+
+def _printed(found: ast.AST) -> str:
     for node in ast.walk(found):
         body = getattr(node, "body", None)
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body:
@@ -104,15 +123,14 @@ def fingerprint(source: str, name: str) -> str | None:
     return hashlib.sha256(ast.dump(found).encode()).hexdigest()[:16]
 
 
-def left_as_given(edition: Edition, package: Path, classes: Mapping[str, str]) -> Edition:
-    """``edition`` with the ops whose class (``classes``: op -> its name) some file of
-    ``package`` defines exactly as the edition's starter gives it."""
-    sources = [p.read_text(errors="replace") for p in sorted(package.rglob("*.py"))]
-    kept = tuple(
-        op
-        for op, prints in edition.given.items()
-        if any(fingerprint(source, classes[op]) in prints for source in sources)
-    )
+def left_as_given(edition: Edition, package: Path) -> Edition:
+    """``edition`` with the parts of its starter (``given``'s keys) that some file of
+    ``package`` defines exactly as the edition gives them: a class or function of that
+    name, whichever the course calls it (needle's EWiseAdd, 11-785's add_backward)."""
+    found: set[str] = set()
+    for path in sorted(package.rglob("*.py")):
+        found |= fingerprints(path.read_text(errors="replace"))
+    kept = tuple(part for part, prints in edition.given.items() if found & set(prints))
     return dataclasses.replace(edition, kept=kept)
 
 

@@ -80,6 +80,12 @@ ROOTS = "walk.roots"
 SECOND_ADDS = "second_backward.accumulate"
 BROADCASTING = "broadcasting"
 KINKS = "kinks"
+ANY_OP = "ops.any"
+"""The assignment has an op left to draw: an edition may give every one (11-785's HW3P1 hands
+out every backward), and whole graphs of the student's ops are then not in it."""
+LEDGER = "ledger"
+"""The ledger a walk sums gradients into (11-785's GradientBuffer): an edition may give it
+(``given: {ledger: [...]}``), and the tests of the item that grades it then do not run."""
 WALK_ITEMS = ("topo", "backward", "accumulate", "zero_grad", "deep")
 """The items that grade a walk: a course that gives its walk (``topo: given``) has none."""
 OPERATOR = "operator."
@@ -377,15 +383,7 @@ class AssignmentProfile:
         edition = detected(self.editions, folder)
         if edition is None or not edition.given:
             return edition
-        return left_as_given(edition, folder, {op: self.class_of(op) for op in edition.given})
-
-    def class_of(self, op: str) -> str:
-        """The name of ``op``'s class in the course's package (where a course gives it)."""
-        if isinstance(self.api, TensorApi):
-            return self.api.class_name(op)
-        if isinstance(self.api, FunctionApi):
-            return self.api.classes.get(op, op)
-        return op
+        return left_as_given(edition, folder)
 
     def has(self, need: str) -> bool:
         """Does this API have ``need``: an op of the op table, ``walk.topo`` (a module-level
@@ -394,8 +392,9 @@ class AssignmentProfile:
         none), ``walk.roots`` (a walk may start at any node, not only where a tape ends),
         ``second_backward.accumulate`` (a second ``backward()`` adds, in the course's
         words), ``broadcasting`` (implicit, in elementwise ops), ``kinks`` (relu's and abs's
-        gradient at exactly 0, in the course's words), ``operator.<op>`` (the op reached
-        through an operator or method)?"""
+        gradient at exactly 0, in the course's words), ``ledger`` (the student's, not left as
+        the edition's starter gives it), ``ops.any`` (an op left to draw), ``operator.<op>``
+        (the op reached through an operator or method)?"""
         if need == TOPO:
             return self.walk.topo == "module"
         if need == NESTED:
@@ -412,6 +411,10 @@ class AssignmentProfile:
             return self.kind == "tensor" and (self.api or BABYGRAD_API).broadcasts
         if need == KINKS:
             return self.convention(KINKS).charged
+        if need == LEDGER:
+            return self.edition is None or LEDGER not in self.edition.kept
+        if need == ANY_OP:
+            return bool(self.ops)
         if need.startswith(OPERATOR):
             op = need.removeprefix(OPERATOR)
             api = self.api or BABYGRAD_API
@@ -615,7 +618,8 @@ def _check_contract(
                 f"package. {SEE}"
             )
         for part in ("lacks", "given"):
-            unknown = [op for op in spec.get(part, ()) if op not in raw["ops"]]
+            known = (*raw["ops"], LEDGER) if part == "given" else raw["ops"]
+            unknown = [op for op in spec.get(part, ()) if op not in known]
             if unknown:
                 raise ProfileError(
                     f"{path}:{line}: assignments/{name}/editions/{edition}/{part}: "

@@ -9,7 +9,9 @@ gives, defined in the snippet where used), ``tape``, ``record`` (``{inputs}``, `
 ``{updates}``, ``{backward}``), ``parameter`` (``{name}``: the array a parameter's gradient
 is routed into), ``walk`` (``{out_grad}``), ``grad`` (``{tensor}``), and for a ledger apart
 from the walk ``ledger`` (a line that names it), ``add`` (``{tensor}``, ``{grad}``) and
-``get`` (``{tensor}``). What the snippets build is what the adapter records: every op in the
+``get`` (``{tensor}``), and optionally ``answer``: an expression over ``grads`` (each input's
+gradient, in order) that is what a backward returns in this course (default: the list).
+What the snippets build is what the adapter records: every op in the
 order it was made, every second leaf the tape meets a parameter (the adapter's ``record``).
 """
 
@@ -152,17 +154,18 @@ def graph_snippet(spelling: Spelling, graph: Graph) -> str:
     return tape.text()
 
 
-def given_helper(hands_back: bool) -> str:
+def given_helper(spelling: Spelling, hands_back: bool) -> str:
     """The grader's op as the tape records it: a backward giving each input its weight times
     the output's gradient (``hands_back``: the gradient itself where the weight is 1, as
-    add_backward may hand it back)."""
+    add_backward may hand it back), answered as the course's backwards answer."""
     part = "grad_output if w == 1 else w * grad_output" if hands_back else "w * grad_output"
     return f'''ran = []  # the grader's ops whose backward ran, in order (node numbers)
 def given(index, *weights):
     """The grader's op n<index>: out = sum of weight * input; its backward is exact."""
     def backward(grad_output, *inputs):
         ran.append(index)
-        return [{part} for w in weights]
+        grads = [{part} for w in weights]
+        return {spelling.get("answer", "grads")}
     return backward'''
 
 
@@ -204,7 +207,7 @@ def dag_snippet(
     walk (with ``grad`` if given, else ones): every tensor's gradient but the output's, and
     with ``order`` which ops' backward ran, in order."""
     tape = Tape(spelling)
-    tape.helpers.append(given_helper(hands_back))
+    tape.helpers.append(given_helper(spelling, hands_back))
     nodes = _dag_nodes(tape, dag, shape, wrap_leaves, record=True)
     upstream = f"np.ones({shape})" if grad is None else _array(spelling, np.asarray(grad))
     tape.body.append(spelling["walk"].format(out_grad=upstream))
@@ -252,7 +255,7 @@ def diamonds_snippet(spelling: Spelling, depth: int) -> str:
     """``depth`` diamonds of the grader's ops on the tape (n0 the leaf, then left, right and
     their mean on each level), walked: which ops' backward ran, in order."""
     tape = Tape(spelling)
-    tape.helpers.append(given_helper(False))
+    tape.helpers.append(given_helper(spelling, False))
     record = spelling["record"]
     tape.body += [
         "nodes = [np.ones(1)]",

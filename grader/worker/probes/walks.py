@@ -194,9 +194,10 @@ def probe_tensor_backward(engine: ModuleType, case: dict[str, Any]) -> dict[str,
 def _adapted_backward(shape: Adapted, case: dict[str, Any]) -> dict[str, Any]:
     """``probe_tensor_backward`` through a course adapter's walk hooks: the grader's
     weighted-sum ops recorded on the student's tape (``Adapted.stand_in``), then the student's
-    walk. A tape keeps no gradient for the output it is handed one for: the output's is what
-    it was handed. No leaf is frozen (the profile's ``frozen_leaves`` is never ``no_grad``
-    where a tape is graded), and a walk never starts at an inner node (``walk.roots``)."""
+    walk. A tape keeps no gradient for the output it is handed one for (a tape that gives it a
+    spot in its buffer leaves zeros there): the output's is what it was handed. No leaf is
+    frozen (the profile's ``frozen_leaves`` is never ``no_grad`` where a tape is graded), and a
+    walk never starts at an inner node (``walk.roots``)."""
     if case.get("first") is not None or case.get("frozen"):
         raise ProbeError("a course adapter's walk starts at its output, and freezes no leaf")
     calls: list[int] = []
@@ -226,9 +227,8 @@ def _adapted_backward(shape: Adapted, case: dict[str, Any]) -> dict[str, Any]:
         # a copy: the course never says it is kept; the ledger items sum in the student's
         # ledger apart from their walk where the adapter gives it (``ledger``)
         shape.walk(nodes[-1], out_grad.copy(), ledger=bool(case.get("ledger")))
-    grads = [shape.grad(n) for n in nodes]
-    if grads[-1] is None:
-        grads[-1] = out_grad
+    # the output's, whatever the tape keeps for it (a spot of zeros the course never reads)
+    grads = [*(shape.grad(n) for n in nodes[:-1]), out_grad]
     return {
         **watch.report(),
         "grads": [None if g is None else encode(g, f"node {i} grad") for i, g in enumerate(grads)],
