@@ -122,6 +122,7 @@ def test_karpathys_lecture_and_repository_are_editions_told_apart_by_relu():
         (COURSES / "karpathy-micrograd" / "reference", "repository", {"tanh", "exp"}),
         (ENGINES / "karpathy-micrograd" / "other", "repository", {"tanh", "exp"}),
         (ENGINES / "karpathy-micrograd" / "lecture", "lecture", {"relu", "rsub", "rdiv"}),
+        (ENGINES / "karpathy-micrograd" / "lecture-relu", "lecture with relu", {"rsub", "rdiv"}),
     ]:
         own = profile.as_uploaded(Path(engine)).of("micrograd")
         assert own.edition is not None and own.edition.name == edition

@@ -38,9 +38,9 @@ class Edition:
     """A file, relative to the package's folder, that only this edition's layout has."""
     lacks: tuple[str, ...] = ()
     """The ops of the profile's list this edition's homework does not have."""
-    defines: str = ""
-    """A name (``Value.relu``) the marker file must define for the upload to be this edition:
-    a lecture and its repository keep the same file and differ in what it holds."""
+    defines: tuple[str, ...] = ()
+    """The names (``Value.relu``) the marker file must all define for the upload to be this
+    edition: a lecture and its repository keep the same file and differ in what it holds."""
     given: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Op (or ``ledger``) -> the fingerprints of the class or function this edition's starter
     gives for it, as given."""
@@ -52,6 +52,10 @@ class Edition:
     """The contract's ``broadcasts`` where this edition's differs from the profile's
     ``api:`` (11-785's 2024 HW1 leaves the reduction of broadcast gradients optional, HW3P1
     requires it); None: the profile's."""
+    without: tuple[str, ...] = ()
+    """The names the marker file must define none of: an engine holding both editions' own
+    ops (the lecture's tanh and exp, the repository's relu) is the edition whose other names
+    (the repository's ``__rsub__``) it lacks."""
 
     def because(self, needs: Iterable[str]) -> Edition:
         """This edition as the reason a test of ``needs`` does not run: the code is the
@@ -74,16 +78,19 @@ class Edition:
 
 def detected(editions: Iterable[Edition], package: Path) -> Edition | None:
     """The first edition whose marker file ``package`` (the package's folder) holds, defining
-    its ``defines`` where it names one."""
-    return next((e for e in editions if _holds(package / e.marker, e.defines)), None)
+    each of its ``defines`` and none of its ``without``."""
+    return next((e for e in editions if _holds(package / e.marker, e)), None)
 
 
-def _holds(file: Path, defines: str) -> bool:
+def _holds(file: Path, edition: Edition) -> bool:
     if not file.is_file():
         return False
-    if not defines:
+    if not edition.defines and not edition.without:
         return True
-    return _definition(_parsed(file), defines.split(".")) is not None
+    tree = _parsed(file)
+    has = [_definition(tree, name.split(".")) is not None for name in edition.defines]
+    lacks = [_definition(tree, name.split(".")) is None for name in edition.without]
+    return all(has) and all(lacks)
 
 
 def fingerprint(source: str, name: str) -> str | None:

@@ -94,6 +94,8 @@ by calling its op class: which op the operator reaches is then the student's to 
 
 DEFINED_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$"
 """An edition's ``defines``: a top-level name of its marker file, or a class's method."""
+NAMED = {"type": "string", "pattern": DEFINED_NAME}
+"""An edition's ``defines`` or ``without``, one name of a list."""
 SEE = "See 'Profiles' in docs/course-authors.md."
 """Where a mistake in a profile sends its author."""
 SCHEMA: dict[str, Any] = {
@@ -269,9 +271,12 @@ SCHEMA: dict[str, Any] = {
                                     "items": {"type": "string"},
                                 },
                                 "defines": {
-                                    "type": "string",
-                                    "pattern": DEFINED_NAME,
+                                    "oneOf": [
+                                        {"type": "string", "pattern": DEFINED_NAME},
+                                        {"type": "array", "items": NAMED},
+                                    ]
                                 },
+                                "without": {"type": "array", "items": NAMED},
                                 "broadcasts": {"type": "boolean"},
                                 "given": {
                                     "type": "object",
@@ -554,9 +559,10 @@ def load(path: Path) -> Profile:
                     edition,
                     spec["marker"],
                     tuple(spec.get("lacks", ())),
-                    spec.get("defines", ""),
+                    _names(spec.get("defines", ())),
                     {op: tuple(prints) for op, prints in spec.get("given", {}).items()},
                     broadcasts=spec.get("broadcasts"),
+                    without=tuple(spec.get("without", ())),
                 )
                 for edition, spec in raw.get("editions", {}).items()
             ),
@@ -573,6 +579,11 @@ def load(path: Path) -> Profile:
         assignments=assignments,
         text=text + adapted,
     )
+
+
+def _names(defines: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """An edition's ``defines``: one name, or a list of them."""
+    return (defines,) if isinstance(defines, str) else tuple(defines)
 
 
 def _domain(raw: dict[str, Any]) -> Domain:
