@@ -22,7 +22,8 @@ EXACT_ENOUGH = Tolerance(1e-9, 1e-9)
 ROOT_LAST = (
     "read backwards it is a valid order: yours puts the output last, where the course asks "
     "for it first (a backpropagate that reverses your order is right with it, and is graded "
-    "so: only this item is charged for the convention)"
+    "so: the convention costs this item and the whole graphs, which rest on it, and nothing "
+    "of backpropagate's)"
 )
 """Said of an order that is right but for its direction, where the course's words give the
 direction (``conventions: order: root_first``); elsewhere either direction is right."""
