@@ -12,7 +12,7 @@ import pytest
 from grader.language import profiles
 from grader.language.conventions import KEYS
 from grader.language.editions import fingerprint
-from grader.language.profiles import KINKS, SECOND_ADDS, ProfileError
+from grader.language.profiles import BROADCASTING, KINKS, SECOND_ADDS, ProfileError
 from grader.layout import COURSES
 from tests.grading import ENGINES
 from tests.planted import Edit, plant
@@ -127,6 +127,20 @@ def test_karpathys_lecture_and_repository_are_editions_told_apart_by_relu():
         own = profile.as_uploaded(Path(engine)).of("micrograd")
         assert own.edition is not None and own.edition.name == edition
         assert set(profile.of("micrograd").ops) - set(own.ops) == lacks
+
+
+def test_tinytorchs_handouts_are_editions_told_apart_by_reduce_broadcast_grad():
+    """The handout that asks for ``_reduce_broadcast_grad`` grades it; in the older ones the
+    given ``Tensor.backward`` sums a broadcast gradient back, and an ``apply`` returning it
+    unreduced is right."""
+    profile = profiles.load(COURSES / "tinytorch-autograd" / "profile.yaml")
+    for engine, edition, reduces in [
+        (COURSES / "tinytorch-autograd" / "reference", "_reduce_broadcast_grad", True),
+        (ENGINES / "tinytorch-autograd" / "backward-reduces", "Tensor.backward reduces", False),
+    ]:
+        own = profile.as_uploaded(engine).of("tinytorch")
+        assert own.edition is not None and own.edition.name == edition
+        assert own.has(BROADCASTING) is reduces
 
 
 def test_needles_starter_classes_left_as_given_are_the_courses_and_changed_ones_the_students(

@@ -58,7 +58,10 @@ COURSE_ENGINES = {
         "reference": COURSES / "babygrad-book" / "reference",
         "other": ENGINES / "babygrad-book" / "author",
     },
-    "tinytorch-autograd": {"reference": COURSES / "tinytorch-autograd" / "reference"},
+    "tinytorch-autograd": {
+        "reference": COURSES / "tinytorch-autograd" / "reference",
+        "backward-reduces": ENGINES / "tinytorch-autograd" / "backward-reduces",
+    },
     "cmu-11785-autograd": {
         "reference": COURSES / "cmu-11785-autograd" / "reference",
         "other": ENGINES / "cmu-11785-autograd" / "other",
