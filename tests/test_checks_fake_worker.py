@@ -28,6 +28,7 @@ from grader.checks.session import Aborted, GradingSession, NotGradable, remember
 from grader.language import profiles
 from grader.language.conventions import Convention
 from grader.language.dags import Dag
+from grader.language.domains import Domain
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import tensor_dag_snippet
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
@@ -364,6 +365,61 @@ def test_op_transpose_with_the_forward_axes_is_named():
     ]
     assert "op = ops.Transpose((1, 2, 0))" in verdict.snippet
     assert names_bug(verdict, "transpose-same-axes")
+
+
+SUM_INT = Graph("tensor", (np.arange(6.0).reshape(2, 3) / 4 - 0.5,), (Node("sum", (0,), 1),))
+"""A summation over one axis given as an int: needle's forward tests pass one, no gradient test
+does (``domain: forward_axes``)."""
+SUM_GRAD = np.array([0.5, -1.0])
+
+
+def forward_axes(tamper: dict[str, Tamper] | None = None) -> GradingSession:
+    """A session of a course whose summation takes its axes as a tuple or None, and an int in
+    its forward alone (needle's ``domain``), answered by the reference (``tamper``ed)."""
+    grading = session("babygrad.ops.sum", tamper)
+    own = grading.profile.of("babygrad")
+    domain = Domain(axes=("none", "tuple"), forward_axes=("int",))
+    assignments = {"babygrad": dataclasses.replace(own, domain=domain)}
+    grading.profile = dataclasses.replace(grading.profile, assignments=assignments)
+    return grading
+
+
+def test_op_an_int_axis_the_course_gives_its_forward_alone_grades_the_forward_alone():
+    grading = forward_axes()
+    ops.check_op(grading, SUM_INT, SUM_GRAD)
+    assert grading.asked[-1][2]["forward_only"] is True
+    tuple_axis = Graph("tensor", SUM_INT.leaves, (Node("sum", (0,), (1,)),))
+    ops.check_op(grading, tuple_axis, SUM_GRAD)
+    assert "forward_only" not in grading.asked[-1][2]
+    assert TEST not in grading.failures
+    everywhere = session("babygrad.ops.sum")  # this course's domain: every form, both ways
+    ops.check_op(everywhere, SUM_INT, SUM_GRAD)
+    assert "forward_only" not in everywhere.asked[-1][2]
+
+
+def test_op_a_wrong_forward_on_an_int_axis_shows_the_forward_alone():
+    grading = forward_axes({"op": set_entry("values", 0, [9.0, 9.0])})
+    verdict = wrong(ops.check_op, grading, SUM_INT, SUM_GRAD)
+    assert verdict.reason == "wrong forward value"
+    assert verdict.details == [
+        "forward: out.data: expected shape (2,) [-0.75,  1.5 ], got shape (2,) [9., 9.]",
+        ops.FORWARD_ONLY,
+    ]
+    assert verdict.snippet.endswith("\nout = ops.Summation(1)(a)\nprint(out.data)")
+    assert verdict.snippet.startswith("from babygrad import Tensor")
+
+
+def test_op_a_forward_that_raises_on_an_int_axis_is_told_why_it_is_asked():
+    grading = forward_axes({"op": lambda case, answer: error("AssertionError", "ops.py:1")})
+    verdict = wrong(ops.check_op, grading, SUM_INT, SUM_GRAD)
+    assert (verdict.status, verdict.reason) == ("error", "AssertionError")
+    assert verdict.details == ["  at ops.py:1", ops.FORWARD_ONLY]
+
+
+def test_op_a_forward_on_an_int_axis_that_writes_into_its_input_is_named():
+    grading = forward_axes({"op": wrote("forward", 0, None, 0.5, 0.0)})
+    verdict = wrong(ops.check_op, grading, SUM_INT, SUM_GRAD)
+    assert verdict.reason == "forward changed its input in place"
 
 
 def test_op_that_raises_in_backward_is_an_error_naming_matmul_without_transposes():
