@@ -518,3 +518,33 @@ class ItemCoverage:
             "required": sorted(self.required),
             "missing": self.missing,
         }
+
+
+GRAPH_RANKS = ((2,), (2, 3), (2, 1, 3))
+"""A leaf of each rank a whole graph's draws give (``tensor_shapes``): the draws alone reach
+each only by luck (rank 2 in 2 of 40 of a graphs item's examples at one seed)."""
+GRAPH_BINARY = ("mul", "add", "sub", "div")
+GRAPH_UNARY = ("exp", "tanh", "sigmoid", "neg", "relu")
+"""One-input ops on a graph stratum's product: any value is in their domain (not log's)."""
+
+
+@functools.cache
+def graph_strata(had: tuple[str, ...], domain: Domain) -> list[Graph]:
+    """Whole graphs of the course's ops (``had``) whose leaves reach every rank of
+    ``GRAPH_RANKS``, and a product of two matrices where the course has one: an op of two
+    leaves, then one of one input where the course has one, every sink summed to a number as
+    the draws sum theirs (``combine_sinks``)."""
+    binary = next((op for op in GRAPH_BINARY if op in had), None)
+    unary = next((op for op in GRAPH_UNARY if op in had), None)
+    chains = [(binary, [shape, shape]) for shape in GRAPH_RANKS] if binary else []
+    product = next((op for op in ("matmul_2d", "matmul") if op in had), None)
+    if product is not None:
+        chains.append((product, [(2, 3), (3, 2)]))
+    graphs = []
+    for op, shapes in chains:
+        if not domain.operands(op, shapes):
+            continue
+        leaves = admissible_leaves(op, [_grid(s, 3 + 11 * i) for i, s in enumerate(shapes)], None)
+        nodes = [Node(op, (0, 1), None)] + ([Node(unary, (2,), None)] if unary else [])
+        graphs.append(combine_sinks(Graph("tensor", tuple(leaves), tuple(nodes)), ("sum",)))
+    return graphs

@@ -16,6 +16,7 @@ from grader.language.coverage import backward_strata as tensor_backward_strata
 from grader.language.coverage import (
     broadcast_strata,
     dag_strata,
+    graph_strata,
     kink_strata,
     op_strata,
     routing_strata,
@@ -200,6 +201,7 @@ def test_shared_tensors_accumulate_what_ops_hand_back(grading):
 
 
 @graded("babygrad.graphs", needs=(ANY_OP,))
+@stratified(graph_strata, needs=TENSOR_GRAPH_OPS, names="graph")
 @given(on_course("tensor", TENSOR_GRAPH_OPS, lambda had, domain: tensor_graphs(had, 3, 6, domain)))
 def test_random_graphs_match_the_oracles(grading, graph):
     graphs.check_graph(grading, graph)
