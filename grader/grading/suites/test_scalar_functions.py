@@ -59,7 +59,7 @@ def test_relu_passes_no_derivative_at_zero(grading, case):
 @graded("micrograd.topo", needs=(TOPO,))
 @given(dags(), st.booleans())
 def test_topological_sort_is_a_valid_order(grading, dag, constants):
-    variables.check_topological_sort(grading, dag, constants)
+    variables.check_topological_sort(grading, dag, constants, counts_reads=False)
 
 
 @graded("micrograd.topo", needs=(TOPO,))
