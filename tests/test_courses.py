@@ -228,6 +228,45 @@ def test_a_class_left_as_the_starter_gives_it_is_neither_graded_nor_drawn(tmp_pa
     assert lost == {"needle.ops.power", "needle.graphs"}
 
 
+HW1_GIVEN = "given: {add: [ab50a8e748f1bf7f], ledger: [9f58ac9c0bccb3f1]}"
+"""11-785's 2024 HW1 edition's given code (add_backward, the GradientBuffer), as the shipped
+profile writes it."""
+HW1_FUNCTIONS = {"add": "add_backward", "sub": "sub_backward", "mul": "mul_backward",
+                 "div": "div_backward", "matmul_2d": "matmul_backward", "log": "log_backward",
+                 "exp": "exp_backward"}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_ledger_and_every_op_left_as_given_leave_the_tape_alone_graded(tmp_path):
+    """11-785's HW3P1 gives the buffer and every backward: told the hw1-layout engine's own
+    GradientBuffer and backwards are its edition's starter's, a copy of the profile grades its
+    tape alone (30 of 30): the buffer and every op "given by the course", whole graphs not in
+    the edition (no op of the student's left to draw)."""
+    engine = COURSE_ENGINES["cmu-11785-autograd"]["hw1-layout"] / "mytorch"
+    functional = (engine / "functional_hw1.py").read_text()
+    prints = {op: fingerprint(functional, name) for op, name in HW1_FUNCTIONS.items()}
+    prints["ledger"] = fingerprint((engine / "utils.py").read_text(), "GradientBuffer")
+    course = tmp_path / "cmu-11785-autograd"
+    shutil.copytree(
+        COURSES / "cmu-11785-autograd", course, ignore=shutil.ignore_patterns("reference")
+    )
+    profile = (course / "profile.yaml").read_text()
+    assert profile.count(HW1_GIVEN) == 1
+    told = ", ".join(f"{part}: [{print_}]" for part, print_ in prints.items())
+    (course / "profile.yaml").write_text(profile.replace(HW1_GIVEN, f"given: {{{told}}}"))
+    report = grade_report(
+        engine.parent,
+        rubric=course / "rubric.yaml",
+        reference=COURSES / "cmu-11785-autograd" / "reference",
+    )
+    items = {i["id"]: i for i in report.items}
+    graded = [i for i, item in items.items() if item["status"] != NOT_IN_EDITION]
+    assert graded == ["mytorch.backward"]
+    assert items["mytorch.buffer"]["feedback"].startswith("given by the course: ")
+    assert items["mytorch.graphs"]["feedback"].startswith("not in this edition: ")
+    assert report.score == report.max_score == 30
+
+
 @pytest.mark.parametrize(("course", "engine"), DEVIATIONS, ids=lambda v: getattr(v, "name", v))
 def test_a_correct_engine_within_its_courses_contract_gets_full_marks(tmp_path, course, engine):
     submission = plant(tmp_path, *engine.edits, reference=COURSES / course / "reference")
