@@ -168,9 +168,13 @@ def apply(engine, op, inputs, param):
 
 
 def gradients(engine, tensor, out_grad):
+    """One array per input; a None after them is no array's (HW3P1's given tanh_backward
+    answers (grad, None), a tape zipping it with its one input)."""
     function, inputs = engine.made[id(tensor)]
     grads = function(out_grad, *inputs)
-    return list(grads) if isinstance(grads, tuple | list) else [grads]
+    grads = list(grads) if isinstance(grads, tuple | list) else [grads]
+    extra = grads[len(inputs) :]
+    return grads[: len(inputs)] if extra and all(g is None for g in extra) else grads
 
 
 def tape(engine):
