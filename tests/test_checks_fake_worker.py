@@ -1256,6 +1256,7 @@ def test_walk_order_a_shared_tensor_reached_before_a_tensor_using_it_fails():
     verdict = wrong(walks.check_walk_order, grading, DAG)
     assert verdict.reason == "Tensor.backward visits tensors out of order"
     assert verdict.details[0].startswith("n0's backward ran before that of n2, which uses n0")
+    assert len(verdict.details) == 2  # nothing ran twice: the course's words on it are not said
     assert "n0 = Given(1.0)(Tensor(np.full((1,), 1.0), requires_grad=True))" in verdict.snippet
 
 
