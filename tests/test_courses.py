@@ -267,6 +267,27 @@ def test_a_ledger_and_every_op_left_as_given_leave_the_tape_alone_graded(tmp_pat
     assert report.score == report.max_score == 30
 
 
+def test_the_2022_starters_layout_is_graded_as_2022(tmp_path):
+    """11-785's 2022 starter keeps the backwards in mytorch/nn/functional.py and its buffer in
+    Autograd.memory_buffer (a MemoryBuffer): the hw1-layout engine moved there and so renamed
+    is found, detected as 2022 (no tanh, sigmoid nor broadcasting asked) and gets full marks."""
+    engine = shutil.copytree(COURSE_ENGINES["cmu-11785-autograd"]["hw1-layout"], tmp_path / "e")
+    package = engine / "mytorch"
+    (package / "nn").mkdir()
+    (package / "nn" / "__init__.py").write_text("")
+    (package / "functional_hw1.py").rename(package / "nn" / "functional.py")
+    for name in ("autograd_engine.py", "utils.py"):
+        source = (package / name).read_text()
+        renamed = source.replace("gradient_buffer", "memory_buffer")
+        (package / name).write_text(renamed.replace("GradientBuffer", "MemoryBuffer"))
+    report = course_grade("cmu-11785-autograd", engine)
+    lacking = {i["id"] for i in report.items if i["status"] == NOT_IN_EDITION}
+    assert lacking == {
+        f"mytorch.{i}" for i in ("tanh_backward", "sigmoid_backward", "broadcasting")
+    }
+    assert report.score == report.max_score == 89
+
+
 @pytest.mark.parametrize(("course", "engine"), DEVIATIONS, ids=lambda v: getattr(v, "name", v))
 def test_a_correct_engine_within_its_courses_contract_gets_full_marks(tmp_path, course, engine):
     submission = plant(tmp_path, *engine.edits, reference=COURSES / course / "reference")
