@@ -388,6 +388,8 @@ def test_op_an_int_axis_the_course_gives_its_forward_alone_grades_the_forward_al
     grading = forward_axes()
     ops.check_op(grading, SUM_INT, SUM_GRAD)
     assert grading.asked[-1][2]["forward_only"] is True
+    first_axis = Graph("tensor", SUM_INT.leaves, (Node("sum", (0,), 0),))
+    ops.check_op(grading, first_axis, np.ones(3))  # each example asked anew
     tuple_axis = Graph("tensor", SUM_INT.leaves, (Node("sum", (0,), (1,)),))
     ops.check_op(grading, tuple_axis, SUM_GRAD)
     assert "forward_only" not in grading.asked[-1][2]
