@@ -86,6 +86,7 @@ SNIPPETS = {
     "add": "buffer.add_spot({tensor})\nbuffer.update_param({tensor}, {grad})",
     "get": "buffer.get_param({tensor})",
     "answer": "grads[0] if BARE and len(grads) == 1 else tuple(grads)",
+    "walker": "Autograd.backward",
 }
 """How a snippet a student reads is written in this course (grader/language/tape_snippets.py):
 read by the grader without running this file."""

@@ -320,7 +320,7 @@ def check_walk_cost(session: GradingSession, kind: str, depth: int) -> None:
     elif kind == "scalar":
         walker = "build_topo"
     else:
-        walker = "Tensor.backward"
+        walker = tape_snippets.walker_name(assignment.api)
     failure = WrongAnswer(
         "failed",
         f"{walker} {EXPONENTIAL}",
@@ -463,6 +463,8 @@ class TensorRun:
     once_words: str = ""
     """The course's own words saying each op's backward runs once a walk, where it says so
     (``conventions: calls``): a verdict that charges a call again quotes them."""
+    walker: str = tape_snippets.WALKER
+    """What the feedback calls the walk, in the course's words (``walker_name``)."""
 
 
 def tensor_backward(
@@ -514,7 +516,10 @@ def tensor_backward(
     if first is not None:
         earlier = protocol.field(answer, "first", dict)
         before = _walked(earlier, dag, snippet, wrap_leaves, once, changed)
-    return _walked(answer, dag, snippet, wrap_leaves, once, changed, before)
+    run = _walked(answer, dag, snippet, wrap_leaves, once, changed, before)
+    return dataclasses.replace(
+        run, walker=tape_snippets.walker_name(session.assignment("tensor").api)
+    )
 
 
 def _walked(
@@ -587,12 +592,12 @@ def judge_walk(
                 f"the backward of {len(not_run)} op(s) never ran: "
                 f"{', '.join(f'n{i}' for i in not_run[:12])}"
             )
-        raise WrongAnswer("failed", "Tensor.backward did not reach every tensor", details, snippet)
+        raise WrongAnswer("failed", f"{run.walker} did not reach every tensor", details, snippet)
     problem = bugs.consumers_first(dag, run.calls)
     if problem:
         raise WrongAnswer(
             "failed",
-            "Tensor.backward visits tensors out of order",
+            f"{run.walker} visits tensors out of order",
             [
                 problem,
                 "Visit the tensors in reverse topological order: a "
@@ -616,7 +621,8 @@ def tensor_walk_cost(session: GradingSession, dag: Dag, failure: WrongAnswer) ->
             failure.bugs = _revisits(session)
             if not failure.bugs:  # out of time, but not seen revisiting: say no more
                 budget = session.budgets.get(session.current_item, 5.0)
-                failure.reason = "Tensor.backward ran out of time on shared tensors"
+                walker = tape_snippets.walker_name(session.assignment("tensor").api)
+                failure.reason = f"{walker} ran out of time on shared tensors"
                 failure.details = [
                     f"it did not finish on a chain of {depth} diamonds ({dag.size} nodes) "
                     f"within {budget:g} s of CPU time, nor on {REVISIT_DEPTH} levels in a "
@@ -695,7 +701,7 @@ def _tensor_backward_right(
         expected = [want[i] * seed if requires[i] else None for i in range(dag.size)]
         raise WrongAnswer(
             "failed",
-            "wrong gradients from Tensor.backward()",
+            f"wrong gradients from {run.walker}()",
             wrong[:4],
             snippet,
             found,

@@ -10,7 +10,8 @@ gives, defined in the snippet where used), ``tape``, ``record`` (``{inputs}``, `
 is routed into), ``walk`` (``{out_grad}``), ``grad`` (``{tensor}``), and for a ledger apart
 from the walk ``ledger`` (a line that names it), ``add`` (``{tensor}``, ``{grad}``) and
 ``get`` (``{tensor}``), and optionally ``answer``: an expression over ``grads`` (each input's
-gradient, in order) that is what a backward returns in this course (default: the list).
+gradient, in order) that is what a backward returns in this course (default: the list), and
+``walker``: what the feedback calls the walk (default: ``Tensor.backward``).
 What the snippets build is what the adapter records: every op in the
 order it was made, every second leaf the tape meets a parameter (the adapter's ``record``).
 """
@@ -41,6 +42,17 @@ def spelling_of(api: TensorApi | None) -> Spelling | None:
 @functools.cache
 def _parsed(source: str) -> Spelling | None:
     return snippets(source)
+
+
+WALKER = "Tensor.backward"
+"""What the feedback calls a tensor course's walk where its adapter names none."""
+
+
+def walker_name(api: TensorApi | None) -> str:
+    """What the feedback calls a tensor course's walk: an adapter's ``SNIPPETS`` may name it
+    (``walker``: 11-785's ``Autograd.backward``), else ``Tensor.backward``."""
+    spelling = spelling_of(api)
+    return spelling.get("walker", WALKER) if spelling is not None else WALKER
 
 
 def array_literal(value: np.ndarray) -> str:
