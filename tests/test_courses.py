@@ -53,6 +53,7 @@ COURSE_ENGINES = {
     "minitorch-module1": {
         "reference": COURSES / "minitorch-module1" / "reference",
         "other": ENGINES / "minitorch-module1" / "other",
+        "layout2021": ENGINES / "minitorch-module1" / "layout2021",
     },
     "babygrad-book": {
         "reference": COURSES / "babygrad-book" / "reference",
@@ -286,6 +287,34 @@ def test_the_2022_starters_layout_is_graded_as_2022(tmp_path):
         f"mytorch.{i}" for i in ("tanh_backward", "sigmoid_backward", "broadcasting")
     }
     assert report.score == report.max_score == 89
+
+
+LAYOUT_2021_BUGS = {
+    # backpropagate keeps the last share a variable is handed, not their sum
+    "gathered.get(x.unique_id, 0.0) + share": ("share", {"accumulate", "graphs"}),
+    # FunctionBase.chain_rule pairs each input with another's derivative (History.backprop_step)
+    "zip(inputs, shares, strict=True)": (
+        "zip(inputs[::-1], shares, strict=True)",
+        {"backward", "graphs"},
+    ),
+}
+
+
+@pytest.mark.parametrize("code", LAYOUT_2021_BUGS)
+def test_minitorchs_2021_layout_is_graded_on_its_own_walk(tmp_path, code):
+    """MiniTorch's 2021 starter keeps the ScalarFunctions and central_difference in scalar.py
+    and its chain rule in History.backprop_step (no scalar_functions.py, no parents): its
+    layout is graded as the 2021 edition (full marks: test_a_correct_engine_gets_full_marks),
+    and its walk and chain rule still answer for themselves."""
+    engine = shutil.copytree(COURSE_ENGINES["minitorch-module1"]["layout2021"], tmp_path / "e")
+    autodiff = engine / "minitorch" / "autodiff.py"
+    wrong, lost = LAYOUT_2021_BUGS[code]
+    assert code in autodiff.read_text()
+    autodiff.write_text(autodiff.read_text().replace(code, wrong))
+    report = course_grade("minitorch-module1", engine)
+    assert {i["id"] for i in report.items if i["score"] < i["max_score"]} == {
+        f"minitorch.{item}" for item in lost
+    }
 
 
 @pytest.mark.parametrize(("course", "engine"), DEVIATIONS, ids=lambda v: getattr(v, "name", v))

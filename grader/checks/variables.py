@@ -5,6 +5,7 @@ derivatives are known (``grader.language.dags``), so no op of the student's is i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from textwrap import indent
 
 import numpy as np
 
@@ -37,8 +38,18 @@ def variables_helper(api: FunctionApi) -> str:
     Variable protocol is the grader's."""
     v, d = api.variable, api.derivative
     history = api.inputs.rpartition(".")[0]
-    return f'''class Variable({api.scalar}):
-    """The grader's variable: chain_rule gives each input its weight times d_output."""
+    stepper, _, step = v["chain_rule"].rpartition(".")
+    rule = f"def {step}(self, d_output):\n    return [(x, w * d_output) for x, w in self.pairs]"
+    head, own_rule, stepped = "", "\n" + indent(rule, "    "), ""
+    if stepper:  # MiniTorch's 2021: the chain rule is a step of each op node's history, and
+        # the derivative a read-only property, shadowed here by a plain attribute
+        head, own_rule = f"import copy\n\n\n{rule}\n\n\n", f"\n    {d} = None"
+        stepped = f"""
+        made.{stepper} = copy.copy(made.{stepper})
+        made.{stepper}.pairs = pairs
+        made.{stepper}.__class__ = type("Step", (type(made.{stepper}),), {{"{step}": {step}}})"""
+    return f'''{head}class Variable({api.scalar}):
+    """The grader's variable: {v["chain_rule"]} gives each input its weight times d_output."""
     @property
     def {v["parents"]}(self):
         if self.{v["is_constant"]}():
@@ -47,9 +58,7 @@ def variables_helper(api: FunctionApi) -> str:
     def {v["is_leaf"]}(self):
         return not self.{v["is_constant"]}() and not self.pairs
     def {v["is_constant"]}(self):
-        return self.{history} is None
-    def {v["chain_rule"]}(self, d_output):
-        return [(x, w * d_output) for x, w in self.pairs]
+        return self.{history} is None{own_rule}
     def {v["accumulate_derivative"]}(self, x):
         self.{d} = x if self.{d} is None else self.{d} + x
 
@@ -57,7 +66,7 @@ def variables_helper(api: FunctionApi) -> str:
 def variable(*pairs, value=1.0, constant=False):
     """A leaf of the given value, or the grader's function of these (input, weight) pairs."""
     if pairs:
-        made = given(*(w for _, w in pairs)).{api.apply}(*(x for x, _ in pairs))
+        made = given(*(w for _, w in pairs)).{api.apply}(*(x for x, _ in pairs)){stepped}
     else:
         made = {api.leaf_source("value")}
     made.__class__, made.pairs = Variable, pairs

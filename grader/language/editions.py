@@ -22,6 +22,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 NOT_IN_EDITION = "not_in_edition"
 """The status of an item whose op the submission's edition does not have, or gives."""
@@ -56,6 +57,10 @@ class Edition:
     """The names the marker file must define none of: an engine holding both editions' own
     ops (the lecture's tanh and exp, the repository's relu) is the edition whose other names
     (the repository's ``__rsub__``) it lacks."""
+    api: Mapping[str, Any] = field(default_factory=dict)
+    """The profile's ``api:`` keys this edition's layout spells otherwise (MiniTorch's 2021
+    Module 1 keeps ``central_difference`` in ``scalar.py`` and its chain rule in
+    ``History.backprop_step``); a mapping key (``variable``) is merged into the profile's."""
 
     def because(self, needs: Iterable[str]) -> Edition:
         """This edition as the reason a test of ``needs`` does not run: the code is the

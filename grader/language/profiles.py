@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,6 +279,7 @@ SCHEMA: dict[str, Any] = {
                                 },
                                 "without": {"type": "array", "items": NAMED},
                                 "broadcasts": {"type": "boolean"},
+                                "api": {"type": "object", "minProperties": 1},
                                 "given": {
                                     "type": "object",
                                     "additionalProperties": {
@@ -367,6 +369,8 @@ class AssignmentProfile:
         api = self.api
         if edition.broadcasts is not None and isinstance(api, TensorApi):
             api = dataclasses.replace(api, broadcasts=edition.broadcasts)
+        if edition.api and api is not None:
+            api = _spelled(api, edition.api)
         return dataclasses.replace(self, ops=ops, edition=edition, api=api)
 
     def named_in(self, submission: Path) -> AssignmentProfile:
@@ -563,6 +567,7 @@ def load(path: Path) -> Profile:
                     {op: tuple(prints) for op, prints in spec.get("given", {}).items()},
                     broadcasts=spec.get("broadcasts"),
                     without=tuple(spec.get("without", ())),
+                    api=spec.get("api", {}),
                 )
                 for edition, spec in raw.get("editions", {}).items()
             ),
@@ -579,6 +584,17 @@ def load(path: Path) -> Profile:
         assignments=assignments,
         text=text + adapted,
     )
+
+
+def _spelled(api: TensorApi | FunctionApi, keys: Mapping[str, Any]) -> TensorApi | FunctionApi:
+    """``api`` with an edition's own spelling of ``keys`` (a mapping merged into the
+    profile's, so an edition names only what its layout changes)."""
+    own = api.to_json()
+    merged = {
+        key: {**own[key], **value} if isinstance(value, Mapping) else value
+        for key, value in keys.items()
+    }
+    return type(api).from_json({**own, **merged})
 
 
 def _names(defines: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -637,6 +653,14 @@ def _check_contract(
                     f"{', '.join(unknown)} is not in the assignment's ops. "
                     f"{SEE}"
                 )
+        known_keys = [f.name for f in dataclasses.fields(api)] if api is not None else []
+        foreign = [key for key in spec.get("api", {}) if key not in known_keys]
+        if foreign:
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/editions/{edition}/api: "
+                f"{', '.join(foreign)} is not a key of the assignment's api: "
+                f"(one of {', '.join(known_keys)}). {SEE}"
+            )
 
 
 def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list[str]) -> None:

@@ -271,14 +271,25 @@ def given_variables(
             raise ValueError(CONSTANT_TOUCHED.format("a derivative"))
         accumulated[self._index].append(x)
 
+    # MiniTorch's 2021 chain rule is a step of the history (``history.backprop_step(d)``):
+    # the grader's is then a method of each op node's copied history, on that node.
+    stepper, _, step = names["chain_rule"].rpartition(".")
     protocol = {
         names["parents"]: property(parents),
         names["is_leaf"]: is_leaf,
         names["is_constant"]: is_constant,
-        names["chain_rule"]: chain_rule,
         names["accumulate_derivative"]: accumulate_derivative,
     }
+    if not stepper:
+        protocol[step] = chain_rule
     given: dict[type, type] = {}
+
+    def stepped(record: Any, node: Any) -> None:
+        """``record`` (the node's history) answering ``step`` with the grader's chain rule."""
+        kind = type(record)
+        if kind not in given:
+            given[kind] = type("GivenHistory", (kind,), {step: lambda h, d: chain_rule(h._node, d)})
+        record.__class__, record._node = given[kind], node
 
     def stand_in(node: Any, index: int | None, weights: list[float], inputs: list[Any]) -> Any:
         """``node`` made the grader's variable: its protocol the grader's, its history a copy
@@ -292,9 +303,12 @@ def given_variables(
             _assign(node, history, None)
             return node
         record = copy.copy(resolve(node, history))
-        counted = CountedInputs(getattr(record, inputs_name))
-        counted.reads, counted.index = reads, index
-        setattr(record, inputs_name, counted)
+        if getattr(record, inputs_name) is not None:  # a 2021 MiniTorch leaf's are None
+            counted = CountedInputs(getattr(record, inputs_name))
+            counted.reads, counted.index = reads, index
+            setattr(record, inputs_name, counted)
+        if stepper:
+            stepped(record, node)
         _assign(node, history, record)
         return node
 
