@@ -289,7 +289,12 @@ def test_the_2022_starters_layout_is_graded_as_2022(tmp_path):
     assert report.score == report.max_score == 89
 
 
-LAYOUT_2021_BUGS = {
+LAYOUT_2021_EDITS = {
+    # right: the walk asks the function's chain_rule itself, as History.backprop_step does
+    "node.history.backprop_step(d)": (
+        "node.history.last_fn.chain_rule(node.history.ctx, node.history.inputs, d)",
+        set(),
+    ),
     # backpropagate keeps the last share a variable is handed, not their sum
     "gathered.get(x.unique_id, 0.0) + share": ("share", {"accumulate", "graphs"}),
     # FunctionBase.chain_rule pairs each input with another's derivative (History.backprop_step)
@@ -300,17 +305,18 @@ LAYOUT_2021_BUGS = {
 }
 
 
-@pytest.mark.parametrize("code", LAYOUT_2021_BUGS)
+@pytest.mark.parametrize("code", LAYOUT_2021_EDITS)
 def test_minitorchs_2021_layout_is_graded_on_its_own_walk(tmp_path, code):
     """MiniTorch's 2021 starter keeps the ScalarFunctions and central_difference in scalar.py
     and its chain rule in History.backprop_step (no scalar_functions.py, no parents): its
     layout is graded as the 2021 edition (full marks: test_a_correct_engine_gets_full_marks),
-    and its walk and chain rule still answer for themselves."""
+    a walk that asks the function's chain_rule without the history's step too, and its walk
+    and chain rule still answer for themselves."""
     engine = shutil.copytree(COURSE_ENGINES["minitorch-module1"]["layout2021"], tmp_path / "e")
     autodiff = engine / "minitorch" / "autodiff.py"
-    wrong, lost = LAYOUT_2021_BUGS[code]
+    edited, lost = LAYOUT_2021_EDITS[code]
     assert code in autodiff.read_text()
-    autodiff.write_text(autodiff.read_text().replace(code, wrong))
+    autodiff.write_text(autodiff.read_text().replace(code, edited))
     report = course_grade("minitorch-module1", engine)
     assert {i["id"] for i in report.items if i["score"] < i["max_score"]} == {
         f"minitorch.{item}" for item in lost
