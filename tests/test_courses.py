@@ -148,6 +148,14 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
             ProfileError, match=rf"profile.yaml:{line}: assignments/babygrad/api/aliases"
         ):
             profiles.load(profile)
+    minitorch = (COURSES / "minitorch-module1" / "profile.yaml").read_text()
+    profile.write_text(minitorch.replace("central_difference: scalar.", "difference: scalar."))
+    line = minitorch[: minitorch.index("central_difference: scalar.")].count("\n") + 1
+    with pytest.raises(
+        ProfileError,
+        match=rf"profile.yaml:{line}: assignments/minitorch/editions/2021/api: difference",
+    ):
+        profiles.load(profile)
 
 
 def test_a_rubric_grades_only_assignments_its_profile_describes(tmp_path):

@@ -656,6 +656,7 @@ def _check_contract(
         known_keys = [f.name for f in dataclasses.fields(api)] if api is not None else []
         foreign = [key for key in spec.get("api", {}) if key not in known_keys]
         if foreign:
+            line = line_of(text, [*where, "editions", edition, "api", foreign[0]])
             raise ProfileError(
                 f"{path}:{line}: assignments/{name}/editions/{edition}/api: "
                 f"{', '.join(foreign)} is not a key of the assignment's api: "
