@@ -222,12 +222,13 @@ def op_cases(
     draw: st.DrawFn, kind: str, op: str, domain: Domain = EVERY_FORM
 ) -> tuple[Graph, np.ndarray]:
     """One op on fresh leaves, in its domain of values and the course's ``domain`` of forms
-    (those of its forward alone too: ``Domain.forward``), with a drawn output gradient."""
+    (an op's own test passes ``Domain.forward()``, the forms of its forward alone too: every
+    other test asks a gradient of what it draws), with a drawn output gradient."""
     row = OPS[op]
     shapes = (
         [()] * row.arity if kind == "scalar" else row.operands.draw(_Draws(draw), row.arity, domain)
     )
-    params = domain.forward().params(op, row.params(shapes[0]))
+    params = domain.params(op, row.params(shapes[0]))
     param = params[draw(st.integers(0, len(params) - 1))]
     leaves = admissible_leaves(op, [draw(leaf_values(s)) for s in shapes], param)
     if row.ties and draw(st.booleans()):

@@ -67,7 +67,7 @@ for _item, _op in TENSOR_OP_ITEMS.items():
     globals()[f"test_{_item}"] = graded_property(
         f"babygrad.ops.{_item}",
         f"test_{_item}_forward_and_backward",
-        in_domain(partial(op_cases, "tensor", _op)),
+        in_domain(lambda domain, op=_op: op_cases("tensor", op, domain.forward())),
         lambda grading, case: ops.check_op(grading, *case),
         needs=(_op,),
         strata=stratified(
