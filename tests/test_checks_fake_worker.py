@@ -1630,11 +1630,19 @@ def on_run(run: str, tamper: Tamper) -> Tamper:
     return lambda case, answer: tamper(case, answer) if case["run"] == run else answer
 
 
+def overwriting_mul(case: dict[str, Any], answer: Answer) -> Answer:
+    """A ``*`` whose closure assigns with ``=``: of ``a * a`` preloaded, a.grad ends at the
+    last use's ``a * out_grad``, on every graph of that one op (the check asks ``a * a`` of
+    its own, alone, before it names the bug)."""
+    graph = Graph.from_json(case["graph"])
+    if case["run"] == "preloaded" and graph.nodes == (Node("mul", (0, 0)),):
+        answer["preloaded"][0] = encode(float(graph.leaves[0]) * case["out_grad"])
+    return answer
+
+
 def test_accumulate_overwriting_names_the_op_and_the_bug():
     """``a * a`` with ``=``: a.grad ends at 3 (the last use), not 0.5 + 6."""
-    grading = session(
-        "micrograd.accumulate", {"accumulate": on_run("preloaded", set_entry("preloaded", 0, 3.0))}
-    )
+    grading = session("micrograd.accumulate", {"accumulate": overwriting_mul})
     verdict = wrong(accumulation.check_accumulate, grading, SQUARE, 1.0, [0.5])
     assert verdict.reason == "mul: a _backward overwrote a gradient"
     assert verdict.details == ["a.grad (held 0.5 before; its uses add 6): expected 6.5, got 3"]
