@@ -876,6 +876,17 @@ BABYGRAD_BUGS = [
             ),
         ),
     ),
+    bug(
+        "babygrad.accumulate",
+        "ledger-keeps-the-first",
+        TENSOR,
+        (
+            (
+                "ledger[key] = part.data if key not in ledger else ledger[key] + part.data",
+                "ledger[key] = part.data if key not in ledger else ledger[key]",
+            ),
+        ),
+    ),
     bug(  # right wherever each op hands back new arrays, as the reference's do
         "babygrad.accumulate",
         "sums-in-place",

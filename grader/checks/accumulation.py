@@ -11,7 +11,7 @@ import numpy as np
 from grader.checks import answers, bugs, records
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
-from grader.checks.walks import tensor_backward
+from grader.checks.walks import TensorRun, tensor_backward
 from grader.language import adapters, tape_snippets
 from grader.language.assignments import MICROGRAD
 from grader.language.coverage import shared_strata
@@ -350,8 +350,37 @@ def check_ledger(
             else "Tensor.backward's sums changed gradients an op handed back",
             [*wrong[:4], *told],
             snippet,
-            bugs.diagnose_ledger(dag, shared, run.calls, shape),
+            _ledger_overwrites(session, dag, run, shape, hands_back, ledger_apart),
         )
+
+
+UNLIKE_USES = Dag(1, (((0, 1.0),), ((1, 2.0), (1, -0.5))))
+"""One tensor used twice with unlike weights: a ledger that keeps the last contribution (an
+``=``) and one that keeps the first (a sum never written) give it different gradients."""
+
+
+def _ledger_overwrites(
+    session: GradingSession,
+    dag: Dag,
+    run: TensorRun,
+    shape: tuple[int, ...],
+    hands_back: bool,
+    ledger: bool,
+) -> list[str]:
+    """overwrite-grad where this example shows an ``=`` in the ledger (``diagnose_ledger``),
+    or where it fits one and the ledger keeps the last of two unlike uses (``UNLIKE_USES``,
+    asked charging the test nothing): a shrunk example's uses are often alike, and then a
+    ledger that drops every contribution but the first fits it as well."""
+    found = bugs.diagnose_ledger(dag, run.grads, run.calls, shape)
+    if found or not bugs.keeps_one(dag, run.grads, run.calls, shape):
+        return found
+    try:
+        unlike = tensor_backward(
+            session, UNLIKE_USES, shape, "", wrap_leaves=True, hands_back=hands_back, ledger=ledger
+        )
+    except WrongAnswer:
+        return []
+    return bugs.diagnose_ledger(UNLIKE_USES, unlike.grads, unlike.calls, shape)
 
 
 def _judge_sums(

@@ -102,17 +102,22 @@ def _matches(
     )
 
 
-def _walk(graph: Graph, overwrite: bool) -> list[np.ndarray]:
+def _walk(graph: Graph, overwrite: bool, keep_first: bool = False) -> list[np.ndarray]:
     """Every node's gradient from a reverse walk over the graph, each op's own backward exact
-    (up to central differences); ``overwrite`` models ``=`` where ``+=`` belongs."""
+    (up to central differences); ``overwrite`` models ``=`` where ``+=`` belongs, and with
+    ``keep_first`` a ledger that keeps the first contribution and drops the rest."""
     values = evaluate(graph)
     grads = [np.zeros(v.shape) for v in values]
     grads[-1] = np.ones(values[-1].shape)
+    reached = {graph.size - 1}
     for index in range(graph.size - 1, len(graph.leaves) - 1, -1):
         node = graph.nodes[index - len(graph.leaves)]
         parts = numeric_vjp(node.op, node.param, [values[a] for a in node.args], grads[index])
         for arg, part in zip(node.args, parts, strict=True):
+            if keep_first and arg in reached:
+                continue
             grads[arg] = part if overwrite else grads[arg] + part
+            reached.add(arg)
     return grads
 
 
@@ -120,9 +125,16 @@ def diagnose_graph(
     graph: Graph, leaf_grads: Sequence[np.ndarray | None], tol: Tolerance
 ) -> list[str]:
     """A graph built with operators: is it the gradient overwritten on shared nodes (micrograd
-    closures with ``=``, or a babygrad ledger that stores each contribution over the last)?"""
-    predicted = _walk(graph, overwrite=True)[: len(graph.leaves)]
-    return [BUGS["overwrite-grad"].describe()] if _matches(leaf_grads, predicted, tol) else []
+    closures with ``=``, or a babygrad ledger that stores each contribution over the last)?
+    Not, for a tensor engine's ledger, where one that keeps the first contribution and drops
+    the rest gives the same: the example cannot tell an ``=`` from a sum never written."""
+    leaves = len(graph.leaves)
+    if not _matches(leaf_grads, _walk(graph, overwrite=True)[:leaves], tol):
+        return []
+    first = _walk(graph, overwrite=True, keep_first=True)[:leaves]
+    if graph.kind == "tensor" and _matches(leaf_grads, first, tol):
+        return []
+    return [BUGS["overwrite-grad"].describe()]
 
 
 MAX_USES = 8
@@ -335,13 +347,45 @@ def diagnose_ledger(
     """A ``Tensor.backward`` whose ledger lost contributions on a grader-made DAG (default
     upstream gradient, every leaf requiring grad): overwrite-grad when a ledger that stores
     each contribution over the last, walking in the student's own order (``calls``), gives
-    every tensor the student's gradient."""
+    every tensor the student's gradient, and one that keeps the first and drops the others
+    does not: on a DAG where both give the same, a ledger that never adds (a deleted sum)
+    would be named for an ``=`` it does not have."""
+    if not keeps_one(dag, grads, calls, shape):
+        return []
+    first = _ledger_model(dag, calls, keep_first=True)
+    if first is not None and _ledger_gives(dag, first, grads, shape):
+        return []
+    return [BUGS["overwrite-grad"].describe()]
+
+
+def keeps_one(
+    dag: Dag, grads: Sequence[np.ndarray | None], calls: Sequence[int], shape: tuple[int, ...]
+) -> bool:
+    """Does a ledger that stores each contribution over the last give every tensor the
+    student's gradient (an ``=``, or, where the contributions are alike, any ledger that keeps
+    one of them)?"""
+    last = _ledger_model(dag, calls, keep_first=False)
+    return last is not None and _ledger_gives(dag, last, grads, shape)
+
+
+def _ledger_model(dag: Dag, calls: Sequence[int], keep_first: bool) -> dict[int, float] | None:
+    """Each tensor's gradient from a ledger that keeps one contribution of several, the last
+    or the first, walking in the order ``calls`` (None: a node walked before any gradient
+    reached it)."""
     model: dict[int, float] = {dag.size - 1: 1.0}
     for index in calls:
         if index not in model:
-            return []
+            return None
         for operand, weight in dag.nodes[index - dag.leaves] if index >= dag.leaves else ():
-            model[operand] = weight * model[index]
+            if not (keep_first and operand in model):
+                model[operand] = weight * model[index]
+    return model
+
+
+def _ledger_gives(
+    dag: Dag, model: dict[int, float], grads: Sequence[np.ndarray | None], shape: tuple[int, ...]
+) -> bool:
+    """Does every tensor the root reaches hold the model's gradient, and no other one any?"""
     tol = Tolerance(1e-4, 1e-4)
     live = dag.reachable()
     for index, got in enumerate(grads):
@@ -349,8 +393,8 @@ def diagnose_ledger(
         if (got is None) != (want is None) or (
             want is not None and not tol.close(np.asarray(got), np.full(shape, want))
         ):
-            return []
-    return [BUGS["overwrite-grad"].describe()]
+            return False
+    return True
 
 
 def paths_from_root(dag: Dag) -> list[int]:
