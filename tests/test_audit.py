@@ -245,10 +245,28 @@ def test_judgements_are_read_from_the_reference(tmp_path: Path):
     judgements = audit.load_judgements(tmp_path)
     assert judgements.equivalent == {"m-one": "the change is never reached"}
     assert judgements.overwrites == {"m-two": "why"}
+    assert judgements.rebinds == {}
     assert audit.load_judgements(tmp_path / "missing") == audit.Judgements()
     (tmp_path / audit.JUDGEMENTS).write_text("equivalents:\n  m-one: typo in the section\n")
     with pytest.raises(audit.UsageFailure):
         audit.load_judgements(tmp_path)
+
+
+def test_a_judged_rebinding_must_not_be_named_overwrite_grad():
+    """``parameter += grad`` -> ``parameter = grad`` in a loop loses the gradient: it is killed
+    unnamed, and may not be named."""
+    rebinding = mutant(audit.OVERWRITE_OPERATOR)
+    rebinds = frozenset({rebinding.id})
+    lost = report(**{"micrograd.accumulate": 0.0})
+    assert audit.judge(rebinding, lost, BASELINE, rebinds=rebinds).misdiagnosis == ""
+    assert "which it is not" in (
+        audit.judge(
+            rebinding,
+            named(report(**{"micrograd.accumulate": 0.0}), "overwrite-grad"),
+            BASELINE,
+            rebinds=rebinds,
+        ).misdiagnosis
+    )
 
 
 def test_a_judged_overwrite_may_be_named_overwrite_grad():

@@ -196,10 +196,13 @@ def _scores(report: GradeReport) -> dict[str, float]:
 class Judgements:
     """What a person decided about some mutants, with why (``reference/audit-judgements.yaml``):
     ``equivalent`` ones behave as the reference does where the course documents behaviour,
-    and ``overwrites`` are an overwritten gradient although not written as ``+=`` -> ``=``."""
+    ``overwrites`` are an overwritten gradient although not written as ``+=`` -> ``=``, and
+    ``rebinds`` are a ``+=`` -> ``=`` that overwrites nothing (``=`` rebinds a loop's name: the
+    gradient is lost, never added, and overwrite-grad would be the wrong name)."""
 
     equivalent: dict[str, str] = dataclasses.field(default_factory=dict)
     overwrites: dict[str, str] = dataclasses.field(default_factory=dict)
+    rebinds: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def load_judgements(reference: Path) -> Judgements:
@@ -212,7 +215,7 @@ def read_judgements(path: Path) -> Judgements:
     if not path.is_file():
         return Judgements()
     data = yaml.safe_load(path.read_text()) or {}
-    sections = {name: data.get(name) or {} for name in ("equivalent", "overwrites")}
+    sections = {name: data.get(name) or {} for name in ("equivalent", "overwrites", "rebinds")}
     if (
         not isinstance(data, dict)
         or set(data) - set(sections)
@@ -222,7 +225,7 @@ def read_judgements(path: Path) -> Judgements:
         )
     ):
         raise UsageFailure(
-            f"{path}: expected 'equivalent' and 'overwrites', each a mapping "
+            f"{path}: expected 'equivalent', 'overwrites' and 'rebinds', each a mapping "
             "of mutant id to the reason"
         )
     return Judgements(
@@ -236,12 +239,14 @@ def judge(
     baseline: GradeReport,
     shared: frozenset[str] = frozenset(),
     overwrites: frozenset[str] = frozenset(),
+    rebinds: frozenset[str] = frozenset(),
 ) -> Verdict:
     """The verdict on one graded mutant, against the reference's grade (``differs`` and
     ``equivalent`` are decided later, by the differential run). ``shared``: items several
     regions serve (``micrograd.sugar``: one test per composed operator), where a do-nothing
     body must cost its own tests' points, not the whole item's. ``overwrites``: mutants that
-    may be named overwrite-grad besides the ``+=`` -> ``=`` ones."""
+    may be named overwrite-grad besides the ``+=`` -> ``=`` ones; ``rebinds``: ``+=`` -> ``=``
+    ones that must not be."""
     region = mutant.region
     own = (*region.serves, *region.also)
     start = Verdict(
@@ -260,7 +265,9 @@ def judge(
     lost = tuple(i for i in reference if scores.get(i, 0.0) < reference[i] - 1e-9)
     leaked = tuple(i for i in lost if i not in own and i != f"{region.assignment}.graphs")
     named = tuple(sorted({bug for item in report.results for bug in item.bugs}))
-    overwrite = mutant.operator == OVERWRITE_OPERATOR or mutant.id in overwrites
+    overwrite = (
+        mutant.operator == OVERWRITE_OPERATOR and mutant.id not in rebinds
+    ) or mutant.id in overwrites
     verdict = dataclasses.replace(
         start,
         lost=lost,
@@ -496,6 +503,7 @@ def run(options: AuditOptions, console: Console) -> AuditReport:
                 baseline,
                 shared,
                 frozenset(judgements.overwrites),
+                frozenset(judgements.rebinds),
             )
         )
     verdicts = triage(options, verdicts, judgements, console)
