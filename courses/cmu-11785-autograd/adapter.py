@@ -42,10 +42,17 @@ SNIPPETS = {
     "        from mytorch import functional\n"
     "    except ImportError:\n"
     "        from mytorch.nn import functional\n"
-    "try:  # a one-input backward answers as your exp_backward does\n"
-    "    BARE = not isinstance(functional.exp_backward(np.ones(1), np.zeros(1)), tuple | list)\n"
-    "except Exception:\n"
-    "    BARE = True",
+    "def answers_bare():  # a one-input backward answers as your first right one does\n"
+    "    for name, x, right in (('exp_backward', 1.0, 2.0 * np.e), ('log_backward', 4.0, 0.5)):\n"
+    "        try:\n"
+    "            answer = getattr(functional, name)(np.full(1, 2.0), np.full(1, x))\n"
+    "            one = isinstance(answer, tuple | list)\n"
+    "            if np.allclose(np.asarray(answer[0] if one else answer, dtype=float), right):\n"
+    "                return not one\n"
+    "        except Exception:\n"
+    "            pass\n"
+    "    return True\n"
+    "BARE = answers_bare()",
     "leaf": "np.array({data})",
     "forwards": {
         "add": "{0} + {1}",
@@ -127,15 +134,25 @@ def _functional():
     raise ImportError(f"no module of the backwards: looked for {', '.join(FUNCTIONAL)}")
 
 
+ONE_INPUT = (("exp_backward", 1.0, 2.0 * np.e), ("log_backward", 4.0, 0.5))
+"""One-input backwards, each with an input and its right answer to an out_grad of 2."""
+
+
 def _answers_bare(functional):
     """Does a one-input backward answer with the array itself, as the handouts' own do
-    (identity_backward, HW3P1's log_backward), rather than a tuple of one? The student's
-    exp_backward tells (their tape reads their backwards); without an answer, the handouts'."""
-    try:
-        answer = functional.exp_backward(np.ones(1), np.zeros(1))
-    except Exception:  # noqa: BLE001 - any failure: the exp item says it (SNIPPETS: BARE)
-        return True
-    return not isinstance(answer, tuple | list)
+    (identity_backward, HW3P1's log_backward), rather than a tuple of one? The student's first
+    one-input backward that answers right tells (their tape reads their backwards): a wrong one,
+    a body that does nothing, would tell it wrongly and cost the walk items too. Without a right
+    answer, the handouts'. SNIPPETS' answers_bare says the same."""
+    for name, x, right in ONE_INPUT:
+        try:
+            answer = getattr(functional, name)(np.full(1, 2.0), np.full(1, x))
+            one = isinstance(answer, tuple | list)
+            if np.allclose(np.asarray(answer[0] if one else answer, dtype=float), right):
+                return not one
+        except Exception:  # noqa: BLE001, S112 - a backward that fails tells nothing: its item says it
+            continue
+    return True
 
 
 def _buffer(autograd):
