@@ -26,7 +26,7 @@ class Autograd:
     def add_operation(self, inputs, output, gradients_to_update, backward_operation):
         if len(inputs) != len(gradients_to_update):
             raise Exception("Number of inputs must match the number of gradients to update!")
-        for array, parameter in zip(inputs, gradients_to_update):
+        for array, parameter in zip(inputs, gradients_to_update, strict=True):
             if parameter is None:
                 self.gradient_buffer.add_spot(array)
         self.gradient_buffer.add_spot(output)
