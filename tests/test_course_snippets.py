@@ -27,6 +27,8 @@ KNOWN = {
     "needle-hw1-needle.backward:visited-kept-between-calls": "needle.backward's second walk",
     "babygrad-book-babygrad.tensor_ops:sum-ignores-axes": "babygrad.tensor_ops (a.sum((0,)) "
     "of a 1x1 tensor)",
+    "minitorch-module1-minitorch.topo:revisits-shared-variables": "minitorch.topo's diamonds "
+    "(it prints the order, right, not how often each shared variable's parents are read)",
 }
 """Planted bugs one of whose shown examples prints in a fresh interpreter what the reference
 prints (found by this test, not fixed yet): strict, so a fix is noticed."""

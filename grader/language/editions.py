@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,9 +119,20 @@ def fingerprints(source: str) -> set[str]:
     }
 
 
+PARSING = threading.Lock()
+"""One ``ast.parse`` at a time in this process: CPython 3.11 keeps the depth of the tree it
+builds in state the threads share, and two grades of a batch (or an audit) parsing at once
+can fail with "SystemError: AST constructor recursion depth mismatch"."""
+
+
+def _parse(source: str) -> ast.Module:
+    with PARSING:
+        return ast.parse(source)
+
+
 def _tree(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
+        return _parse(source)
     except (SyntaxError, ValueError):
         return None
 
@@ -148,7 +160,7 @@ def left_as_given(edition: Edition, package: Path) -> Edition:
 
 def _parsed(file: Path) -> ast.Module:
     try:
-        return ast.parse(file.read_text(errors="replace"))
+        return _parse(file.read_text(errors="replace"))
     except (SyntaxError, ValueError):
         return ast.Module(body=[], type_ignores=[])
 
