@@ -28,6 +28,14 @@ from grader.worker.probes.untouched import OUT_GRAD
 from grader.worker.protocol import Probe
 
 
+def leaf_lines(graph: Graph, assignment: Assignment, var: Sequence[str]) -> list[str]:
+    """``a = <leaf>`` for each leaf of ``graph``, named by ``var``, in the assignment's API."""
+    return [
+        f"{v} = {format_leaf(value, graph.kind, assignment.spelling)}"
+        for v, value in zip(var, graph.leaves, strict=False)
+    ]
+
+
 def op_snippet(
     graph: Graph, out_grad: np.ndarray, assignment: Assignment, shown: Sequence[int] = ()
 ) -> str:
@@ -35,10 +43,7 @@ def op_snippet(
     the assignment's API. With ``shown`` (node numbers, ``OUT_GRAD``), what it prints at the
     end is those values instead: what the op was given, to see whether it changed them."""
     var = names(graph)
-    leaves = [
-        f"{v} = {format_leaf(value, graph.kind, assignment.spelling)}"
-        for v, value in zip(var, graph.leaves, strict=False)
-    ]
+    leaves = leaf_lines(graph, assignment, var)
     given = ["out" if i == len(graph.leaves) else var[i] for i in shown if i != OUT_GRAD]
     if functions := assignment.functions:
         function = functions.class_source(graph.nodes[0].op)
@@ -160,10 +165,7 @@ def forward_snippet(graph: Graph, assignment: Assignment) -> str:
     """One op of a tensor course's op classes, its forward alone: printing its value."""
     api = assignment.api
     var = names(graph)[: len(graph.leaves)]
-    leaves = [
-        f"{v} = {format_leaf(x, graph.kind, assignment.spelling)}"
-        for v, x in zip(var, graph.leaves, strict=True)
-    ]
+    leaves = leaf_lines(graph, assignment, var)
     applied = f"out = {api.function_source(graph.nodes[0])}({', '.join(var)})"
     return "\n".join([assignment.imports, *leaves, applied, f"print({api.value_source('out')})"])
 
