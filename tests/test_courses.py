@@ -16,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from rich.console import Console
 
+from grader.batch import batch
+from grader.batch.batch import BatchOptions
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.editions import NOT_IN_EDITION, fingerprint
@@ -30,11 +32,9 @@ from grader.language.profiles import (
 )
 from grader.language.strategies import op_cases
 from grader.layout import COURSES, DEFAULT_RUBRIC
-from grader.workflows import batch
-from grader.workflows.api import GradeOptions
-from grader.workflows.batch import BatchOptions
-from grader.workflows.stubs import write_stubs
-from grader.workflows.submissions import Upload, fingerprints, prepare, submitted
+from grader.release.stubs import write_stubs
+from grader.run.api import GradeOptions
+from grader.run.submissions import Upload, fingerprints, prepare, submitted
 from tests.grading import ENGINES, grade_report
 from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, course_deviations, plant
 

@@ -2,7 +2,7 @@
 every seed, by construction (explicit examples: ``grader.grading.strata``), not by luck; a
 course's domain narrows its dimensions; planted bugs are killed whatever the seed.
 
-The counts draw the examples without grading (``grader.workflows.coverage``): seconds a seed."""
+The counts draw the examples without grading (``grader.audit.coverage``): seconds a seed."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from types import ModuleType
 import pytest
 from hypothesis.internal.conjecture import providers
 
+from grader.audit.coverage import measure
 from grader.grading import course, strata
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
 from grader.language.coverage import BESIDE_KINK, KEPT_BEFORE_SUMMED, SHARED_ON_SHARED
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
-from grader.workflows import api
-from grader.workflows.coverage import measure
+from grader.run import api
 from tests import seed_sweep
 from tests.grading import grade_report
 from tests.planted import BABYGRAD_BUGS, CATALOGUE, MICROGRAD_BUGS, plant

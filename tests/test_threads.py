@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from grader import ONE_THREAD
+from grader.run.prestart import grading_environment
 from grader.worker.policy import Policy
-from grader.workflows.prestart import grading_environment
 
 THREADS = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
 
