@@ -99,7 +99,7 @@ NAMED = {"type": "string", "pattern": DEFINED_NAME}
 """An edition's ``defines`` or ``without``, one name of a list."""
 SEE = "See 'Profiles' in docs/course-authors.md."
 """Where a mistake in a profile sends its author."""
-SCHEMA: dict[str, Any] = {
+SNIPPETS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["profile", "title", "assignments"],
     "additionalProperties": False,
@@ -152,6 +152,7 @@ SCHEMA: dict[str, Any] = {
                             "grad": {"enum": ["tensor", "array"]},
                             "init": {"type": "boolean"},
                             "adapter": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
+                            "snippets": SNIPPETS_SCHEMA,
                             "variable": {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
@@ -711,30 +712,25 @@ def _check_adapted_walk(path: Path, text: str, name: str, topo: str, api: Tensor
 
 
 def _check_snippets(path: Path, text: str, name: str, ops: list[str], api: TensorApi) -> None:
-    """An adapter's ``SNIPPETS`` (``grader.language.tape_snippets``) is a literal that spells
-    every key, and every op of the profile (and ``sum``, which sums a graph's outputs)."""
+    """``api: snippets`` (``grader.language.tape_snippets``) spells a course adapter's
+    snippets, every op of the profile among them (and ``sum``, which sums a graph's outputs)."""
+    if not api.snippets:
+        return
+    where = f"{path}:{line_of(text, ['assignments', name, 'api', 'snippets'])}"
     if not api.adapter:
-        return
-    where = f"{path}:{line_of(text, ['assignments', name, 'api', 'adapter'])}"
-    try:
-        spelled = adapters.snippets(api.adapter_source)
-    except ValueError:
         raise ProfileError(
-            f"{where}: {api.adapter}: SNIPPETS is not a literal (the grader reads it without "
-            f"running the adapter). {SEE}"
-        ) from None
-    if spelled is None:
-        return
-    lacking = [key for key in adapters.SNIPPET_KEYS if key not in spelled]
-    lacking += [
+            f"{where}: assignments/{name}/api/snippets: spells an adapter's snippets, and the "
+            f"api has no adapter. {SEE}"
+        )
+    lacking = [
         f"{part}.{op}"
         for part in ("forwards", "backwards")
         for op in (*ops, "sum")
-        if op not in spelled.get(part, {})
+        if op not in api.snippets[part]
     ]
     if lacking:
         raise ProfileError(
-            f"{where}: {api.adapter}: SNIPPETS does not spell {', '.join(lacking)}. {SEE}"
+            f"{where}: assignments/{name}/api/snippets does not spell {', '.join(lacking)}. {SEE}"
         )
 
 

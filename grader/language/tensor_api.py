@@ -55,6 +55,11 @@ class TensorApi(PackagedApi):
     adapter_source: str = ""
     """The adapter's text, read when the profile is loaded and sent to the worker with the
     rest of the spelling."""
+    snippets: Mapping[str, Any] = field(default_factory=dict)
+    """How an adapter's course spells the snippets a student reads
+    (``grader.language.tape_snippets``; empty: the adapter's course has none of its own). The
+    worker hands them to the adapter (``adapters.load_adapter``), which reads the student's
+    engine as they spell it (11-785's gradient buffer)."""
     classes: Mapping[str, str] = field(default_factory=dict)
     """Op -> the op's class in ``<package>.ops``, where it differs from babygrad's name."""
     operators: Mapping[str, str] = field(default_factory=dict)
