@@ -255,15 +255,18 @@ them away, not only the first)."""
 
 def broadcast_params(shape: Shape) -> tuple[Any, ...]:
     """Stretch size-1 axes, and prepend one to three axes: the two things broadcasting does.
-    Where there are several size-1 axes, also the first stretched alone: a gradient must sum
-    over the stretched axes only, which stretching them all at once cannot tell."""
+    Where there are several size-1 axes, also each stretched alone, the others kept: a
+    gradient must sum over the stretched axes only, which stretching them all at once cannot
+    tell, and must read each axis's target at its own position (``target[prepended - i]``
+    for ``target[prepended + i]`` reads a kept axis's where a stretched one's is, and leaves
+    the stretched axis unsummed, from ``(2, 1, 1)`` to ``(2, 2, 1)``)."""
     ones = [i for i, d in enumerate(shape) if d == 1]
     stretched = tuple(2 if d == 1 else d for d in shape)
     params = []
     if stretched != shape:
         params.append(stretched)
     if len(ones) > 1:
-        params.append(tuple(2 if i == ones[0] else d for i, d in enumerate(shape)))
+        params += [tuple(2 if i == one else d for i, d in enumerate(shape)) for one in ones]
     params += [prefix + shape for prefix in PREPENDS]
     return tuple(p for p in params if math.prod(p) <= MAX_ELEMENTS)
 
