@@ -107,6 +107,21 @@ SEE = "See 'Profiles' in docs/course-authors.md."
 """Where a mistake in a profile sends its author."""
 SNIPPETS_SCHEMA: dict[str, Any] = {
     "type": "object",
+    "required": list(adapters.SNIPPET_KEYS),
+    "additionalProperties": False,
+    "properties": {
+        key: (
+            {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+            if key in adapters.SNIPPET_TABLES
+            else {"type": "string", "minLength": 1}
+        )
+        for key in (*adapters.SNIPPET_KEYS, *adapters.SNIPPET_OPTIONS)
+    },
+}
+"""How an adapter's course spells its snippets (``api: snippets``,
+``grader.language.tape_snippets``)."""
+SCHEMA: dict[str, Any] = {
+    "type": "object",
     "required": ["profile", "title", "assignments"],
     "additionalProperties": False,
     "properties": {
