@@ -31,7 +31,8 @@ TINYTORCH = COURSES / "tinytorch-autograd"
 
 @contextmanager
 def mytorch(reference: Path = CMU / "reference") -> Iterator[SimpleNamespace]:
-    adapter = load_adapter((CMU / "adapter.py").read_text(), "mytorch")
+    api = profiles.load(CMU / "profile.yaml").of("mytorch").api
+    adapter = load_adapter(api.adapter_source, "mytorch", api.snippets)
     with isolated(reference, "mytorch"):
         yield SimpleNamespace(adapter=adapter, engine=adapter.load())
 
@@ -110,16 +111,39 @@ def test_the_walk_hooks_come_together(tmp_path):
         profiles.load(profile)
 
 
-def test_an_adapters_snippets_spell_every_key_and_op(tmp_path):
+def test_a_profiles_snippets_spell_every_key_and_op(tmp_path):
+    """A course adapter's snippets are the profile's data, checked when it is loaded: every
+    key the snippets need, every op, no key the grader does not know, and an adapter."""
     profile = _copy(CMU, tmp_path)
-    adapter = profile.parent / "adapter.py"
-    source = adapter.read_text()
-    adapter.write_text(source.replace('        "tanh": "functional.tanh_backward",\n', ""))
-    with pytest.raises(ProfileError, match=r"SNIPPETS does not spell backwards.tanh\. "):
+    text = profile.read_text()
+    profile.write_text(text.replace(" tanh: functional.tanh_backward,", ""))
+    with pytest.raises(ProfileError, match=r"api/snippets does not spell backwards\.tanh\. "):
         profiles.load(profile)
-    adapter.write_text(source.replace('"walk": "autograd.backward({out_grad})"', '"walk": str(1)'))
-    with pytest.raises(ProfileError, match=r"SNIPPETS is not a literal"):
+    profile.write_text(
+        text.replace('        walk: "autograd.backward', '        walks: "autograd.backward')
+    )
+    with pytest.raises(ProfileError, match=r"snippets: 'walk' is a required property"):
         profiles.load(profile)
+    profile.write_text(text.replace("        walker: ", "        walk_name: "))
+    with pytest.raises(ProfileError, match=r"snippets: .*'walk_name' (was|were) unexpected"):
+        profiles.load(profile)
+    profile.write_text(text.replace("      adapter: adapter.py\n", ""))
+    with pytest.raises(ProfileError, match=r"api/snippets: spells an adapter's snippets"):
+        profiles.load(profile)
+
+
+def test_the_adapter_reads_the_buffer_as_the_snippets_spell_it(tmp_path):
+    """The buffer is found in one place, the profile's snippets: the adapter reads it so."""
+    profile = _copy(CMU, tmp_path)
+    text = profile.read_text()
+    assert "gradient_buffer" not in (CMU / "adapter.py").read_text()
+    profile.write_text(text.replace("autograd.gradient_buffer if", "autograd.memory_buffer if"))
+    api = profiles.load(profile).of("mytorch").api
+    adapter = load_adapter(api.adapter_source, "mytorch", api.snippets)
+    with isolated(CMU / "reference", "mytorch"):
+        engine = adapter.load()
+        with pytest.raises(AttributeError, match="memory_buffer"):
+            adapter.grad(adapter.tape(engine), np.ones(1))
 
 
 def test_a_buffer_that_sums_nothing_loses_its_item(tmp_path):

@@ -107,9 +107,10 @@ class FunctionApi(PackagedApi):
         source = self.leaf_source(repr(float(value)))
         return eval(source, {self.scalar: scalar_class})  # noqa: S307 - the profile's template
 
-    def template(self, op: str) -> str:
-        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""
-        template = self.operators.get(op, OPS[op].micrograd)
+    def template(self, op: str, form: int = 0) -> str:
+        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``);
+        a scalar API documents one spelling of each (``form`` 0)."""
+        template = self.operators.get(op, OPS[op].micrograd) if not form else None
         if template is None:
             raise ValueError(f"op {op!r} has no scalar spelling")
         return template

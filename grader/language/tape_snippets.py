@@ -1,30 +1,31 @@
 """Runnable counterexamples for a course graded through an adapter whose walk is a tape (CMU
-11-785's mytorch), in the course's own words: the adapter's ``SNIPPETS``, a literal the
-trusted side reads without running the adapter (``grader.language.adapters.snippets``).
+11-785's mytorch), in the course's own words: its profile's ``api: snippets``, data the
+trusted side reads without running the adapter (``grader.language.adapters``).
 
 Its keys are templates: ``imports``, ``leaf`` (``{data}``), ``forwards`` (op -> ``{0}``,
 ``{1}``), ``backwards`` (op -> the function that gives its inputs' gradients, called as
 ``backward(grad_output, *inputs)``), ``given`` (op -> the source of a backward the course
-gives, defined in the snippet where used), ``tape``, ``record`` (``{inputs}``, ``{out}``,
+gives, defined in the snippet where used), ``tape`` (``{buffer}``: the ``buffer`` key, the
+expression that finds the ledger on the tape), ``record`` (``{inputs}``, ``{out}``,
 ``{updates}``, ``{backward}``), ``parameter`` (``{name}``: the array a parameter's gradient
 is routed into), ``walk`` (``{out_grad}``), ``grad`` (``{tensor}``), and for a ledger apart
 from the walk ``ledger`` (a line that names it), ``add`` (``{tensor}``, ``{grad}``) and
 ``get`` (``{tensor}``), and optionally ``answer``: an expression over ``grads`` (each input's
-gradient, in order) that is what a backward returns in this course (default: the list), and
-``walker``: what the feedback calls the walk (default: ``Tensor.backward``).
+gradient, in order) that is what a backward returns in this course (default: the list),
+``walker``: what the feedback calls the walk (default: ``Tensor.backward``), and
+``ledger_name``: what it calls a ledger apart (default: ``the ledger``). The adapter reads the
+same keys (``adapters.load_adapter``): each is spelled once, for the snippets and the grading.
 What the snippets build is what the adapter records: every op in the
 order it was made, every second leaf the tape meets a parameter (the adapter's ``record``).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from grader.language.adapters import snippets
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, names
 from grader.language.tensor_api import TensorApi
@@ -33,15 +34,8 @@ Spelling = Mapping[str, Any]
 
 
 def spelling_of(api: TensorApi | None) -> Spelling | None:
-    """How ``api``'s adapter spells a tape's snippets (None: no adapter, or no ``SNIPPETS``)."""
-    if api is None or not api.adapter_source:
-        return None
-    return _parsed(api.adapter_source)
-
-
-@functools.cache
-def _parsed(source: str) -> Spelling | None:
-    return snippets(source)
+    """How ``api`` spells a tape's snippets (None: its profile spells none)."""
+    return api.snippets if api is not None and api.snippets else None
 
 
 WALKER = "Tensor.backward"
@@ -49,8 +43,8 @@ WALKER = "Tensor.backward"
 
 
 def walker_name(api: TensorApi | None) -> str:
-    """What the feedback calls a tensor course's walk: an adapter's ``SNIPPETS`` may name it
-    (``walker``: 11-785's ``Autograd.backward``), else ``Tensor.backward``."""
+    """What the feedback calls a tensor course's walk: its snippets may name it (``walker``:
+    11-785's ``Autograd.backward``), else ``Tensor.backward``."""
     spelling = spelling_of(api)
     return spelling.get("walker", WALKER) if spelling is not None else WALKER
 
@@ -76,7 +70,7 @@ class Tape:
         self.spelling = spelling
         self.lines: list[str] = [spelling["imports"]]
         self.helpers: list[str] = []
-        self.body: list[str] = [spelling["tape"]]
+        self.body: list[str] = [spelling["tape"].format(buffer=spelling.get("buffer", ""))]
         self.outputs: set[str] = set()
         self.leaves: list[str] = []
         self.parameters: set[str] = set()
