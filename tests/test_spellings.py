@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader.audit.mutants import regions
 from grader.language import profiles
 from grader.language.graphs import Graph, Node, build_source, respelled
 from grader.language.profiles import OPERATOR, SPELLED, ProfileError
 from grader.language.tensor_api import BABYGRAD_API
 from grader.layout import COURSES, DEFAULT_REFERENCE
-from grader.workflows.mutants import regions
 
 DUNDERS = {
     "__add__": "{0} + ",
