@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.language.parsing import parse
 from grader.language.solutions import render_source, solution_blocks
 
 COSMIC_RAY: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -214,7 +215,7 @@ def _enclosing(
 
 
 def _regions_of(relative: str, source: str) -> list[Region]:
-    tree = ast.parse(source, relative)
+    tree = parse(source, relative)
     return [
         Region(
             file=relative,
@@ -253,7 +254,7 @@ def _one_line(lines: list[str], limit: int = 90) -> str:
 def _program(source: str) -> str | None:
     """The program a source text stands for (None if it does not compile)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
         compile(tree, "<mutant>", "exec")
     except (SyntaxError, ValueError):
         return None
@@ -554,7 +555,7 @@ def _all(sources: tuple[tuple[str, str], ...]) -> tuple[tuple[Mutant, ...], tupl
     changed: list[Mutant] = []
     idle: list[Mutant] = []
     for relative, source in sources:
-        tree = ast.parse(source, relative)
+        tree = parse(source, relative)
         lines = source.splitlines(keepends=True)
         for region in _regions_of(relative, source):
             place = _place(region, source, tree)
@@ -635,7 +636,7 @@ def definition_mutants(relative: str, source: str, names: Collection[str]) -> li
     grader's own: ``tests/self_audit.py``), each a region from its ``def``, ``class`` or
     assignment line to its end, decorators left alone; the same operators and rules as
     ``mutants``. Name a class or some of its methods, not both: they would overlap."""
-    tree = ast.parse(source, relative)
+    tree = parse(source, relative)
     lines = tuple(source.splitlines(keepends=True))
     found: list[Mutant] = []
     for name, node in definitions(tree):

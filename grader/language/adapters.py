@@ -108,6 +108,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from grader.language.parsing import parse
+
 if TYPE_CHECKING:
     from grader.language.graphs import Graph, Node
 
@@ -168,7 +170,7 @@ class EngineProtocol(Protocol):
 
 def _defined(source: str) -> set[str]:
     """The functions ``source`` defines at its top level (a syntax error raises)."""
-    return {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+    return {node.name for node in parse(source).body if isinstance(node, ast.FunctionDef)}
 
 
 def missing(source: str) -> list[str]:

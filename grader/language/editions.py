@@ -19,11 +19,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from grader.language.parsing import parse
 
 NOT_IN_EDITION = "not_in_edition"
 """The status of an item whose op the submission's edition does not have, or gives."""
@@ -119,20 +120,9 @@ def fingerprints(source: str) -> set[str]:
     }
 
 
-PARSING = threading.Lock()
-"""One ``ast.parse`` at a time in this process: CPython 3.11 keeps the depth of the tree it
-builds in state the threads share, and two grades of a batch (or an audit) parsing at once
-can fail with "SystemError: AST constructor recursion depth mismatch"."""
-
-
-def _parse(source: str) -> ast.Module:
-    with PARSING:
-        return ast.parse(source)
-
-
 def _tree(source: str) -> ast.Module | None:
     try:
-        return _parse(source)
+        return parse(source)
     except (SyntaxError, ValueError):
         return None
 
@@ -160,7 +150,7 @@ def left_as_given(edition: Edition, package: Path) -> Edition:
 
 def _parsed(file: Path) -> ast.Module:
     try:
-        return _parse(file.read_text(errors="replace"))
+        return parse(file.read_text(errors="replace"), str(file))
     except (SyntaxError, ValueError):
         return ast.Module(body=[], type_ignores=[])
 

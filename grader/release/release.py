@@ -37,6 +37,7 @@ import yaml
 from grader.grading import rubric as rubric_module
 from grader.grading.options import suite_arguments
 from grader.language.assignments import Assignment
+from grader.language.parsing import parse
 from grader.layout import (
     PACKAGE,
     REPO,
@@ -96,7 +97,7 @@ def without_hidden_tests(source: str, hidden: set[str]) -> str:
     """``source`` minus every top-level statement that names a hidden item."""
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
-    for node in ast.parse(source).body:
+    for node in parse(source).body:
         if _names_hidden(node, hidden):
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             drop.update(range(first - 1, node.end_lineno))

@@ -49,6 +49,7 @@ from pathlib import Path, PurePosixPath
 
 from grader.language.assignments import ASSIGNMENTS, Assignment
 from grader.language.package import PackagedApi
+from grader.language.parsing import parse
 from grader.layout import SECRET, worker_readable
 from grader.report.document import GradeReport
 from grader.run import notebook
@@ -405,7 +406,7 @@ def _tensor_code(data: bytes) -> bool | None:
     """Whether a file defines a ``Tensor`` or an op class at its top level, read by ``ast``
     (never run); None where it does not parse (its import will say why)."""
     try:
-        tree = ast.parse(data)
+        tree = parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return any(
