@@ -116,7 +116,7 @@ def cut_short(path: Path) -> Path:
     return path
 
 
-UNREAD = "the upload could not be read: not a valid zip archive"
+UNREAD = "upload: could not be read: not a valid zip archive"
 REMEDY = "zip your files again and upload the new zip, or upload the files themselves"
 
 

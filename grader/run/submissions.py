@@ -586,7 +586,7 @@ def prepare(
 def unread(upload: Upload, why: str) -> str:
     """The one note on an upload that could not be read (``Refused``): why, and what to do."""
     remedy = REMEDY["zip" if upload.kind == "zip" else "folder"]
-    return f"the upload could not be read: {why}. Nothing was graded from it: {remedy}."
+    return f"could not be read: {why}. Nothing was graded from it: {remedy}."
 
 
 def as_handed_in(
