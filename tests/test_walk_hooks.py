@@ -23,10 +23,11 @@ from grader.worker.engines import isolated
 from grader.worker.probes.walks import probe_tensor_backward
 from grader.worker.shapes import Adapted
 from tests.grading import grade_report
-from tests.planted import Edit, plant
+from tests.planted import Edit, course_bugs, plant
 
 CMU = COURSES / "cmu-11785-autograd"
 TINYTORCH = COURSES / "tinytorch-autograd"
+PLANTED = COURSES.parent / "tests" / "engines" / "cmu-11785-autograd" / "planted.yaml"
 
 
 @contextmanager
@@ -160,4 +161,29 @@ def test_a_buffer_that_sums_nothing_loses_its_item(tmp_path):
     )
     (buffer,) = report.items
     assert buffer["score"] == 0
-    assert "the ledger does not hold what was added into it" in buffer["reason"]
+    assert "the GradientBuffer does not hold what was added into it" in buffer["reason"]
+
+
+@pytest.mark.parametrize(
+    ("bug", "item", "words"),
+    [
+        ("parameters-not-routed", "mytorch.backward", ["Autograd.backward", "dn1: expected"]),
+        ("parameters-not-routed", "mytorch.graphs", ["db: expected"]),
+        ("buffer-overwrites", "mytorch.buffer", ["the GradientBuffer lost", "get_param(n0) ("]),
+    ],
+)
+def test_the_feedback_is_in_the_courses_words(tmp_path, bug, item, words):
+    """A planted bug's verdicts name the walk, the buffer and each gradient as 11-785's
+    snippet reads them (a parameter's array, the buffer's entry), never in babygrad's words
+    (``n1.grad``, ``Tensor.backward``)."""
+    (planted,) = [b for b in course_bugs(PLANTED) if b.name == bug]
+    submission = plant(tmp_path, planted, reference=CMU / "reference")
+    report = grade_report(
+        submission, rubric=CMU / "rubric.yaml", reference=CMU / "reference", only=[item]
+    )
+    (graded,) = report.items
+    told = "\n".join(
+        line for failure in graded["failures"] for line in [failure["reason"], *failure["details"]]
+    )
+    assert all(word in told for word in words), told
+    assert ".grad" not in told and "Tensor.backward" not in told, told

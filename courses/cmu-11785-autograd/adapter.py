@@ -60,7 +60,7 @@ def _answers_bare(functional):
     (identity_backward, HW3P1's log_backward), rather than a tuple of one? The student's first
     one-input backward that answers right tells (their tape reads their backwards): a wrong one,
     a body that does nothing, would tell it wrongly and cost the walk items too. Without a right
-    answer, the handouts'. SNIPPETS' answers_bare says the same."""
+    answer, the handouts'. The snippets' imports say the same (answers_bare)."""
     for name, x, right in ONE_INPUT:
         try:
             answer = getattr(functional, name)(np.full(1, 2.0), np.full(1, x))

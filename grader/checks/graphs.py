@@ -5,6 +5,7 @@ from __future__ import annotations
 from grader.checks import answers, bugs, records, untouched
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, remembers_verdict
+from grader.language import tape_snippets
 from grader.language.assignments import Assignment
 from grader.language.graphs import Graph, expression, names
 from grader.language.snippets import graph_snippet
@@ -45,10 +46,10 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     var = names(graph)
     _judge_untouched(answer, graph, own, snippet)  # only the graph probe watches
     functions = own.functions
-    grad = functions.derivative if functions else "grad"
+    gradients = _gradients(graph, own)
     values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
     if probe == Probe.GRAPH:
-        grads = answers.decoded(answer, "grads", [f"{v}.{grad}" for v in var], snippet)
+        grads = answers.decoded(answer, "grads", gradients, snippet)
     else:
         try:
             grads = records.named_gradients(session, graph.kind, answer, len(var))
@@ -62,8 +63,8 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     ]
     wrong_grads = [
         m
-        for v, got, exp in zip(var, grads, expected.grads, strict=False)
-        if (m := mismatch(f"{v}.{grad}", got, exp, tol))
+        for label, got, exp in zip(gradients, grads, expected.grads, strict=False)
+        if (m := mismatch(label, got, exp, tol))
     ]
     if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
         return
@@ -87,13 +88,26 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
         )
 
 
+def _gradients(graph: Graph, own: Assignment) -> list[str]:
+    """How the feedback names each node's gradient, as the snippet reads it: ``a.grad``
+    (MiniTorch's ``a.derivative``), or through a tape (``tape_snippets.graph_gradients``)."""
+    if own.kind == "tensor" and (spelling := tape_snippets.spelling_of(own.api)) is not None:
+        return tape_snippets.graph_gradients(spelling, graph)
+    grad = own.functions.derivative if own.functions else "grad"
+    return [f"{v}.{grad}" for v in names(graph)]
+
+
 def _judge_untouched(answer: dict, graph: Graph, own: Assignment, snippet: str) -> None:
     """Every op's forward left the nodes made before it as it found them, and ``backward()``
     every node (``untouched``)."""
     var = names(graph)
 
+    spelling = tape_snippets.spelling_of(own.api) if own.kind == "tensor" else None
+
     def caller(change: untouched.Change) -> str:
         if change.during is None:
+            if spelling is not None:
+                return tape_snippets.graph_walk(spelling, graph)
             return f"{var[graph.output]}.backward()"
         return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
 

@@ -42,6 +42,10 @@ WALKER = "Tensor.backward"
 """What the feedback calls a tensor course's walk where its adapter names none."""
 
 
+LEDGER = "the ledger"
+"""What the feedback calls a ledger apart from the walk where the snippets name none."""
+
+
 def walker_name(api: TensorApi | None) -> str:
     """What the feedback calls a tensor course's walk: its snippets may name it (``walker``:
     11-785's ``Autograd.backward``), else ``Tensor.backward``."""
@@ -141,9 +145,8 @@ def op_snippet(
     return tape.text()
 
 
-def graph_snippet(spelling: Spelling, graph: Graph) -> str:
-    """Build with the forwards, record every op on the tape as it is made, walk it from the
-    output, print every leaf's gradient."""
+def _graph_tape(spelling: Spelling, graph: Graph) -> Tape:
+    """``graph`` built with the forwards, every op recorded on the tape as it is made."""
     tape = Tape(spelling)
     var = names(graph)
     tape.body += [
@@ -153,11 +156,29 @@ def graph_snippet(spelling: Spelling, graph: Graph) -> str:
         inputs = [var[a] for a in node.args]
         tape.body.append(f"{var[index]} = {spelling['forwards'][node.op].format(*inputs)}")
         tape.record(var[index], inputs, tape.backward(node.op))
-    out = var[graph.output]
-    tape.body.append(spelling["walk"].format(out_grad=f"np.ones_like({out})"))
-    leaves = ", ".join(tape.grad(v) for v in var[: len(graph.leaves)])
-    tape.body.append(f"print({leaves})")
+    return tape
+
+
+def graph_snippet(spelling: Spelling, graph: Graph) -> str:
+    """Build with the forwards, record every op on the tape as it is made, walk it from the
+    output, print every leaf's gradient."""
+    tape = _graph_tape(spelling, graph)
+    tape.body.append(graph_walk(spelling, graph))
+    leaves = graph_gradients(spelling, graph)[: len(graph.leaves)]
+    tape.body.append(f"print({', '.join(leaves)})")
     return tape.text()
+
+
+def graph_walk(spelling: Spelling, graph: Graph) -> str:
+    """The line of ``graph_snippet`` that walks the tape from the output."""
+    return spelling["walk"].format(out_grad=f"np.ones_like({names(graph)[graph.output]})")
+
+
+def graph_gradients(spelling: Spelling, graph: Graph) -> list[str]:
+    """How ``graph_snippet`` reads each node's gradient (a parameter's array, else the
+    buffer's entry): a verdict names a gradient as the snippet prints it."""
+    tape = _graph_tape(spelling, graph)
+    return [tape.grad(v) for v in names(graph)]
 
 
 def given_helper(spelling: Spelling, hands_back: bool) -> str:
@@ -198,6 +219,28 @@ def _dag_nodes(
             tape.record(f"n{index}", [f"n{i}" for i, _ in pairs], f"given({index}, {weights})")
         nodes.append(f"n{index}")
     return nodes
+
+
+def dag_gradients(
+    api: TensorApi, dag: Dag, wrap_leaves: bool = False, ledger: bool = False
+) -> list[str]:
+    """How the snippets of a walk item read each node's gradient, so that a verdict names it
+    as the snippet prints it: ``n0.grad`` where ``api`` spells no snippets; else as
+    ``dag_snippet`` does (a parameter's array, else the buffer's entry) or, with ``ledger``
+    where a ledger apart is spelled, as ``ledger_snippet`` does (its entry)."""
+    spelling = spelling_of(api)
+    if spelling is None:
+        return [f"n{i}.grad" for i in range(dag.size)]
+    if ledger and "ledger" in spelling:
+        return [spelling["get"].format(tensor=f"n{i}") for i in range(dag.size)]
+    tape = Tape(spelling)
+    return [tape.grad(n) for n in _dag_nodes(tape, dag, (1,), wrap_leaves, record=True)]
+
+
+def ledger_name(api: TensorApi) -> str:
+    """What the feedback calls a ledger apart from the walk (``ledger_name``)."""
+    spelling = spelling_of(api)
+    return spelling.get("ledger_name", LEDGER) if spelling is not None else LEDGER
 
 
 def dag_snippet(
