@@ -74,8 +74,9 @@ class Edition:
         """What the report says of an item this edition does not have, or gives."""
         if self.as_given:
             return (
-                f"given by the course: {title} is the {self.name} starter's own code, left as "
-                "given in the upload, so it is neither graded nor counted in the total"
+                f"given by the course: {title} is code the course's starter hands out (in "
+                f"the layout with {self.marker}), left as given in the upload, so it is "
+                "neither graded nor counted in the total"
             )
         return (
             f"not in this edition: {title} is not part of the {self.name} homework (its "
