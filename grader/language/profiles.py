@@ -51,7 +51,7 @@ from grader.language.assignments import (
     tensor_assignment,
 )
 from grader.language.conventions import KEYS as CONVENTION_KEYS
-from grader.language.conventions import Convention, stated, unquoted
+from grader.language.conventions import Convention, quoted, stated, unquoted
 from grader.language.definitions import EXACT, Definitions
 from grader.language.domains import AXES_FORMS, EVERY_FORM, MATMUL_BATCHES, Domain
 from grader.language.editions import FINGERPRINT, Edition, detected, left_as_given
@@ -120,6 +120,16 @@ SNIPPETS_SCHEMA: dict[str, Any] = {
 }
 """How an adapter's course spells its snippets (``api: snippets``,
 ``grader.language.tape_snippets``)."""
+WALK_PLACES = {
+    "topo": {"enum": ["module", "nested", "given"]},
+    "zero_grad": {"enum": ["module", "absent"]},
+}
+"""Where an assignment's walk keeps its parts (``Walk``)."""
+QUOTED = {
+    "quote": {"type": "string", "minLength": 1},
+    "source": {"type": "string", "minLength": 1},
+}
+"""The course's own words, and where they are."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["profile", "title", "assignments"],
@@ -160,6 +170,7 @@ SCHEMA: dict[str, Any] = {
                                     "topological_sort",
                                     "backpropagate",
                                     "central_difference",
+                                    "pair",
                                     "ops_module",
                                     "tensor_module",
                                 )
@@ -210,10 +221,7 @@ SCHEMA: dict[str, Any] = {
                         "type": "object",
                         "required": ["topo", "zero_grad"],
                         "additionalProperties": False,
-                        "properties": {
-                            "topo": {"enum": ["module", "nested", "given"]},
-                            "zero_grad": {"enum": ["module", "absent"]},
-                        },
+                        "properties": WALK_PLACES,
                     },
                     "conventions": {
                         "type": "object",
@@ -223,11 +231,7 @@ SCHEMA: dict[str, Any] = {
                                 "type": "object",
                                 "required": ["rule"],
                                 "additionalProperties": False,
-                                "properties": {
-                                    "rule": {"enum": list(rules.rules)},
-                                    "quote": {"type": "string", "minLength": 1},
-                                    "source": {"type": "string", "minLength": 1},
-                                },
+                                "properties": {"rule": {"enum": list(rules.rules)}, **QUOTED},
                             }
                             for key, rules in CONVENTION_KEYS.items()
                         },
@@ -311,6 +315,13 @@ SCHEMA: dict[str, Any] = {
                                 "without": {"type": "array", "items": NAMED},
                                 "broadcasts": {"type": "boolean"},
                                 "api": {"type": "object", "minProperties": 1},
+                                "walk": {
+                                    "type": "object",
+                                    "required": ["quote", "source"],
+                                    "minProperties": 3,
+                                    "additionalProperties": False,
+                                    "properties": {**WALK_PLACES, **QUOTED},
+                                },
                                 "given": {
                                     "type": "object",
                                     "additionalProperties": {
@@ -402,7 +413,8 @@ class AssignmentProfile:
             api = dataclasses.replace(api, broadcasts=edition.broadcasts)
         if edition.api and api is not None:
             api = _spelled(api, edition.api)
-        return dataclasses.replace(self, ops=ops, edition=edition, api=api)
+        walk = dataclasses.replace(self.walk, **edition.walk)
+        return dataclasses.replace(self, ops=ops, edition=edition, api=api, walk=walk)
 
     def named_in(self, submission: Path) -> AssignmentProfile:
         """This assignment with its package under the name the prepared ``submission`` gives
@@ -605,6 +617,8 @@ def load(path: Path) -> Profile:
                     broadcasts=spec.get("broadcasts"),
                     without=tuple(spec.get("without", ())),
                     api=spec.get("api", {}),
+                    walk={k: v for k, v in spec.get("walk", {}).items() if k in WALK_PLACES},
+                    walk_words=quoted(spec["walk"]) if "walk" in spec else "",
                 )
                 for edition, spec in raw.get("editions", {}).items()
             ),
