@@ -16,9 +16,7 @@ from grader.checks.session import Aborted, NotGradable
 from grader.grading import course
 from grader.layout import DEFAULT_RUBRIC
 from grader.worker.engines import isolated
-from tests import programs
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import programs
 
 
 def _import_isolated(root, name):

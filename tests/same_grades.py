@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.planted import PAIRS, REFERENCE, course_bugs, pair_label, plant
+from tests.helpers import ENGINES
+from tests.helpers.planted import PAIRS, REFERENCE, course_bugs, pair_label, plant
 
 ROOT = REFERENCE.parent
 VOLATILE = ("duration_s",)
@@ -50,7 +51,7 @@ def engines(
         if courses and name not in courses:
             continue
         found.append((f"{name}-reference", course, ("--course", name)))
-        catalogue = ROOT / "tests" / "engines" / name / "planted.yaml"
+        catalogue = ENGINES / name / "planted.yaml"
         if catalogue.is_file():
             planted = course_bugs(catalogue)
             for n, bug in enumerate(planted if every_planted else planted[:1]):

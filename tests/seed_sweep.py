@@ -1,9 +1,9 @@
 """Every planted bug of a course, killed at every seed: the proof behind "by construction, not
 by luck" (issue 32), too long for ``make test`` (which grades a seeded sample of it:
-``tests/test_coverage.py``).
+``tests/audit/test_coverage.py``).
 
-Each bug is planted in a copy of its course's reference (``tests.planted``); the copies and the
-reference itself are graded as one batch per seed (``python -m grader batch``, as an
+Each bug is planted in a copy of its course's reference (``tests.helpers.planted``); the copies and
+the reference itself are graded as one batch per seed (``python -m grader batch``, as an
 instructor grades a class). At every seed the reference must keep full marks, and each bug
 must cost its own item, with nothing else lost but the course's whole-graph items; and every
 upload's grade (its total and each item's score) must be the same at every seed. Prints one
@@ -45,9 +45,9 @@ from grader.grading.options import IN_MEMORY, GradeOptions
 from grader.grading.rubric import selected
 from grader.report.document import GradeReport
 from grader.run.api import GraderFailure, UsageFailure, grade
-from tests.planted import CATALOGUE, Bug, course_bugs, plant
+from tests.helpers import ENGINES
+from tests.helpers.planted import CATALOGUE, Bug, course_bugs, plant
 
-ENGINES = Path(__file__).resolve().parent / "engines"
 REFERENCE_UPLOAD = "reference"
 
 

@@ -12,8 +12,8 @@ judged equivalent in ``tests/self-audit-judgements.yaml``, with the reason, as t
 
 It lives in ``tests/``, not ``grader/workflows/``: it runs the project's tests, which only a
 checkout has, and nothing that grades needs it. ``python -m tests.self_audit`` is the full run
-(``make self-audit``; docs/audit.md, "Auditing the grader"); ``tests/test_self_audit.py`` runs a
-seeded sample in ``make test``.
+(``make self-audit``; docs/audit.md, "Auditing the grader"); ``tests/audit/test_self_audit.py`` runs
+a seeded sample in ``make test``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 from grader.audit.audit import read_judgements
 from grader.audit.mutants import Mutant, definition_mutants, definitions
 from grader.layout import REPO
-from tests.venvs import NOT_COPIED
+from tests.helpers.venvs import NOT_COPIED
 
 JUDGEMENTS = Path(__file__).with_name("self-audit-judgements.yaml")
 KILLED, SURVIVED = "killed", "survived"
@@ -118,17 +118,17 @@ def _mutants(target: Target) -> tuple[Mutant, ...]:
     return tuple(definition_mutants(target.module, source, target.chosen(ast.parse(source))))
 
 
-FAKE_WORKER = ("tests/test_checks_fake_worker.py",)
-SANDBOX = ("tests/test_sandbox.py",)
-IN_USE = "tests/test_in_use.py"
+FAKE_WORKER = ("tests/checks/test_checks_fake_worker.py",)
+SANDBOX = ("tests/worker/test_sandbox.py",)
+IN_USE = "tests/checks/test_in_use.py"
 """The walk and ledger checks on graphs in use, through fake workers on planted engines."""
-WALK_HOOKS = "tests/test_walk_hooks.py"
+WALK_HOOKS = "tests/worker/test_walk_hooks.py"
 """A course adapter's walk and ledger (11-785's tape and buffer), graded: the ledger apart
 from the walk is checked only there."""
 TARGETS = (
-    Target("grader/grading/scoring.py", ("tests/test_scoring.py",)),
-    Target("grader/grading/completeness.py", ("tests/test_unfinished_grades.py",)),
-    Target("grader/batch/ledger.py", ("tests/test_ledger.py", "tests/test_regrade.py")),
+    Target("grader/grading/scoring.py", ("tests/grading/test_scoring.py",)),
+    Target("grader/grading/completeness.py", ("tests/batch/test_unfinished_grades.py",)),
+    Target("grader/batch/ledger.py", ("tests/batch/test_ledger.py", "tests/batch/test_regrade.py")),
     Target("grader/worker/policy.py", SANDBOX),
     Target("grader/worker/protocol.py", FAKE_WORKER),
     Target("grader/worker/framing.py", SANDBOX, named("body_size", "decode_body")),
@@ -137,18 +137,18 @@ TARGETS = (
     Target("grader/checks/answers.py", FAKE_WORKER, judges),
     Target("grader/checks/accumulation.py", (*FAKE_WORKER, IN_USE, WALK_HOOKS), judges),
     Target("grader/checks/broadcasting.py", FAKE_WORKER, judges),
-    Target("grader/checks/differences.py", ("tests/test_function_api.py",), judges),
+    Target("grader/checks/differences.py", ("tests/language/test_function_api.py",), judges),
     Target("grader/checks/graphs.py", FAKE_WORKER, judges),
     Target("grader/checks/ops.py", FAKE_WORKER, judges),
     Target("grader/checks/session.py", FAKE_WORKER, judges),
-    Target("grader/checks/variables.py", ("tests/test_variables_fake_worker.py",), judges),
+    Target("grader/checks/variables.py", ("tests/checks/test_variables_fake_worker.py",), judges),
     Target(
         "grader/checks/walks.py",
         (
             *FAKE_WORKER,
             IN_USE,
-            "tests/test_tensor_api.py",
-            "tests/test_untouched.py::test_a_walk_changing_the_gradient_it_was_given_fails_the_walk",
+            "tests/language/test_tensor_api.py",
+            "tests/checks/test_untouched.py::test_a_walk_changing_the_gradient_it_was_given_fails_the_walk",
         ),
         judges,
     ),

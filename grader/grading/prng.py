@@ -6,8 +6,8 @@ random generators, seeds them, and puts the saved state back afterwards
 No grading test reads them: its examples come from Hypothesis's own generator, seeded per test
 (``grader.grading.plugin.draw_settings``), and its oracles are deterministic. A replayed run
 (``grader.grading.replay``) calls the same bodies with no reset at all, and grades as a run
-that draws (``tests/test_replay.py``, ``tests/test_blame.py``). The reset cost 0.12 ms an
-example, numpy's state most of it: about a tenth of a grade that draws every example.
+that draws (``tests/grading/test_replay.py``, ``tests/grading/test_blame.py``). The reset cost
+0.12 ms an example, numpy's state most of it: about a tenth of a grade that draws every example.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A fake runner for tests/test_sandbox.py: echoes requests and misbehaves on command.
+"""A fake runner for tests/worker/test_sandbox.py: echoes requests and misbehaves on command.
 
 Frames come in on fd 3 and go out on fd 4 through grader/worker/framing.py, loaded by path so
 that nothing else of the grader package runs. ``argv[1]`` is a token unique to the test: every

@@ -1,0 +1,2 @@
+"""The rubric audit: mutants, differential and coverage runs, and the self-audit of the project's
+tests (``grader/audit/``)."""

@@ -1,0 +1,1 @@
+"""The pytest plugin, the scoring, the seeds and draws, replay and blame (``grader/grading/``)."""

@@ -1,0 +1,2 @@
+"""Each report format a grade is shown in: terminal, HTML, summary page, JSON and the others
+(``grader/report/``)."""

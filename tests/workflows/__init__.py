@@ -1,0 +1,2 @@
+"""The entry points instructors run: watch, bench, profiling and the instructor tools
+(``grader/workflows/``)."""

@@ -1,0 +1,63 @@
+"""``make bench``'s buggy engines: every pair of classic bugs plants, and each bug costs points
+in its own assignment (a pair that planted nothing would flatter the batch's throughput); and
+its count of the CPU a grade spent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader.workflows import bench
+from grader.workflows.bench import CLASSIC_BUGS, with_classic_bugs
+from tests.helpers.grading import REFERENCE, grade_report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", range(len(CLASSIC_BUGS)))
+def test_each_pair_of_classic_bugs_costs_points_in_both_assignments(tmp_path, which):
+    report = grade_report(with_classic_bugs(REFERENCE, tmp_path / "buggy", which))
+    lost = {item["assignment"] for item in report.items if item["score"] < item["max_score"]}
+    assert lost == {"micrograd", "babygrad"}
+
+
+def test_a_bug_whose_text_is_not_in_the_reference_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "CLASSIC_BUGS", [{"micrograd/engine.py": ("no such line", "x")}])
+    with pytest.raises(ValueError, match="exactly once"):
+        with_classic_bugs(REFERENCE, tmp_path / "buggy")
+
+
+def test_the_cpu_a_grade_spent_counts_processes_no_child_of_ours_reaped(tmp_path):
+    """A sandboxed worker's tree is killed, and what its processes spent never reaches our
+    children's usage; the machine's count has it (other load only adds to it)."""
+    done = tmp_path / "done"
+    burn = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    start = time.process_time()\n"
+        "    while time.process_time() - start < 0.5:\n"
+        "        pass\n"
+        "    open(sys.argv[1], 'w').close()\n"
+        "os._exit(0)\n"  # the parent leaves at once: the burning child is not ours to reap
+    )
+    machine = bench._machine_cpu()
+    subprocess.run([sys.executable, "-c", burn, str(done)], check=True)
+    deadline = time.monotonic() + 120
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.exists()
+    assert bench._machine_cpu() - machine >= 0.45  # our children's usage has 0.03 s of it
+
+
+def test_the_grades_timed_take_turns_so_a_drifting_machine_moves_each_alike(monkeypatch):
+    """One grade of each in turn: a ratio of their medians is not the machine's drift."""
+    order: list[str] = []
+    clock = iter(range(1000))
+    monkeypatch.setattr(bench, "grade", lambda options: order.append(options.submission.name))
+    monkeypatch.setattr(bench, "_machine_cpu", lambda: float(next(clock)))
+    a, b = bench.GradeOptions(REFERENCE / "a"), bench.GradeOptions(REFERENCE / "b")
+    timings = bench.timed([a, b], 3)
+    assert order == ["a", "b"] * 3
+    assert [t.cpu_s for t in timings] == [1.0, 1.0]
