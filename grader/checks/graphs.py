@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from grader.checks import answers, bugs, records, untouched
+from grader.checks import bugs, records, untouched
 from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.assignments import Assignment
 from grader.language.graphs import Graph, expression, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
-from grader.worker import protocol
+from grader.worker.answers import Change
 from grader.worker.protocol import Probe
 
 NOTES = {
@@ -43,17 +43,13 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     snippet = graph_snippet(graph, own)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
-    _judge_untouched(answer, graph, own, snippet)  # only the graph probe watches
+    _judge_untouched(answer.changed, graph, own, snippet)  # only the graph probe watches
     functions = own.functions
     grad = functions.derivative if functions else "grad"
-    values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
-    if probe == Probe.GRAPH:
-        grads = answers.decoded(answer, "grads", [f"{v}.{grad}" for v in var], snippet)
-    else:
-        try:
-            grads = records.named_gradients(session, graph.kind, answer, len(var))
-        except protocol.InvalidAnswer as exc:
-            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
+    values = answer.values
+    grads = answer.grads
+    if answer.record is not None:
+        grads = records.named_gradients(session, graph.kind, answer.record)
     tol = session.oracles.tolerance(session.tolerances[assignment], graph)
     wrong_values = [
         m
@@ -87,15 +83,16 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
         )
 
 
-def _judge_untouched(answer: dict, graph: Graph, own: Assignment, snippet: str) -> None:
+def _judge_untouched(
+    found: tuple[Change, ...], graph: Graph, own: Assignment, snippet: str
+) -> None:
     """Every op's forward left the nodes made before it as it found them, and ``backward()``
     every node (``untouched``)."""
     var = names(graph)
 
-    def caller(change: untouched.Change) -> str:
+    def caller(change: Change) -> str:
         if change.during is None:
             return f"{var[graph.output]}.backward()"
         return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
 
-    found = untouched.decoded(answer, graph.size, snippet)
     untouched.fail_nodes(found, var, caller, own, snippet)
