@@ -32,8 +32,8 @@ from grader.layout import COURSES
 from grader.oracles import numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
 from grader.worker import encoding, probes
+from grader.worker.answers import decode_array
 from grader.worker.engines import load_engine, reinstate
-from grader.worker.protocol import decode_array
 from tests.programs import needs_torch
 
 PROFILE = profiles.load(COURSES / "minitorch-module1" / "profile.yaml")

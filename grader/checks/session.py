@@ -253,6 +253,7 @@ class GradingSession:
         recorded and raises ``Aborted``, except a timeout where the check says what running
         out of time means (``on_timeout``)."""
         budget = self.budgets.get(self.current_item, 5.0)
+        gradient = self._gradient(assignment)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
         self._import(assignment, budget)
         request = (assignment, probe, case)
@@ -264,22 +265,22 @@ class GradingSession:
         if self.answered is not None:
             self.answered.append((request, result))
         self.checks += 1
-        if "ok" in result:
-            try:
-                return replies.decode(probe, case, result["ok"], self._gradient(assignment))
-            except protocol.InvalidAnswer as exc:
-                raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
-        error = result["error"]
-        if error["status"] == "missing":
-            self._abort("missing", error["message"], request=True)
-        raise WrongAnswer(
-            "error", error["message"], [f"  at {f}" for f in error["frames"]], snippet
-        )
+        if "error" in result:
+            error = result["error"]
+            if error["status"] == "missing":
+                self._abort("missing", error["message"], request=True)
+            raise WrongAnswer(
+                "error", error["message"], [f"  at {f}" for f in error["frames"]], snippet
+            )
+        try:
+            return replies.decode(probe, case, result["ok"], gradient)
+        except protocol.InvalidAnswer as exc:
+            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
 
     def try_ask(self, assignment: str, probe: str, case: dict[str, Any]) -> Answer | None:
         """``ask``, where the student's code failing on this very request (an exception, a
-        missing function, a hang, a crash, an invalid reply or answer) is None instead of a verdict,
-        and charges the running test nothing (so no snippet: no verdict shows one). A
+        missing function, a hang, a crash, an invalid reply or answer) is None instead of a
+        verdict, and charges the running test nothing (so no snippet: no verdict shows one). A
         submission that cannot be imported and a test out of time still abort."""
         try:
             return self.ask(assignment, probe, case, "")

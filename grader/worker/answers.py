@@ -1,4 +1,5 @@
-"""The pieces a worker's answers are made of, decoded: arrays, reported changes, records.
+"""The pieces a worker's answers are made of, decoded: numbers and arrays, fields, runs of
+indices, reported changes, records.
 
 ``grader.worker.replies`` decodes each probe's answer from these, once, where it arrives; the
 checks judge what comes out. Every piece is checked strictly (``protocol.InvalidAnswer`` if it
@@ -9,6 +10,7 @@ gradient left unsummed by broadcasting is a named bug), never an invalid one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +19,67 @@ import numpy as np
 from grader.language.graphs import MICROGRAD_PRIMITIVES, OPS, param_from_json
 from grader.language.verdicts import show
 from grader.worker.probes.untouched import MAX_REPORTED, OUT_GRAD
-from grader.worker.protocol import InvalidAnswer, decode_array, field
+from grader.worker.protocol import InvalidAnswer
 from grader.worker.recording import MAX_NODES
+from grader.worker.sanitize import sanitize_message
+
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def decode_array(obj: Any, what: str) -> np.ndarray:
+    """``{"shape": [...], "data": [...]}`` to a float64 array; NaN/inf survive to be judged."""
+    if not isinstance(obj, dict) or set(obj) != {"shape", "data"}:
+        raise InvalidAnswer(f"{what}: not an array")
+    dims, data = obj["shape"], obj["data"]
+    if (
+        not isinstance(dims, list)
+        or len(dims) > 8
+        or not all(type(d) is int and 0 <= d <= 1 << 20 for d in dims)
+    ):
+        raise InvalidAnswer(f"{what}: bad shape")
+    if not isinstance(data, list) or len(data) != math.prod(dims):
+        raise InvalidAnswer(
+            f"{what}: {len(data) if isinstance(data, list) else '?'} numbers "
+            f"for shape {tuple(dims)}"
+        )
+    numbers = []
+    for x in data:
+        if type(x) in (int, float):
+            numbers.append(float(x))
+        elif type(x) is str and x in _NON_FINITE:
+            numbers.append(_NON_FINITE[x])
+        else:
+            raise InvalidAnswer(f"{what}: {sanitize_message(repr(x), 40)} is not a number")
+    return np.asarray(numbers, dtype=np.float64).reshape(dims)
+
+
+def field(result: dict[str, Any], key: str, kind: type) -> Any:
+    """A required field of an ok result, of the given JSON type."""
+    value = result.get(key)
+    if not isinstance(value, kind):
+        raise InvalidAnswer(f"the answer has no valid {key!r}")
+    return value
+
+
+def _is_run(run: Any) -> bool:
+    return isinstance(run, list) and len(run) == 2 and all(type(n) is int for n in run)
+
+
+def expand_runs(result: dict[str, Any], key: str, most: int) -> list[int]:
+    """A field of ``[first, count]`` runs (``grader.worker.probes.walks.index_runs``) as the
+    indices they stand for: ``first`` and the ``count - 1`` after it (-1, a node not the
+    grader's, repeated). At most ``most`` indices, checked before any is made."""
+    runs = field(result, key, list)
+    if not all(_is_run(run) for run in runs):
+        raise InvalidAnswer(f"{key!r} is not a list of [first, count] runs")
+    if any(count < 1 or first < -1 for first, count in runs) or sum(c for _, c in runs) > most:
+        raise InvalidAnswer(f"{key!r} has runs out of range")
+    return [
+        index
+        for first, count in runs
+        for index in ([-1] * count if first == -1 else range(first, first + count))
+    ]
+
 
 Arrays = tuple[np.ndarray | None, ...]
 """Arrays named one per node (a missing gradient is None)."""
@@ -151,30 +212,30 @@ def _made(entry: Any, index: int, kind: str, made: list[Made]) -> Made:
     if not isinstance(entry, dict) or not set(entry) <= NODE_KEYS:
         raise InvalidAnswer(f"recorded node {index} is malformed")
     value = decode_array(entry.get("value"), f"the value of node {index}")
-    if "op" in entry:
-        op, args = entry["op"], entry.get("args")
-        if (
-            op not in RECORDED_OPS[kind]
-            or not isinstance(args, list)
-            or not all(type(a) is int and 0 <= a < index for a in args)
-            or len(args) != OPS[op].arity
-        ):
-            raise InvalidAnswer(f"recorded node {index} is not an op of the grader")
-        return Made(value, op, tuple(args), _param(entry.get("param")))
-    adds = []
-    for pair in field(entry, "adds", list) if "adds" in entry else []:
-        if not (
-            isinstance(pair, list)
-            and len(pair) == 2
-            and type(pair[0]) is int
-            and 0 <= pair[0] < index
-        ):
-            raise InvalidAnswer(f"what node {index} adds is malformed")
-        jacobian = decode_array(pair[1], f"what node {index} adds")
-        if jacobian.shape != value.shape + made[pair[0]].value.shape:
-            raise InvalidAnswer(f"what node {index} adds has shape {jacobian.shape}")
-        adds.append((pair[0], jacobian))
-    return Made(value, adds=tuple(adds))
+    if "op" not in entry:
+        adds = []
+        for pair in field(entry, "adds", list) if "adds" in entry else []:
+            if not (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and type(pair[0]) is int
+                and 0 <= pair[0] < index
+            ):
+                raise InvalidAnswer(f"what node {index} adds is malformed")
+            jacobian = decode_array(pair[1], f"what node {index} adds")
+            if jacobian.shape != value.shape + made[pair[0]].value.shape:
+                raise InvalidAnswer(f"what node {index} adds has shape {jacobian.shape}")
+            adds.append((pair[0], jacobian))
+        return Made(value, adds=tuple(adds))
+    op, args = entry["op"], entry.get("args")
+    if (
+        op not in RECORDED_OPS[kind]
+        or not isinstance(args, list)
+        or not all(type(a) is int and 0 <= a < index for a in args)
+        or len(args) != OPS[op].arity
+    ):
+        raise InvalidAnswer(f"recorded node {index} is not an op of the grader")
+    return Made(value, op, tuple(args), _param(entry.get("param")))
 
 
 def record(answer: dict[str, Any], kind: str, count: int) -> Record:

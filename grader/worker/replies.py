@@ -21,11 +21,14 @@ from grader.worker.answers import (
     Record,
     arrays,
     changes,
+    decode_array,
+    expand_runs,
+    field,
     ints,
     optional_ints,
     record,
 )
-from grader.worker.protocol import InvalidAnswer, Probe, decode_array, expand_runs, field
+from grader.worker.protocol import InvalidAnswer, Probe
 
 Changes = tuple[Change, ...]
 
