@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from grader.checks import bugs, records
-from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import TensorRun, tensor_backward
 from grader.language import adapters, tape_snippets
 from grader.language.assignments import MICROGRAD
 from grader.language.coverage import shared_strata
 from grader.language.dags import Dag
+from grader.language.figures import graph_figure
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
     MICROGRAD_PRIMITIVES,

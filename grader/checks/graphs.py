@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from grader.checks import bugs, records, untouched
-from grader.checks.figures import graph_figure
 from grader.checks.session import GradingSession, remembers_verdict
-from grader.language.assignments import Assignment
+from grader.language.figures import graph_figure
 from grader.language.graphs import Graph, expression, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
@@ -43,7 +42,16 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     snippet = graph_snippet(graph, own)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
-    _judge_untouched(answer.changed, graph, own, snippet)  # only the graph probe watches
+
+    def caller(change: Change) -> str:
+        """Who changed a node: the op that made ``change.during``, or ``backward()``."""
+        if change.during is None:
+            return f"{var[graph.output]}.backward()"
+        return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
+
+    # every op's forward leaves the nodes made before it as it found them, and backward()
+    # every node (only the graph probe watches)
+    untouched.fail_nodes(answer.changed, var, caller, own, snippet)
     functions = own.functions
     grad = functions.derivative if functions else "grad"
     values = answer.values
@@ -81,18 +89,3 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
         raise WrongAnswer(
             "failed", "wrong gradient", [*wrong_grads[:4], *note], snippet, found, draw
         )
-
-
-def _judge_untouched(
-    found: tuple[Change, ...], graph: Graph, own: Assignment, snippet: str
-) -> None:
-    """Every op's forward left the nodes made before it as it found them, and ``backward()``
-    every node (``untouched``)."""
-    var = names(graph)
-
-    def caller(change: Change) -> str:
-        if change.during is None:
-            return f"{var[graph.output]}.backward()"
-        return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
-
-    untouched.fail_nodes(found, var, caller, own, snippet)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from grader.checks import bugs, untouched
-from grader.checks.figures import graph_figure
 from grader.checks.session import (
     GradingSession,
     NotGradable,
@@ -15,6 +14,7 @@ from grader.checks.session import (
 )
 from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
+from grader.language.figures import graph_figure
 from grader.language.graphs import (
     Graph,
     evaluate,

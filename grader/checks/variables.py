@@ -10,9 +10,9 @@ from textwrap import indent
 import numpy as np
 
 from grader.checks import untouched
-from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.dags import Dag
+from grader.language.figures import dag_figure
 from grader.language.function_api import FunctionApi
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.worker.protocol import Probe

@@ -12,11 +12,11 @@ from functools import partial
 import numpy as np
 
 from grader.checks import bugs, untouched
-from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag, diamonds
+from grader.language.figures import dag_figure
 from grader.language.profiles import TOPO
 from grader.language.snippets import (
     DAG_HELPER,
