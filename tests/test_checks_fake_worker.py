@@ -732,8 +732,10 @@ SHARED6_SCALAR = Dag(
 """n4 = n0 + n1, n5 = n0 + n1 + n2 + n3: six nodes."""
 
 
-@pytest.mark.parametrize("passes", [1, 2])
+@pytest.mark.parametrize("passes", [1, 2, 4])
 def test_backward_right_answers_pass(passes):
+    """Four passes: each closure has run 4 times, as many as DAG has nodes (a count, not a
+    node number)."""
     grading = session("micrograd.backward")
     walks.check_backward(grading, DAG, passes)
     assert asked(grading) == ["load", "backward"]

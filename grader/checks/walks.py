@@ -166,7 +166,7 @@ def check_backward(
         times = [t + (i in live) for i, t in enumerate(times)]
         on = f"n{root}." if in_use else ""
         label = f"after {on}backward() call {number}: " if len(roots) > 1 else ""
-        grads, calls_made = result.grads, list(result.calls)
+        grads, calls_made = result.grads, list(result.runs)
         twice = [i for i, c in enumerate(calls_made) if i >= dag.leaves and c != times[i]]
         calls = session.profile.of("micrograd").convention("calls")
         if twice and calls.charged:  # else the gradients below judge what the calls did

@@ -78,17 +78,27 @@ class Broadcast:
 
 @dataclass(frozen=True)
 class Pass:
-    """One walk: every node's gradient after it, and the nodes whose backward ran."""
+    """One walk: every node's gradient after it, and the op nodes whose backward ran, in the
+    order they ran."""
 
     grads: Arrays
     calls: tuple[int, ...]
 
 
 @dataclass(frozen=True)
-class Backward:
-    """``backward()`` called in turn: one ``Pass`` per call, and what the calls changed."""
+class Counted:
+    """One ``backward()`` over grader closures: every node's gradient after it, and how often
+    each node's closure has run so far (``runs``, by node)."""
 
-    passes: tuple[Pass, ...]
+    grads: Arrays
+    runs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Backward:
+    """``backward()`` called in turn: one ``Counted`` per call, and what the calls changed."""
+
+    passes: tuple[Counted, ...]
     changed: Changes
 
 
@@ -185,14 +195,19 @@ def _pass(ok: dict[str, Any], size: int, lowest: int = 0) -> Pass:
     return Pass(grads, tuple(calls))
 
 
+def _counted(ok: dict[str, Any], size: int) -> Counted:
+    grads = arrays(ok, "grads", [f"n{i}.grad" for i in range(size)])
+    return Counted(grads, ints(ok, "calls", "the counts of closure runs"))
+
+
 def _backward(case: dict[str, Any], ok: dict[str, Any]) -> Backward:
     size = dag_size(case)
     changed = changes(ok, size)
-    calls = len(case["roots"]) if "roots" in case else case["passes"]
+    calls = len(case["roots"]) if "roots" in case else case.get("passes", 1)
     results = field(ok, "passes", list)
     if len(results) != calls or not all(isinstance(r, dict) for r in results):
         raise InvalidAnswer("not one result per backward() call")
-    return Backward(tuple(_pass(result, size) for result in results), changed)
+    return Backward(tuple(_counted(result, size) for result in results), changed)
 
 
 def _tensor_backward(case: dict[str, Any], ok: dict[str, Any]) -> TensorWalk:
