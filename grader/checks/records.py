@@ -9,7 +9,8 @@ here, in the trusted process: nodes are taken from the last made back to the fir
 they were made in is topological), and each passes its gradient on to its operands with the
 local gradient of its op, asked of the oracles on that op alone (the reference, PyTorch or
 finite differences: the same that give the expected answer) or, for a node of the student's
-own, with what the worker measured. The worker never computes a gradient.
+own, with what the worker measured. The worker never computes a gradient; its record arrives
+decoded (``grader.worker.answers.Record``).
 """
 
 from __future__ import annotations

@@ -267,7 +267,7 @@ def check_zero_grad(
         case["held"] = list(held)
     answer = session.ask("micrograd", Probe.ZERO_GRAD, case, snippet, on_timeout)
     judge_untouched(session, answer.changed, dag, "scalar", "zero_grad", snippet)
-    grads = answer.walk.grads
+    grads = answer.grads
     live = dag.reachable()
     left = [
         f"n{i}.grad: expected 0.0, got {float(g)}" if held else f"n{i}.grad is {float(g)}"

@@ -114,6 +114,16 @@ class TensorWalk:
 
 
 @dataclass(frozen=True)
+class Zeroed:
+    """``zero_grad``: every node's gradient after it, what it changed, and each node's reads
+    of its inputs where counted (``reads``)."""
+
+    grads: Arrays
+    changed: Changes
+    reads: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
 class Order:
     """A topological order as node numbers, each node's reads of its inputs (``reads``), the
     order from an op node first where asked (``first``) and what the walk changed."""
@@ -135,14 +145,29 @@ class Backpropagated:
 
 
 Answer = (
-    Built | Accumulated | OpAnswer | Broadcast | Backward | TensorWalk | Order | Backpropagated
-) | np.ndarray
+    Built
+    | Accumulated
+    | OpAnswer
+    | Broadcast
+    | Backward
+    | TensorWalk
+    | Zeroed
+    | Order
+    | Backpropagated
+    | np.ndarray
+)
 """What ``decode`` gives: one of the above, or the one array a ``central_difference`` is."""
 
 
-def dag_size(case: dict[str, Any]) -> int:
+def _dag_size(case: dict[str, Any]) -> int:
+    """The nodes of the grader-made graph (``grader.language.dags.Dag``) the case sends."""
     dag = case["dag"]
     return dag["leaves"] + len(dag["nodes"])
+
+
+def _node_grads(ok: dict[str, Any], size: int) -> Arrays:
+    """Every node's ``.grad``, ``n0``, ``n1``, ... as the snippets name them."""
+    return arrays(ok, "grads", [f"n{i}.grad" for i in range(size)])
 
 
 def _graph(case: dict[str, Any], probe: str, ok: dict[str, Any], grad: str) -> Built:
@@ -188,7 +213,7 @@ def _broadcast(ok: dict[str, Any]) -> Broadcast:
 
 def _pass(ok: dict[str, Any], size: int, lowest: int = 0) -> Pass:
     """One walk's gradients and calls (each a node from ``lowest`` on)."""
-    grads = arrays(ok, "grads", [f"n{i}.grad" for i in range(size)])
+    grads = _node_grads(ok, size)
     calls = field(ok, "calls", list)
     if not all(type(i) is int and lowest <= i < size for i in calls):
         raise InvalidAnswer("the record of backward calls")
@@ -196,12 +221,11 @@ def _pass(ok: dict[str, Any], size: int, lowest: int = 0) -> Pass:
 
 
 def _counted(ok: dict[str, Any], size: int) -> Counted:
-    grads = arrays(ok, "grads", [f"n{i}.grad" for i in range(size)])
-    return Counted(grads, ints(ok, "calls", "the counts of closure runs"))
+    return Counted(_node_grads(ok, size), ints(ok, "calls", "the counts of closure runs"))
 
 
 def _backward(case: dict[str, Any], ok: dict[str, Any]) -> Backward:
-    size = dag_size(case)
+    size = _dag_size(case)
     changed = changes(ok, size)
     calls = len(case["roots"]) if "roots" in case else case.get("passes", 1)
     results = field(ok, "passes", list)
@@ -211,7 +235,7 @@ def _backward(case: dict[str, Any], ok: dict[str, Any]) -> Backward:
 
 
 def _tensor_backward(case: dict[str, Any], ok: dict[str, Any]) -> TensorWalk:
-    size = dag_size(case)
+    size = _dag_size(case)
     changed = changes(ok, size)
     lowest = 0 if case.get("wrap_leaves") else case["dag"]["leaves"]
     first = None
@@ -220,15 +244,14 @@ def _tensor_backward(case: dict[str, Any], ok: dict[str, Any]) -> TensorWalk:
     return TensorWalk(_pass(ok, size, lowest), first, changed, optional_ints(ok.get("reads")))
 
 
-def _zero_grad(case: dict[str, Any], ok: dict[str, Any]) -> TensorWalk:
-    size = dag_size(case)
+def _zero_grad(case: dict[str, Any], ok: dict[str, Any]) -> Zeroed:
+    size = _dag_size(case)
     changed = changes(ok, size)
-    grads = arrays(ok, "grads", [f"n{i}.grad" for i in range(size)])
-    return TensorWalk(Pass(grads, ()), None, changed, optional_ints(ok.get("reads")))
+    return Zeroed(_node_grads(ok, size), changed, optional_ints(ok.get("reads")))
 
 
 def _topo(case: dict[str, Any], ok: dict[str, Any]) -> Order:
-    changed = changes(ok, dag_size(case))
+    changed = changes(ok, _dag_size(case))
     return Order(ints(ok, "order", "build_topo returned non-nodes"), changed=changed)
 
 
@@ -241,7 +264,7 @@ def _variable_topo(case: dict[str, Any], ok: dict[str, Any]) -> Order:
         first = ints(ok, "first_order", NON_VARIABLES)
     order = ints(ok, "order", NON_VARIABLES)
     reads = ints(ok, "reads", NON_VARIABLES)
-    if len(reads) != dag_size(case) or min(reads) < 0:
+    if len(reads) != _dag_size(case) or min(reads) < 0:
         raise InvalidAnswer("a count of reads per variable")
     return Order(order, reads, first)
 
@@ -258,7 +281,7 @@ def _per_node(ok: dict[str, Any], key: str, what: str) -> tuple[tuple[np.ndarray
 
 
 def _backpropagate(case: dict[str, Any], ok: dict[str, Any]) -> Backpropagated:
-    size = dag_size(case)
+    size = _dag_size(case)
     changed = changes(ok, size)
     received = _per_node(ok, "received", "d_output")
     accumulated = _per_node(ok, "accumulated", "derivative")
