@@ -90,9 +90,10 @@ def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
     example so far), for the test to report if its time runs out, and what the failing check
     asked the worker and was answered (``failed_calls``), for a new worker to be asked the
     same (``grader.grading.reproduce``). (Writing a whole run down for replay is
-    ``replay.recording``'s job, not this.) An answer that lacks a field its probe always sends
-    (only a submission that rewrites the grader's probes in its worker gives one) is the
-    student's invalid answer, shown with the example asked last, never a grader failure."""
+    ``replay.recording``'s job, not this.) An answer found invalid only as the check uses it
+    (a recorded build the oracles cannot differentiate, ``grader.checks.records``; ``ask``
+    itself shows one that does not decode) is the student's invalid answer, shown with the
+    example asked last, never a grader failure."""
 
     @functools.wraps(check)
     def remembering(self: GradingSession, *args: Any, **kwargs: Any) -> None:
@@ -102,7 +103,7 @@ def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
         try:
             try:
                 check(self, *args, **kwargs)
-            except protocol.InvalidAnswer as exc:  # an answer without what its probe sends
+            except protocol.InvalidAnswer as exc:  # found invalid as the check used it
                 shown = self.examples.get(self.current_test, Examples()).latest
                 raise WrongAnswer("error", f"invalid answer: {exc}", [], shown) from None
         except WrongAnswer as failure:
