@@ -64,13 +64,13 @@ self-audit: $(STAMP)
 	$(PY) -m tests.self_audit $(foreach module,$(MODULE),--module $(module)) $(ARGS)
 
 stubs: $(STAMP)
-	$(PY) -m grader.workflows.stubs
+	$(PY) -m grader.release.stubs
 
 release: $(INSTRUCTOR_NEEDS)
-	$(INSTRUCTOR_PY) -m grader.workflows.release student --out dist/student
+	$(INSTRUCTOR_PY) -m grader.release.release student --out dist/student
 
 gradescope: $(INSTRUCTOR_NEEDS)
-	$(INSTRUCTOR_PY) -m grader.workflows.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED)) $(if $(COURSE),--course $(COURSE))
+	$(INSTRUCTOR_PY) -m grader.release.release gradescope --out dist/gradescope $(if $(SEED),--seed $(SEED)) $(if $(COURSE),--course $(COURSE))
 
 # The documentation site (mkdocs.yml, docs/) into site/; a warning (a broken link) fails it.
 docs: $(STAMP)

@@ -1,9 +1,9 @@
 """``python -m grader``: see grader.workflows.cli. A grade's grading process is started before
-anything else is imported (``grader.workflows.prestart``)."""
+anything else is imported (``grader.run.prestart``)."""
 
 import sys
 
-from grader.workflows import prestart
+from grader.run import prestart
 
 prestart.begin(sys.argv[1:])
 

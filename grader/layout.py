@@ -15,7 +15,7 @@ REPO = PACKAGE.parent
 """The checkout (or the student release) that holds the package, the rubric and the stubs."""
 SUITES = PACKAGE / "grading" / "suites"
 """The grading tests: pytest runs them in the trusted parent."""
-TEMPLATES = PACKAGE / "workflows" / "templates"
+TEMPLATES = PACKAGE / "release" / "templates"
 """The files a release writes for students, Gradescope and GitHub Classroom."""
 
 

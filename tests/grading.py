@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grader.batch.lane import Lanes
 from grader.grading.options import IN_MEMORY
 from grader.language import profiles
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
-from grader.workflows.api import GradeOptions, grade
-from grader.workflows.lane import Lanes
+from grader.run.api import GradeOptions, grade
 from tests.planted import REFERENCE, Edit, plant
 
 REPO = REFERENCE.parent

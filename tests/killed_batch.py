@@ -14,8 +14,8 @@ import subprocess
 import sys
 from typing import IO, Any
 
+from grader.batch.ledger import Ledger
 from grader.workflows import cli
-from grader.workflows.ledger import Ledger
 
 
 def run_killed(stores: int, arguments: list[str], stderr: IO[Any] | None = None) -> int:

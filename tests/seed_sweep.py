@@ -38,13 +38,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import layout
+from grader.batch.batch import DEFAULT_SLOT
+from grader.batch.lane import Lanes
 from grader.grading import rubric as rubric_module
 from grader.grading.options import IN_MEMORY, GradeOptions
 from grader.grading.rubric import selected
 from grader.report.document import GradeReport
-from grader.workflows.api import GraderFailure, UsageFailure, grade
-from grader.workflows.batch import DEFAULT_SLOT
-from grader.workflows.lane import Lanes
+from grader.run.api import GraderFailure, UsageFailure, grade
 from tests.planted import CATALOGUE, Bug, course_bugs, plant
 
 ENGINES = Path(__file__).resolve().parent / "engines"

@@ -39,9 +39,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.audit.audit import read_judgements
+from grader.audit.mutants import Mutant, definition_mutants, definitions
 from grader.layout import REPO
-from grader.workflows.audit import read_judgements
-from grader.workflows.mutants import Mutant, definition_mutants, definitions
 from tests.venvs import NOT_COPIED
 
 JUDGEMENTS = Path(__file__).with_name("self-audit-judgements.yaml")
@@ -128,7 +128,7 @@ from the walk is checked only there."""
 TARGETS = (
     Target("grader/grading/scoring.py", ("tests/test_scoring.py",)),
     Target("grader/grading/completeness.py", ("tests/test_unfinished_grades.py",)),
-    Target("grader/workflows/ledger.py", ("tests/test_ledger.py", "tests/test_regrade.py")),
+    Target("grader/batch/ledger.py", ("tests/test_ledger.py", "tests/test_regrade.py")),
     Target("grader/worker/policy.py", SANDBOX),
     Target("grader/worker/protocol.py", FAKE_WORKER),
     Target("grader/worker/framing.py", SANDBOX, named("body_size", "decode_body")),

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.audit import audit
+from grader.audit.mutants import DO_NOTHING, DO_ONE_THING, Mutant, Region, operator_names
 from grader.grading.options import IN_MEMORY
 from grader.grading.scoring import ItemResult
 from grader.layout import DEFAULT_REFERENCE
@@ -32,9 +34,7 @@ from grader.report.formats.audit import (
     audit_html,
     render,
 )
-from grader.workflows import audit
-from grader.workflows.api import GradeOptions
-from grader.workflows.mutants import DO_NOTHING, DO_ONE_THING, Mutant, Region, operator_names
+from grader.run.api import GradeOptions
 from tests.test_mutants import GROWN
 
 REGION = Region(

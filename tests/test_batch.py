@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.batch import batch
+from grader.batch.batch import BatchOptions
+from grader.batch.ledger import Key
 from grader.grading.rubric import load
-from grader.workflows import batch
-from grader.workflows.api import GradeOptions
-from grader.workflows.batch import BatchOptions
-from grader.workflows.ledger import Key
+from grader.run.api import GradeOptions
 from tests.grading import EXERCISES, REFERENCE
 from tests.killed_batch import run_killed
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.audit.mutants import do_one_thing
 from grader.grading.scoring import FAILING, NOT_GRADABLE
-from grader.workflows.mutants import do_one_thing
 from tests.grading import REFERENCE, grade_items
 from tests.planted import BABYGRAD_BUGS, MICROGRAD_BUGS, plant
 

@@ -13,8 +13,8 @@ import pytest
 
 from grader.grading import rubric as rubric_module
 from grader.layout import COURSES, REPO, THIS_COURSE, course_root, shipped_courses
-from grader.workflows.arguments import course
-from grader.workflows.submissions import Upload, prepare, submitted
+from grader.run.arguments import course
+from grader.run.submissions import Upload, prepare, submitted
 
 
 def _setup_module():

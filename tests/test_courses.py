@@ -16,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from rich.console import Console
 
+from grader.batch import batch
+from grader.batch.batch import BatchOptions
 from grader.grading import rubric as rubric_module
 from grader.language import profiles
 from grader.language.editions import NOT_IN_EDITION, fingerprint
@@ -30,11 +32,9 @@ from grader.language.profiles import (
 )
 from grader.language.strategies import op_cases
 from grader.layout import COURSES, DEFAULT_RUBRIC
-from grader.workflows import batch
-from grader.workflows.api import GradeOptions
-from grader.workflows.batch import BatchOptions
-from grader.workflows.stubs import write_stubs
-from grader.workflows.submissions import Upload, fingerprints, prepare, submitted
+from grader.release.stubs import write_stubs
+from grader.run.api import GradeOptions
+from grader.run.submissions import Upload, fingerprints, prepare, submitted
 from tests.grading import ENGINES, grade_report
 from tests.planted import BABYGRAD_BUGS, Bug, Edit, course_bugs, course_deviations, plant
 
@@ -54,6 +54,7 @@ COURSE_ENGINES = {
         "reference": COURSES / "minitorch-module1" / "reference",
         "other": ENGINES / "minitorch-module1" / "other",
         "layout2021": ENGINES / "minitorch-module1" / "layout2021",
+        "layout2020": ENGINES / "minitorch-module1" / "layout2020",
     },
     "babygrad-book": {
         "reference": COURSES / "babygrad-book" / "reference",
@@ -329,6 +330,70 @@ def test_minitorchs_2021_layout_is_graded_on_its_own_walk(tmp_path, code):
     assert {i["id"] for i in report.items if i["score"] < i["max_score"]} == {
         f"minitorch.{item}" for item in lost
     }
+
+
+LAYOUT_2020_EDITS = {
+    # right: a queue that hands a variable its share from each path in turn, never adding
+    # them (the chain rule is linear), as most 2020 students wrote it
+    "entry = waiting.get(found.variable.name)": ("entry = None", set()),
+    # the merge keeps the last share handed to a variable waiting in the queue, not their sum
+    "entry.deriv = entry.deriv + found.deriv": ("entry.deriv = found.deriv", {"accumulate"}),
+    # FunctionBase.chain_rule pairs each input with another's derivative
+    "zip(inputs, shares, strict=True)": ("zip(inputs[::-1], shares, strict=True)", {"backward"}),
+}
+
+
+@pytest.mark.parametrize("code", LAYOUT_2020_EDITS)
+def test_minitorchs_2020_layout_is_graded_on_its_own_walk(tmp_path, code):
+    """MiniTorch's 2020 starter has no topological_sort, no EQ nor __rtruediv__, and its walk
+    speaks in VariableWithDeriv (backpropagate starts from one, a chain rule answers them):
+    graded as the 2020 edition (full marks: test_a_correct_engine_gets_full_marks), topo
+    and EQ not in it, topo's absence said in the course's words; a walk that hands a shared
+    variable its shares one path at a time is right, and the walk's and chain rule's bugs
+    still cost their own item and the whole graphs."""
+    engine = shutil.copytree(COURSE_ENGINES["minitorch-module1"]["layout2020"], tmp_path / "e")
+    autodiff = engine / "minitorch" / "autodiff.py"
+    edited, lost = LAYOUT_2020_EDITS[code]
+    assert autodiff.read_text().count(code) == 1
+    autodiff.write_text(autodiff.read_text().replace(code, edited))
+    report = course_grade("minitorch-module1", engine)
+    items = {i["id"]: i for i in report.items}
+    assert {i for i, item in items.items() if item["status"] == NOT_IN_EDITION} == {
+        "minitorch.topo",
+        "minitorch.ops.eq",
+    }
+    topo = items["minitorch.topo"]["feedback"]
+    assert '"Runs a breadth-first search on the computation graph' in topo
+    assert {i for i, item in items.items() if item["score"] < item["max_score"]} == {
+        f"minitorch.{item}" for item in (lost and {*lost, "graphs"})
+    }
+
+
+def test_minitorchs_2020_starters_lt_left_as_given_is_the_courses(tmp_path):
+    """The 2020 starter gives LT whole (5c005d0's backward answers one 0.0 for its two
+    inputs): told the layout2020 engine's LT is the starter's, a copy of the profile reports
+    ops.lt "given by the course", 0 of 0; the shipped profile grades the same class."""
+    engine = COURSE_ENGINES["minitorch-module1"]["layout2020"]
+    lt = fingerprint((engine / "minitorch" / "scalar.py").read_text(), "LT")
+    course = tmp_path / "minitorch-module1"
+    shutil.copytree(
+        COURSES / "minitorch-module1", course, ignore=shutil.ignore_patterns("reference")
+    )
+    profile = (course / "profile.yaml").read_text()
+    starters = "given: {lt: [eebc09bae19aef8d, e66bea187cb4cf00]}"
+    assert profile.count(starters) == 1
+    (course / "profile.yaml").write_text(profile.replace(starters, f"given: {{lt: [{lt}]}}"))
+    report = grade_report(
+        engine,
+        rubric=course / "rubric.yaml",
+        reference=COURSES / "minitorch-module1" / "reference",
+        only=["minitorch.ops.lt", "minitorch.ops.add"],
+    )
+    items = {i["id"]: i for i in report.items}
+    lt_item = items["minitorch.ops.lt"]
+    assert (lt_item["status"], lt_item["max_score"]) == (NOT_IN_EDITION, 0)
+    assert lt_item["feedback"].startswith("given by the course: ")
+    assert items["minitorch.ops.add"]["status"] == "passed"
 
 
 @pytest.mark.parametrize(("course", "engine"), DEVIATIONS, ids=lambda v: getattr(v, "name", v))

@@ -2,7 +2,7 @@
 every seed, by construction (explicit examples: ``grader.grading.strata``), not by luck; a
 course's domain narrows its dimensions; planted bugs are killed whatever the seed.
 
-The counts draw the examples without grading (``grader.workflows.coverage``): seconds a seed."""
+The counts draw the examples without grading (``grader.audit.coverage``): seconds a seed."""
 
 from __future__ import annotations
 
@@ -14,14 +14,19 @@ from types import ModuleType
 import pytest
 from hypothesis.internal.conjecture import providers
 
+from grader.audit.coverage import measure
 from grader.grading import course, strata
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
-from grader.language.coverage import BESIDE_KINK, KEPT_BEFORE_SUMMED, SHARED_ON_SHARED
+from grader.language.coverage import (
+    BESIDE_KINK,
+    KEPT_BEFORE_SUMMED,
+    KEPT_BESIDE_STRETCHED,
+    SHARED_ON_SHARED,
+)
 from grader.layout import DEFAULT_RUBRIC, REPO
 from grader.report.formats.audit import AuditReport, audit_html
-from grader.workflows import api
-from grader.workflows.coverage import measure
+from grader.run import api
 from tests import seed_sweep
 from tests.grading import grade_report
 from tests.planted import BABYGRAD_BUGS, CATALOGUE, MICROGRAD_BUGS, plant
@@ -44,6 +49,7 @@ AXES = {
 }
 PREPENDED = {f"prepended {k}" for k in range(4)}
 STRETCHED = {f"stretched axis {i}" for i in range(4)}
+KEPT = {KEPT_BESIDE_STRETCHED.format(i) for i in range(4)}
 
 
 @pytest.fixture(autouse=True)
@@ -61,9 +67,10 @@ def test_the_issues_dimensions_are_each_items_contract():
     required = _required("course")
     expected = {
         "babygrad.ops.summation": RANKS | AXES | {KEPT_BEFORE_SUMMED},
-        "babygrad.ops.broadcast_to": RANKS | PREPENDED | STRETCHED,
+        "babygrad.ops.broadcast_to": RANKS | PREPENDED | STRETCHED | KEPT,
         "babygrad.broadcasting": PREPENDED
         | STRETCHED
+        | KEPT
         | {"broadcast on the left", "prepended several and stretched"},
         "babygrad.ops.matmul": {
             "batch stretched on both sides",

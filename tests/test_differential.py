@@ -1,5 +1,5 @@
 """The wide differential run that triages the audit's surviving mutants
-(``grader.workflows.differential``): it finds nothing between the reference and a copy of it,
+(``grader.audit.differential``): it finds nothing between the reference and a copy of it,
 finds hand-made mutants with a program that shows them when run on its own, turns a hang into
 "timed out", and is deterministic for a seed."""
 
@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader.audit.differential import Outcome, differ, generate, same, same_text
+from grader.audit.differential import runner as differential
 from grader.layout import DEFAULT_REFERENCE
-from grader.workflows.differential import Outcome, differ, generate, same, same_text
-from grader.workflows.differential import runner as differential
 
 
 def copy_reference(tmp_path: Path, name: str) -> Path:

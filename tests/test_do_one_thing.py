@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.audit import audit
+from grader.audit.mutants import DO_ONE_THING, regions
 from grader.grading import rubric as rubric_module
 from grader.grading.options import IN_MEMORY
 from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.formats.audit import OWN_SHARE
-from grader.workflows import audit
-from grader.workflows.api import GradeOptions
-from grader.workflows.mutants import DO_ONE_THING, regions
+from grader.run.api import GradeOptions
 
 pytestmark = pytest.mark.slow
 

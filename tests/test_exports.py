@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.workflows import batch
-from grader.workflows.api import GradeOptions
-from grader.workflows.batch import BatchOptions
+from grader.batch import batch
+from grader.batch.batch import BatchOptions
+from grader.run.api import GradeOptions
 from tests.grading import REFERENCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exports")]

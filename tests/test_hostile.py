@@ -1,5 +1,5 @@
 """The hostile catalog: broken, slow, abusive, lying, tampering, hijacking and snooping
-submissions, each graded end to end through the real pipeline (``grader.workflows.api.grade``).
+submissions, each graded end to end through the real pipeline (``grader.run.api.grade``).
 
 Each entry plants a few lines into a copy of the reference (at the top of
 ``micrograd/engine.py``, or inside one op) or adds files next to it, grades the affected item and
@@ -30,8 +30,8 @@ import pytest
 
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
+from grader.run.api import GradeOptions, GraderFailure, grade
 from grader.worker.policy import DEFAULT_LIMITS
-from grader.workflows.api import GradeOptions, GraderFailure, grade
 from tests.grading import EXERCISES, REFERENCE, REPO, planted
 from tests.planted import TANH_DERIVATIVE
 from tests.programs import SANDBOX_MODES, needs_bwrap

@@ -19,7 +19,7 @@ from grader.layout import DEFAULT_RUBRIC
 from grader.report import drawing as pictures
 from grader.report.document import GradeReport
 from grader.report.html import STATUS_COLOUR, render_html, write_html_report
-from grader.workflows.api import GradeOptions, grade
+from grader.run.api import GradeOptions, grade
 from tests.grading import REPO, grade_command, planted
 from tests.programs import needs_chromium, needs_dot, painted, screenshot
 

@@ -91,7 +91,7 @@ def test_the_commands_name_themselves_as_called(script, tmp_path):
 
 @pytest.mark.parametrize(
     ("module", "what"),
-    [("grader.workflows.stubs", "make stubs"), ("grader.workflows.release", "make release")],
+    [("grader.release.stubs", "make stubs"), ("grader.release.release", "make release")],
 )
 def test_what_needs_the_checkout_says_so_in_one_line(script, tmp_path, module, what):
     python = str(script.parent / "python")

@@ -9,11 +9,11 @@ import os
 
 import pytest
 
+from grader.batch.lane import Lanes, _collect, _fork
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
+from grader.run.api import GradeOptions, UsageFailure, grade
 from grader.worker import sandbox
-from grader.workflows.api import GradeOptions, UsageFailure, grade
-from grader.workflows.lane import Lanes, _collect, _fork
 from tests.grading import REFERENCE, comparable, planted
 from tests.planted import TANH_DERIVATIVE
 from tests.programs import needs_torch

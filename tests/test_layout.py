@@ -8,11 +8,29 @@ from pathlib import Path
 
 from grader.layout import PACKAGE
 
-FLOORS = ("language", "worker", "oracles", "checks", "grading", "report", "workflows")
-"""The stages of a grade, bottom first: a module may import its own floor and those below."""
-STAGES = set(FLOORS)
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("language",),
+    ("worker",),
+    ("oracles",),
+    ("checks",),
+    ("grading",),
+    ("report",),
+    ("run",),
+    ("batch", "release", "audit"),
+    ("workflows",),
+)
+"""The stages of a grade, bottom first: a module may import its own floor and those below. The
+three jobs (batch grading, the release, the rubric audit) share a floor and import nothing of
+one another but through ``SEAMS``."""
+STAGES = {stage for floor in FLOORS for stage in floor}
+JOBS = set(FLOORS[-2])
+SEAMS = {("audit", "grader.batch.batch"): {"DEFAULT_SLOT", "BatchOptions", "run"}}
+"""(job, module): the names one job may import of another's module, documented where they are
+defined; every other import between job folders is refused."""
 BELOW_EVERY_FLOOR = {"grader", "grader.atomic", "grader.layout"}
 """Modules on top of the package that every floor may use (they import no floor)."""
+LARGEST_SHARE = 0.2
+"""No folder of the package holds more than this share of its lines: a folder is one job."""
 
 
 def _modules() -> dict[str, Path]:
@@ -50,7 +68,8 @@ def _floor(module: str) -> int:
     if module in BELOW_EVERY_FLOOR:
         return -1
     stage = module.split(".")[1]
-    return FLOORS.index(stage) if stage in FLOORS else len(FLOORS)
+    found = [n for n, floor in enumerate(FLOORS) if stage in floor]
+    return found[0] if found else len(FLOORS)
 
 
 def test_imports_run_down_the_floors() -> None:
@@ -87,3 +106,43 @@ def test_no_import_cycle_between_grader_modules() -> None:
 
     for name in sorted(modules):
         visit(name, [name])
+
+
+def _job(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in JOBS else None
+
+
+def test_the_jobs_import_one_another_only_through_their_seams() -> None:
+    modules = _modules()
+    crossing = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                targets = [(node.module, {a.name for a in node.names})]
+                submodules = (f"{node.module}.{a.name}" for a in node.names)
+                targets += [(module, {"*"}) for module in submodules if module in modules]
+            elif isinstance(node, ast.Import):
+                targets = [(a.name, {"*"}) for a in node.names]
+            else:
+                continue
+            for target, names in targets:
+                job, other = _job(name), _job(target)
+                if job and other and other != job and not names <= SEAMS.get((job, target), set()):
+                    crossing.append(f"{name} imports {sorted(names)} of {target}")
+    assert not crossing, crossing
+
+
+def test_no_folder_holds_more_than_its_share_of_the_lines() -> None:
+    lines = {
+        path: len(path.read_text().splitlines())
+        for path in PACKAGE.rglob("*.py")
+        if path.parent != PACKAGE
+    }
+    total = sum(lines.values()) + sum(len(p.read_text().splitlines()) for p in PACKAGE.glob("*.py"))
+    shares = {
+        folder.name: sum(n for path, n in lines.items() if folder in path.parents) / total
+        for folder in PACKAGE.iterdir()
+        if (folder / "__init__.py").is_file()
+    }
+    assert max(shares.values()) <= LARGEST_SHARE, shares

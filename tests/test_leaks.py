@@ -1,7 +1,7 @@
 """Nothing a student receives does a student's work: not the release's grader (its worker
 parts, its checks, anything else it ships), not the feedback it prints.
 
-``grader.workflows.release.solution_leaks`` checks by behaviour: every function the release
+``grader.release.release.solution_leaks`` checks by behaviour: every function the release
 ships and every function its snippets define is tried where a student's ``build_topo``,
 ``zero_grad``, ``backward()``, ``Tensor.backward``, op closure and op backward go. It must find
 what the grader once shipped (``tests/fixtures/leaky_grader.py``: the worker's own walk,
@@ -31,7 +31,7 @@ from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer
 from grader.layout import PACKAGE, REPO, TEMPLATES
-from grader.workflows.release import INSTRUCTORS_ONLY, solution_leaks
+from grader.release.release import INSTRUCTORS_ONLY, solution_leaks
 from tests.fake_worker import error, session, set_entry
 from tests.test_checks_fake_worker import DAG, ROUTING, SCALAR, SQUARE, SUGAR, TENSOR, on_run
 

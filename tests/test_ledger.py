@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.workflows.ledger import SCHEMA, Key, Ledger
+from grader.batch.ledger import SCHEMA, Key, Ledger
 
 KEY = Key(
     content="c0ffee",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.audit import mutants as generator
 from grader.grading import rubric as rubric_module
-from grader.workflows import mutants as generator
 
 pytest.importorskip("cosmic_ray")
 
@@ -324,7 +324,7 @@ def test_the_sample_is_seeded_and_spread(made):
 def test_the_projects_operators_rewrite_as_their_examples_say():
     from cosmic_ray.mutating import mutate_code
 
-    from grader.workflows import mutation_operators
+    from grader.audit import mutation_operators
 
     for name, example in mutation_operators.examples():
         operator = mutation_operators.CUSTOM[name]()
@@ -368,7 +368,7 @@ def test_the_grown_operators_leave_alone_what_they_do_not_apply_to(name, source)
     examples, above, show the mutant where it can)."""
     from cosmic_ray.mutating import mutate_code
 
-    from grader.workflows import mutation_operators
+    from grader.audit import mutation_operators
 
     assert mutate_code(source, mutation_operators.CUSTOM[name](), 0) is None
 
@@ -402,7 +402,7 @@ def test_cosmic_ray_numbers_keep_their_layout():
     from cosmic_ray.mutating import mutate_code
     from cosmic_ray.operators.provider import OperatorProvider
 
-    from grader.workflows import mutation_operators
+    from grader.audit import mutation_operators
 
     operator = mutation_operators.tidy(OperatorProvider()["NumberReplacer"])()
     assert mutate_code("x = y[0] * -1\n", operator, 0) == "x = y[1] * -1\n"
@@ -416,7 +416,7 @@ def test_the_grading_path_does_not_need_cosmic_ray():
             "-c",
             (
                 "import sys\n"
-                "import grader.workflows.mutants, grader.workflows.stubs\n"
+                "import grader.audit.mutants, grader.release.stubs\n"
                 "print(any(name.startswith(('cosmic_ray', 'parso')) for name in sys.modules))\n"
             ),
         ],

@@ -12,8 +12,8 @@ import pytest
 
 from grader.grading.options import IN_MEMORY, from_pytest
 from grader.language.assignments import MICROGRAD
-from grader.workflows.api import GradeOptions, pytest_command
-from grader.workflows.arguments import grade_options
+from grader.run.api import GradeOptions, pytest_command
+from grader.run.arguments import grade_options
 from grader.workflows.cli import parser
 from tests.fake_worker import FakeWorker, session
 from tests.planted import REFERENCE

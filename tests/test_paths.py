@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.workflows import api, batch, cli
+from grader.batch import batch
+from grader.run import api
+from grader.workflows import cli
 from tests.grading import REFERENCE, REPO
 
 
@@ -34,9 +36,9 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_release_builds_where_the_caller_says(tmp_path):
-    _run(tmp_path, "-m", "grader.workflows.release", "student", "--out", "dist/student")
+    _run(tmp_path, "-m", "grader.release.release", "student", "--out", "dist/student")
     assert (tmp_path / "dist" / "student" / "rubric.yaml").is_file()
-    _run(tmp_path, "-m", "grader.workflows.release", "gradescope", "--out", "out", "--seed", "7")
+    _run(tmp_path, "-m", "grader.release.release", "gradescope", "--out", "out", "--seed", "7")
     with zipfile.ZipFile(tmp_path / "out" / "autograder.zip") as archive:
         assert json.loads(archive.read("gradescope.json")) == {"seed": 7, "course": "course"}
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from grader.workflows import prestart
+from grader.run import prestart
 from tests.grading import REFERENCE, grade_command
 
 

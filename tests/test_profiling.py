@@ -29,7 +29,7 @@ def test_the_root_process_is_the_command_whatever_its_command_line_reads():
 
 
 def test_a_lane_is_a_grading_process_and_a_probe_is_another_helper():
-    assert kind("python -I -m grader.workflows.lane") == "grading"
+    assert kind("python -I -m grader.batch.lane") == "grading"
     assert kind("python -I -c print(1)") == "other"
 
 

@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from grader.workflows import progress
-from grader.workflows.progress import BatchProgress, Tracker
+from grader.batch import progress
+from grader.batch.progress import BatchProgress, Tracker
 
 
 def test_the_line_names_the_current_and_the_slowest_upload_and_the_time_left(monkeypatch):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.workflows import batch, release
+from grader.batch import batch
+from grader.release import release
 from grader.workflows.cli import parser
 
 

@@ -20,16 +20,17 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.batch import batch
+from grader.batch.batch import BatchOptions
+from grader.batch.ledger import Key
 from grader.grading.rubric import load
 from grader.grading.scoring import ItemResult, rescored
 from grader.report.document import GradeReport
 from grader.report.formats import Change, StudentResult
 from grader.report.formats.gradebook import changed_grades, changes_csv, gradebook_csv
-from grader.workflows import batch, trust
-from grader.workflows.api import GradeOptions
-from grader.workflows.batch import BatchOptions
-from grader.workflows.ledger import Key
-from grader.workflows.submissions import Upload
+from grader.run import trust
+from grader.run.api import GradeOptions
+from grader.run.submissions import Upload
 from tests.grading import REFERENCE
 from tests.killed_batch import run_killed
 from tests.planted import MICRO

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from grader.grading.rubric import load
-from grader.workflows.release import build_student
+from grader.release.release import build_student
 from tests.grading import REFERENCE, REPO
 from tests.test_leaks import assert_valid_workflow
 from tests.venvs import assert_confined

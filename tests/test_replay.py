@@ -24,9 +24,9 @@ from grader.language.dags import diamonds
 from grader.language.graphs import Graph, Node
 from grader.layout import REPLAY_CACHE
 from grader.oracles import reference
+from grader.run.api import GradeOptions, grade
+from grader.run.arguments import add_grading_options, grade_options
 from grader.worker.launch import WorkerFailure
-from grader.workflows.api import GradeOptions, grade
-from grader.workflows.arguments import add_grading_options, grade_options
 from grader.workflows.bench import with_classic_bugs
 from tests import fake_worker as fake
 from tests.grading import REFERENCE, comparable, grade_report, runs_in_this_course

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from grader.workflows.mutants import sample
+from grader.audit.mutants import sample
 from tests import self_audit
 from tests.self_audit import KILLED, SURVIVED
 

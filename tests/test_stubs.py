@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.workflows import stubs
+from grader.language import solutions
+from grader.release import stubs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = REPO_ROOT / "reference"
@@ -81,9 +82,9 @@ def _split_reference(source):
     solution, given, inside = set(), set(), False
     for line in source.splitlines():
         stripped = line.strip()
-        if stripped.startswith(stubs.BEGIN):
+        if stripped.startswith(solutions.BEGIN):
             inside = True
-        elif stripped == stubs.END:
+        elif stripped == solutions.END:
             inside = False
         elif stripped:
             (solution if inside else given).add(stripped)
@@ -154,7 +155,7 @@ def test_every_marked_function_becomes_a_raise(rendered, relative):
     markers = [
         number
         for number, line in enumerate(source.splitlines(), start=1)
-        if line.strip().startswith(stubs.BEGIN)
+        if line.strip().startswith(solutions.BEGIN)
     ]
     owners = set()
     for number in markers:
@@ -346,7 +347,7 @@ def test_render_source_replaces_a_block_at_its_indentation():
         "    return 2 * y\n"
         "    # END SOLUTION\n"
     )
-    assert stubs.render_source(source) == (
+    assert solutions.render_source(source) == (
         'def f(x):\n    """Doc."""\n    y = x\n    # graded by course.ops.double\n'
         '    raise NotImplementedError("double it")\n'
     )
@@ -361,7 +362,7 @@ def test_render_source_wraps_long_instructions():
         "        pass\n"
         "        # END SOLUTION\n"
     )
-    text = stubs.render_source(source)
+    text = solutions.render_source(source)
     assert max(len(line) for line in text.splitlines()) <= 100
     namespace = {}
     exec(compile(text, "<stub>", "exec"), namespace)
@@ -387,8 +388,8 @@ def test_render_source_wraps_long_instructions():
     ],
 )
 def test_render_source_rejects_bad_markers(source, message):
-    with pytest.raises(stubs.MarkerError, match=message):
-        stubs.render_source(source)
+    with pytest.raises(solutions.MarkerError, match=message):
+        solutions.render_source(source)
 
 
 def test_markers_name_items_and_may_go_on_over_comment_lines():
@@ -402,12 +403,12 @@ def test_markers_name_items_and_may_go_on_over_comment_lines():
         "    return x\n"
         "    # END SOLUTION\n"
     )
-    (block,) = stubs.solution_blocks(source)
+    (block,) = solutions.solution_blocks(source)
     assert (block.start, block.body, block.end) == (2, 6, 8)
     assert block.serves == ("course.ops.a", "course.ops.b")
     assert block.also == ("course.accumulate", "course.other")
     assert block.instruction == "the instruction, on the lines that follow"
-    assert stubs.render_source(source, hidden={"course.ops.b"}) == (
+    assert solutions.render_source(source, hidden={"course.ops.b"}) == (
         "def f(x):\n    # graded by course.ops.a\n"
         '    raise NotImplementedError("the instruction, on the lines that follow")\n'
     )
@@ -417,13 +418,13 @@ def test_marker_items_must_be_in_the_rubric():
     source = (
         "def f():\n    # BEGIN SOLUTION [course.f; course.g]: a\n    pass\n    # END SOLUTION\n"
     )
-    with pytest.raises(stubs.MarkerError, match=r"f\.py:2: course\.g not in the rubric"):
-        stubs.render_source(source, "f.py", known={"course.f"})
-    assert "course.f" in stubs.render_source(source, "f.py", known={"course.f", "course.g"})
+    with pytest.raises(solutions.MarkerError, match=r"f\.py:2: course\.g not in the rubric"):
+        solutions.render_source(source, "f.py", known={"course.f"})
+    assert "course.f" in solutions.render_source(source, "f.py", known={"course.f", "course.g"})
 
 
 def test_every_reference_marker_names_rubric_items():
     known, _ = stubs.rubric_items(REPO_ROOT / "rubric.yaml")
     for path in sorted(REFERENCE.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
-        stubs.check_items(stubs.solution_blocks(source, path.name), known, path.name)
+        solutions.check_items(solutions.solution_blocks(source, path.name), known, path.name)

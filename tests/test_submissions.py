@@ -15,8 +15,8 @@ from grader.language import profiles
 from grader.language.assignments import BABYGRAD, MICROGRAD
 from grader.language.tensor_api import BABYGRAD_API
 from grader.layout import COURSES
-from grader.workflows import notebook, submissions
-from grader.workflows.submissions import Refused, Upload, UploadLimits, prepare
+from grader.run import notebook, submissions
+from grader.run.submissions import Refused, Upload, UploadLimits, prepare
 
 SLOT = 200
 ENGINE = "import math\n\nclass Value:\n    pass\n"

@@ -87,7 +87,8 @@ def op_graphs(op: str) -> list[Graph]:
     return graphs
 
 
-SHAPES = [(2, 3), (1, 3), (3, 1), (2, 3, 2)]
+SHAPES = [(2, 3), (1, 3), (3, 1), (2, 3, 2), (2, 1, 1)]
+"""Ranks 2 and 3, size-1 axes alone and side by side (one kept beside a stretched one)."""
 MATMUL_SHAPES = [
     [(2, 3), (3, 2)],
     [(2, 2, 3), (3, 2)],

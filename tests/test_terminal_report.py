@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.batch import batch
+from grader.batch.batch import BatchOptions
 from grader.report.document import unfenced
-from grader.workflows import batch
-from grader.workflows.api import GradeOptions, checked_title
-from grader.workflows.batch import BatchOptions
+from grader.run.api import GradeOptions, checked_title
 from tests.grading import REFERENCE, graded_by_command, planted
 from tests.shown_commands import notebook
 

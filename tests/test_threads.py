@@ -3,6 +3,7 @@ of a thread per core spins at every numpy import, for CPU a grade never used."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import sys
 import pytest
 
 from grader import ONE_THREAD
+from grader.layout import PACKAGE
+from grader.run.prestart import grading_environment
 from grader.worker.policy import Policy
-from grader.workflows.prestart import grading_environment
 
 THREADS = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
 
@@ -42,3 +44,21 @@ def test_grading_processes_and_workers_get_one_thread_whatever_the_user_set(monk
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
     assert grading_environment().items() >= ONE_THREAD.items()
     assert dict(Policy().environment).items() >= ONE_THREAD.items()
+
+
+def test_the_grader_parses_python_one_thread_at_a_time():
+    """CPython 3.11's ``ast.parse`` is not safe between threads (``grader.language.parsing``):
+    every module of the grader parses through its lock, but the leak probe, a program alone."""
+    alone = {PACKAGE / "language" / "parsing.py", PACKAGE / "release" / "leak_probe.py"}
+    calls = sorted(
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for path in PACKAGE.rglob("*.py")
+        if path not in alone
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "parse"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "ast"
+    )
+    assert not calls, calls

@@ -13,7 +13,7 @@ import pytest
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
 from grader.layout import DEFAULT_RUBRIC
-from grader.workflows import trust
+from grader.run import trust
 from tests.grading import REFERENCE, REPO
 from tests.planted import TANH_DERIVATIVE, apply
 

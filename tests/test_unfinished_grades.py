@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from grader.batch import batch
+from grader.batch.batch import BatchOptions, Job
+from grader.batch.ledger import Ledger
+from grader.batch.progress import Tracker
 from grader.grading.completeness import unfinished
 from grader.grading.rubric import Item, load
 from grader.grading.scoring import NEVER_RAN, ItemResult
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.report.formats import StudentResult
-from grader.workflows import batch
-from grader.workflows.api import GradeOptions, GraderFailure, Runner, grade
-from grader.workflows.batch import BatchOptions, Job
-from grader.workflows.ledger import Ledger
-from grader.workflows.progress import Tracker
+from grader.run.api import GradeOptions, GraderFailure, Runner, grade
 from tests.grading import REFERENCE
 
 ONLY = ("micrograd.ops.add", "micrograd.ops.exp")

@@ -24,9 +24,9 @@ from grader.report.formats.gradescope import results
 from grader.report.formats.junit import junit_xml
 from grader.report.formats.markdown import feedback
 from grader.report.html import render_html
-from grader.workflows import api
-from grader.workflows.api import GradeOptions, grade
-from grader.workflows.submissions import NOT_READ
+from grader.run import api
+from grader.run.api import GradeOptions, grade
+from grader.run.submissions import NOT_READ
 from tests.grading import REFERENCE, grade_command, grade_items, graded_by_command, planted
 
 RUBRIC = load(DEFAULT_RUBRIC)
@@ -116,7 +116,7 @@ def cut_short(path: Path) -> Path:
     return path
 
 
-UNREAD = "the upload could not be read: not a valid zip archive"
+UNREAD = "upload: could not be read: not a valid zip archive"
 REMEDY = "zip your files again and upload the new zip, or upload the files themselves"
 
 
@@ -153,7 +153,7 @@ def test_gradescope_says_it_of_a_zip_left_unpacked(tmp_path):
     cut_short(root / "submission" / "hw.zip")
     (root / "results").mkdir()
     run = subprocess.run(
-        [sys.executable, "-I", "-m", "grader.workflows.autograder"],
+        [sys.executable, "-I", "-m", "grader.release.autograder"],
         env={**os.environ, "AUTOGRADER_ROOT": str(root)},
         capture_output=True,
         text=True,

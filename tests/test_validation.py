@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.audit import audit
 from grader.layout import COURSES
+from grader.run.api import GradeOptions, UsageFailure
 from grader.worker.runner import describe
-from grader.workflows import audit
-from grader.workflows.api import GradeOptions, UsageFailure
 
 
 def test_an_audit_of_a_reference_without_solution_regions_says_why(tmp_path: Path):

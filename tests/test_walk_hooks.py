@@ -23,15 +23,17 @@ from grader.worker.engines import isolated
 from grader.worker.probes.walks import probe_tensor_backward
 from grader.worker.shapes import Adapted
 from tests.grading import grade_report
-from tests.planted import Edit, plant
+from tests.planted import Edit, course_bugs, plant
 
 CMU = COURSES / "cmu-11785-autograd"
 TINYTORCH = COURSES / "tinytorch-autograd"
+PLANTED = COURSES.parent / "tests" / "engines" / "cmu-11785-autograd" / "planted.yaml"
 
 
 @contextmanager
 def mytorch(reference: Path = CMU / "reference") -> Iterator[SimpleNamespace]:
-    adapter = load_adapter((CMU / "adapter.py").read_text(), "mytorch")
+    api = profiles.load(CMU / "profile.yaml").of("mytorch").api
+    adapter = load_adapter(api.adapter_source, "mytorch", api.snippets)
     with isolated(reference, "mytorch"):
         yield SimpleNamespace(adapter=adapter, engine=adapter.load())
 
@@ -110,16 +112,39 @@ def test_the_walk_hooks_come_together(tmp_path):
         profiles.load(profile)
 
 
-def test_an_adapters_snippets_spell_every_key_and_op(tmp_path):
+def test_a_profiles_snippets_spell_every_key_and_op(tmp_path):
+    """A course adapter's snippets are the profile's data, checked when it is loaded: every
+    key the snippets need, every op, no key the grader does not know, and an adapter."""
     profile = _copy(CMU, tmp_path)
-    adapter = profile.parent / "adapter.py"
-    source = adapter.read_text()
-    adapter.write_text(source.replace('        "tanh": "functional.tanh_backward",\n', ""))
-    with pytest.raises(ProfileError, match=r"SNIPPETS does not spell backwards.tanh\. "):
+    text = profile.read_text()
+    profile.write_text(text.replace(" tanh: functional.tanh_backward,", ""))
+    with pytest.raises(ProfileError, match=r"api/snippets does not spell backwards\.tanh\. "):
         profiles.load(profile)
-    adapter.write_text(source.replace('"walk": "autograd.backward({out_grad})"', '"walk": str(1)'))
-    with pytest.raises(ProfileError, match=r"SNIPPETS is not a literal"):
+    profile.write_text(
+        text.replace('        walk: "autograd.backward', '        walks: "autograd.backward')
+    )
+    with pytest.raises(ProfileError, match=r"snippets: 'walk' is a required property"):
         profiles.load(profile)
+    profile.write_text(text.replace("        walker: ", "        walk_name: "))
+    with pytest.raises(ProfileError, match=r"snippets: .*'walk_name' (was|were) unexpected"):
+        profiles.load(profile)
+    profile.write_text(text.replace("      adapter: adapter.py\n", ""))
+    with pytest.raises(ProfileError, match=r"api/snippets: spells an adapter's snippets"):
+        profiles.load(profile)
+
+
+def test_the_adapter_reads_the_buffer_as_the_snippets_spell_it(tmp_path):
+    """The buffer is found in one place, the profile's snippets: the adapter reads it so."""
+    profile = _copy(CMU, tmp_path)
+    text = profile.read_text()
+    assert "gradient_buffer" not in (CMU / "adapter.py").read_text()
+    profile.write_text(text.replace("autograd.gradient_buffer if", "autograd.memory_buffer if"))
+    api = profiles.load(profile).of("mytorch").api
+    adapter = load_adapter(api.adapter_source, "mytorch", api.snippets)
+    with isolated(CMU / "reference", "mytorch"):
+        engine = adapter.load()
+        with pytest.raises(AttributeError, match="memory_buffer"):
+            adapter.grad(adapter.tape(engine), np.ones(1))
 
 
 def test_a_buffer_that_sums_nothing_loses_its_item(tmp_path):
@@ -136,4 +161,29 @@ def test_a_buffer_that_sums_nothing_loses_its_item(tmp_path):
     )
     (buffer,) = report.items
     assert buffer["score"] == 0
-    assert "the ledger does not hold what was added into it" in buffer["reason"]
+    assert "the GradientBuffer does not hold what was added into it" in buffer["reason"]
+
+
+@pytest.mark.parametrize(
+    ("bug", "item", "words"),
+    [
+        ("parameters-not-routed", "mytorch.backward", ["Autograd.backward", "dn1: expected"]),
+        ("parameters-not-routed", "mytorch.graphs", ["db: expected"]),
+        ("buffer-overwrites", "mytorch.buffer", ["the GradientBuffer lost", "get_param(n0) ("]),
+    ],
+)
+def test_the_feedback_is_in_the_courses_words(tmp_path, bug, item, words):
+    """A planted bug's verdicts name the walk, the buffer and each gradient as 11-785's
+    snippet reads them (a parameter's array, the buffer's entry), never in babygrad's words
+    (``n1.grad``, ``Tensor.backward``)."""
+    (planted,) = [b for b in course_bugs(PLANTED) if b.name == bug]
+    submission = plant(tmp_path, planted, reference=CMU / "reference")
+    report = grade_report(
+        submission, rubric=CMU / "rubric.yaml", reference=CMU / "reference", only=[item]
+    )
+    (graded,) = report.items
+    told = "\n".join(
+        line for failure in graded["failures"] for line in [failure["reason"], *failure["details"]]
+    )
+    assert all(word in told for word in words), told
+    assert ".grad" not in told and "Tensor.backward" not in told, told

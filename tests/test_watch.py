@@ -17,7 +17,7 @@ import pytest
 from watchfiles import Change
 
 from grader.grading.scoring import ItemResult
-from grader.workflows.submissions import Upload
+from grader.run.submissions import Upload
 from grader.workflows.watch import changed_assignments, diff, totals, watch_target
 from tests.grading import REPO, planted
 

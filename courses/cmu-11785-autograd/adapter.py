@@ -14,100 +14,14 @@ import importlib
 import importlib.util
 import types
 import weakref
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-FORWARDS = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.divide,
-    "matmul": np.matmul,
-    "matmul_2d": np.matmul,
-    "log": np.log,
-    "exp": np.exp,
-    "tanh": np.tanh,
-    "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a)),
-    "sum": np.sum,
-}
-"""Each op's forward, as the course's layers compute it."""
-
-
-SNIPPETS = {
-    "imports": "import numpy as np\nfrom mytorch.autograd_engine import Autograd\n"
-    "try:  # where your year's handout keeps the backwards\n"
-    "    from mytorch import functional_hw1 as functional\n"
-    "except ImportError:\n"
-    "    try:\n"
-    "        from mytorch import functional\n"
-    "    except ImportError:\n"
-    "        from mytorch.nn import functional\n"
-    "def answers_bare():  # a one-input backward answers as your first right one does\n"
-    "    for name, x, right in (('exp_backward', 1.0, 2.0 * np.e), ('log_backward', 4.0, 0.5)):\n"
-    "        try:\n"
-    "            answer = getattr(functional, name)(np.full(1, 2.0), np.full(1, x))\n"
-    "            one = isinstance(answer, tuple | list)\n"
-    "            if np.allclose(np.asarray(answer[0] if one else answer, dtype=float), right):\n"
-    "                return not one\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "    return True\n"
-    "BARE = answers_bare()",
-    "leaf": "np.array({data})",
-    "forwards": {
-        "add": "{0} + {1}",
-        "sub": "{0} - {1}",
-        "mul": "{0} * {1}",
-        "div": "{0} / {1}",
-        "matmul_2d": "{0} @ {1}",
-        "log": "np.log({0})",
-        "exp": "np.exp({0})",
-        "tanh": "np.tanh({0})",
-        "sigmoid": "1.0 / (1.0 + np.exp(-{0}))",
-        "sum": "np.asarray({0}.sum())",
-    },
-    "backwards": {
-        "add": "functional.add_backward",
-        "sub": "functional.sub_backward",
-        "mul": "functional.mul_backward",
-        "div": "functional.div_backward",
-        "matmul_2d": "functional.matmul_backward",
-        "log": "functional.log_backward",
-        "exp": "functional.exp_backward",
-        "tanh": "functional.tanh_backward",
-        "sigmoid": "functional.sigmoid_backward",
-        "sum": "summed_backward",
-    },
-    "given": {
-        "sum": "def summed_backward(grad_output, a):  # the course's loss, not yours:\n"
-        "    grad = np.broadcast_to(grad_output, a.shape).copy()\n"
-        "    return grad if BARE else (grad,)",
-    },
-    "tape": "autograd = Autograd()\n"
-    "buffer = getattr(autograd, 'gradient_buffer', None) or autograd.memory_buffer  # 2022's name",
-    "record": "autograd.add_operation([{inputs}], {out}, [{updates}], {backward})",
-    "parameter": "d{name} = np.zeros_like({name})  # {name} is a parameter: its gradient goes here",
-    "walk": "autograd.backward({out_grad})",
-    "grad": "buffer.get_param({tensor})",
-    "ledger": "# the grader's walk sums into your buffer, walking nothing on the tape",
-    "add": "buffer.add_spot({tensor})\nbuffer.update_param({tensor}, {grad})",
-    "get": "buffer.get_param({tensor})",
-    "answer": "grads[0] if BARE and len(grads) == 1 else tuple(grads)",
-    "walker": "Autograd.backward",
-}
-"""How a snippet a student reads is written in this course (grader/language/tape_snippets.py):
-read by the grader without running this file."""
-
-
-def summed_backward(grad_output, a):
-    """The gradient of a whole sum, as the course's losses give it (the grader sums every
-    graph's outputs to a scalar with it): not the student's, so never graded."""
-    return (np.broadcast_to(grad_output, a.shape).copy(),)
-
-
-def _bare_summed_backward(grad_output, a):
-    """summed_backward for a student whose one-input backwards answer with the array."""
-    return summed_backward(grad_output, a)[0]
+SNIPPETS: Mapping[str, Any] = {}
+"""The profile's ``api: snippets``, how a snippet a student reads is written: set by the worker
+when it loads this file (grader/language/adapters.py, ``load_adapter``)."""
 
 
 FUNCTIONAL = ("mytorch.functional", "mytorch.functional_hw1", "mytorch.nn.functional")
@@ -124,6 +38,9 @@ def load():
         made={},
     )
     engine.bare = _answers_bare(engine.functional)
+    # the names the snippets' backwards use, defined as the snippets define them
+    engine.names = {"np": np, "BARE": engine.bare, "functional": engine.functional}
+    exec("\n".join(SNIPPETS.get("given", {}).values()), engine.names)  # noqa: S102
     return engine
 
 
@@ -143,7 +60,7 @@ def _answers_bare(functional):
     (identity_backward, HW3P1's log_backward), rather than a tuple of one? The student's first
     one-input backward that answers right tells (their tape reads their backwards): a wrong one,
     a body that does nothing, would tell it wrongly and cost the walk items too. Without a right
-    answer, the handouts'. SNIPPETS' answers_bare says the same."""
+    answer, the handouts'. The snippets' imports say the same (answers_bare)."""
     for name, x, right in ONE_INPUT:
         try:
             answer = getattr(functional, name)(np.full(1, 2.0), np.full(1, x))
@@ -156,10 +73,9 @@ def _answers_bare(functional):
 
 
 def _buffer(autograd):
-    """The tape's buffer: gradient_buffer from 2023, memory_buffer in the 2022 starter."""
-    return (
-        autograd.gradient_buffer if hasattr(autograd, "gradient_buffer") else autograd.memory_buffer
-    )
+    """The tape's buffer, found as the snippets find it (``buffer``: the 2022 starter named it
+    otherwise than later years)."""
+    return eval(SNIPPETS["buffer"], {"autograd": autograd})  # noqa: S307 - the profile's
 
 
 def leaf(engine, data):
@@ -171,15 +87,14 @@ def value(tensor):
 
 
 def apply(engine, op, inputs, param):
-    """The forward alone: the tape is the walk's (record)."""
+    """The forward alone, computed as the snippets write it (the tape is the walk's: record),
+    and the backward the snippets call for it."""
     if op == "sum" and param is not None:
         raise ValueError("the course sums whole arrays only")
-    output = np.asarray(FORWARDS[op](*inputs), dtype=np.float64)
-    backward = (
-        (_bare_summed_backward if engine.bare else summed_backward)
-        if op == "sum"
-        else getattr(engine.functional, f"{'matmul' if op == 'matmul_2d' else op}_backward")
-    )
+    names = {f"x{i}": array for i, array in enumerate(inputs)}
+    forward = SNIPPETS["forwards"][op].format(*names)
+    output = np.asarray(eval(forward, {"np": np, **names}), dtype=np.float64)  # noqa: S307
+    backward = eval(SNIPPETS["backwards"][op], engine.names)  # noqa: S307
     engine.made[id(output)] = (backward, list(inputs))
     weakref.finalize(output, engine.made.pop, id(output), None)
     return output
@@ -212,9 +127,9 @@ def record(tape, inputs, output, backward):
         operation = tape.engine.made[id(output)][0]
     else:
 
-        def operation(grad_output, *arrays):
-            grads = backward(grad_output)
-            return grads[0] if tape.engine.bare and len(grads) == 1 else tuple(grads)
+        def operation(grad_output, *arrays):  # answers as the snippets' stand-ins answer
+            answer = {"BARE": tape.engine.bare, "grads": backward(grad_output)}
+            return eval(SNIPPETS["answer"], answer)  # noqa: S307
 
     updates = []
     for array in inputs:

@@ -309,7 +309,7 @@ def check_ledger(
     if not run.calls or not apart_run.calls:
         raise WrongAnswer(
             "failed",
-            "Tensor.backward propagated nothing",
+            f"{run.walker} propagated nothing",
             [
                 "no op's backward ran: a gradient reaches the tensors under the "
                 "output only through their ops' backward, added into the ledger"
@@ -325,8 +325,10 @@ def check_ledger(
         return
     shared, apart = run.grads, apart_run.grads
     tol = session.tolerances[session.assignment("tensor").name]
+    # what lost a sum: the student's walk, or their ledger apart, summed by the grader's walk
+    summer = tape_snippets.ledger_name(api) if ledger_apart else run.walker
     if ledger_apart:
-        _judge_sums(tree, apart_run.grads, shape, tol, apart_snippet)
+        _judge_sums(tree, apart_run.grads, shape, tol, apart_snippet, summer)
     wrong = []
     for index, got in enumerate(shared):
         copies = [g for g, owner in zip(apart, owners, strict=True) if owner == index]
@@ -338,15 +340,15 @@ def check_ledger(
             if len(copies) > 1
             else ("used once; apart it gets")
         )
-        if m := mismatch(f"n{index}.grad ({used} {show(total)})", got, total, tol):
+        if m := mismatch(f"{run.gradients[index]} ({used} {show(total)})", got, total, tol):
             wrong.append(m)
     if wrong:
         told = [IN_PLACE] if hands_back else []
         raise WrongAnswer(
             "failed",
-            "Tensor.backward lost a contribution to a shared tensor"
+            f"{summer} lost a contribution to a shared tensor"
             if not hands_back
-            else "Tensor.backward's sums changed gradients an op handed back",
+            else f"{summer}'s sums changed gradients an op handed back",
             [*wrong[:4], *told],
             snippet,
             _ledger_overwrites(session, dag, run, shape, hands_back, ledger_apart),
@@ -388,10 +390,12 @@ def _judge_sums(
     shape: tuple[int, ...],
     tol: Tolerance,
     snippet: str,
+    ledger: str,
 ) -> None:
-    """A ledger apart from the walk (``tape_snippets``: the grader's walk summed into it) on a
-    tree, where each tensor gets one known gradient: comparing its DAG with its tree alone
-    would pass a ledger that sums nothing (zeros both times)."""
+    """A ledger apart from the walk (``tape_snippets``: the grader's walk summed into it, the
+    feedback calling it ``ledger``) on a tree, where each tensor gets one known gradient:
+    comparing its DAG with its tree alone would pass a ledger that sums nothing (zeros both
+    times)."""
     (want,) = tree.backward(1)
     wrong = [
         m
@@ -401,7 +405,7 @@ def _judge_sums(
     if wrong:
         raise WrongAnswer(
             "failed",
-            "the ledger does not hold what was added into it",
+            f"{ledger} does not hold what was added into it",
             [*wrong[:4], "Each tensor's entry must be the sum of every gradient added into it."],
             snippet,
         )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from grader.checks import bugs, records, untouched
 from grader.checks.session import GradingSession, remembers_verdict
+from grader.language import tape_snippets
+from grader.language.assignments import Assignment
 from grader.language.figures import graph_figure
 from grader.language.graphs import Graph, expression, names
 from grader.language.snippets import graph_snippet
@@ -43,9 +45,13 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
 
+    spelling = tape_snippets.spelling_of(own.api) if own.kind == "tensor" else None
+
     def caller(change: Change) -> str:
-        """Who changed a node: the op that made ``change.during``, or ``backward()``."""
+        """Who changed a node: the op that made ``change.during``, or the walk."""
         if change.during is None:
+            if spelling is not None:
+                return tape_snippets.graph_walk(spelling, graph)
             return f"{var[graph.output]}.backward()"
         return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
 
@@ -53,7 +59,7 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     # every node (only the graph probe watches)
     untouched.fail_nodes(answer.changed, var, caller, own, snippet)
     functions = own.functions
-    grad = functions.derivative if functions else "grad"
+    gradients = _gradients(graph, own)
     values = answer.values
     grads = answer.grads
     if answer.record is not None:
@@ -66,8 +72,8 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     ]
     wrong_grads = [
         m
-        for v, got, exp in zip(var, grads, expected.grads, strict=False)
-        if (m := mismatch(f"{v}.{grad}", got, exp, tol))
+        for label, got, exp in zip(gradients, grads, expected.grads, strict=False)
+        if (m := mismatch(label, got, exp, tol))
     ]
     if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
         return
@@ -89,3 +95,12 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
         raise WrongAnswer(
             "failed", "wrong gradient", [*wrong_grads[:4], *note], snippet, found, draw
         )
+
+
+def _gradients(graph: Graph, own: Assignment) -> list[str]:
+    """How the feedback names each node's gradient, as the snippet reads it: ``a.grad``
+    (MiniTorch's ``a.derivative``), or through a tape (``tape_snippets.graph_gradients``)."""
+    if own.kind == "tensor" and (spelling := tape_snippets.spelling_of(own.api)) is not None:
+        return tape_snippets.graph_gradients(spelling, graph)
+    grad = own.functions.derivative if own.functions else "grad"
+    return [f"{v}.{grad}" for v in names(graph)]

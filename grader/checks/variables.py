@@ -14,6 +14,7 @@ from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.dags import Dag
 from grader.language.figures import dag_figure
 from grader.language.function_api import FunctionApi
+from grader.language.profiles import TOPO
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.worker.protocol import Probe
 from grader.worker.replies import Backpropagated
@@ -39,7 +40,8 @@ def variables_helper(api: FunctionApi) -> str:
     v, d = api.variable, api.derivative
     history = api.inputs.rpartition(".")[0]
     stepper, _, step = v["chain_rule"].rpartition(".")
-    rule = f"def {step}(self, d_output):\n    return [(x, w * d_output) for x, w in self.pairs]"
+    pair = api.paired("x", "w * d_output")
+    rule = f"def {step}(self, d_output):\n    return [{pair} for x, w in self.pairs]"
     head, own_rule, stepped = "", "\n" + indent(rule, "    "), ""
     if stepper:  # MiniTorch's 2021: the chain rule is a step of each op node's history, and
         # the derivative a read-only property, shadowed here by a plain attribute
@@ -220,16 +222,23 @@ def check_backpropagate(
     (``check_topological_sort`` names it)."""
     assignment = session.assignment("scalar")
     api = assignment.functions
-    order = sorted(dag.reachable(), reverse=True)
+    # A walk that orders itself (MiniTorch 2020's breadth-first one) is given no order.
+    given = session.profile.of(assignment.name).has(TOPO)
+    order = sorted(dag.reachable(), reverse=True) if given else None
     expected = [seed * g for g in dag.backward()[0]]
     root = f"n{dag.size - 1}"
     module, _, name = api.topological_sort.rpartition(".")
+    swapped = []
+    if order is not None:
+        swapped.append(
+            f"{_as_call(api, module)}.{name} = lambda variable: "
+            f"[{', '.join(f'n{i}' for i in order)}]  # a correct order, as the grader gives it"
+        )
     snippet = "\n".join(
         [
             *dag_lines(api, dag, [], scalars),
-            f"{_as_call(api, module)}.{name} = lambda variable: "
-            f"[{', '.join(f'n{i}' for i in order)}]  # a correct order, as the grader gives it",
-            f"{_as_call(api, api.backpropagate)}({root}, {seed})",
+            *swapped,
+            api.walk_source(root, repr(seed)),
             f"print([n.{api.derivative} for n in nodes[:{dag.leaves}]])",
         ]
     )
@@ -237,14 +246,14 @@ def check_backpropagate(
     try:
         answer = session.ask(assignment.name, Probe.BACKPROPAGATE, case, snippet)
     except WrongAnswer:
-        if _right_with_own_order(session, case, api, dag, expected):
+        if given and _right_with_own_order(session, case, api, dag, expected):
             return
         raise
     untouched.fail_walk(
         answer.changed, dag.size, api.backpropagate.rpartition(".")[2], assignment, snippet
     )
     problems, got = _judged(api, dag, answer, expected, scalars, _once(session))
-    if problems and not _right_with_own_order(session, case, api, dag, expected):
+    if problems and not (given and _right_with_own_order(session, case, api, dag, expected)):
         raise WrongAnswer(
             "failed",
             "wrong derivatives from backpropagate",
@@ -283,28 +292,26 @@ def _judged(
 ) -> tuple[list[str], list[np.ndarray | None]]:
     """What is wrong in a ``backpropagate`` probe's answer, and the derivatives it shows (each
     leaf's total, each op node's ``d_output``). ``once``: a chain rule run other than once is
-    wrong in itself; else every run of it must be given the right ``d_output``."""
+    wrong in itself; else every run of it must be given the right ``d_output`` (a walk that
+    asks it once per input), or the runs add up to it (a walk that hands a shared variable its
+    share from each path in turn, as MiniTorch 2020's breadth-first queue may: the chain rule
+    is linear in ``d_output``)."""
     received, accumulated = answer.received, answer.accumulated
     chain_rule = "the function's backward" if scalars else f"{api.variable['chain_rule']}"
     problems = []
+    shown: list[np.ndarray | None] = []
     for i in range(dag.leaves, dag.size):
-        calls = received[i]
+        calls, due = received[i], np.asarray(expected[i])
+        what = f"n{i}: d_output given to {chain_rule}"
+        shares = sum(calls, np.asarray(0.0))
+        split = not once and len(calls) > 1 and not mismatch(what, shares, due, EXACT_ENOUGH)
+        shown.append(
+            shares if split else calls[0] if calls and (len(calls) == 1 or not once) else None
+        )
         if not calls or (once and len(calls) != 1):
             problems.append(f"n{i}: {chain_rule} was called {len(calls)} times, not once")
-        elif wrong := next(
-            (
-                m
-                for call in calls
-                if (
-                    m := mismatch(
-                        f"n{i}: d_output given to {chain_rule}",
-                        call,
-                        np.asarray(expected[i]),
-                        EXACT_ENOUGH,
-                    )
-                )
-            ),
-            None,
+        elif not split and (
+            wrong := next(filter(None, (mismatch(what, c, due, EXACT_ENOUGH) for c in calls)), None)
         ):
             problems.append(wrong)
     got: list[np.ndarray | None] = []
@@ -315,11 +322,7 @@ def _judged(
             f"n{i}.{api.derivative}", total, np.asarray(expected[i]), EXACT_ENOUGH
         ):
             problems.append(wrong)
-    got += [
-        calls[0] if calls and (len(calls) == 1 or not once) else None
-        for calls in received[dag.leaves :]
-    ]
-    return problems, got
+    return problems, got + shown
 
 
 @remembers_verdict

@@ -465,6 +465,18 @@ class TensorRun:
     (``conventions: calls``): a verdict that charges a call again quotes them."""
     walker: str = tape_snippets.WALKER
     """What the feedback calls the walk, in the course's words (``walker_name``)."""
+    gradients: tuple[str, ...] = ()
+    """How the feedback names each node's gradient, as the snippet reads it
+    (``tape_snippets.dag_gradients``: ``n0.grad``, or 11-785's buffer entry)."""
+
+    @property
+    def kept(self) -> str:
+        """What a node that requires grad must have after the walk, in the course's words."""
+        return (
+            ".grad after backward()"
+            if self.walker == tape_snippets.WALKER
+            else f"gradient after {self.walker}()"
+        )
 
 
 def tensor_backward(
@@ -512,12 +524,14 @@ def tensor_backward(
     changed = list(answer.changed)
     calls = session.profile.of(session.assignment("tensor").name).convention("calls")
     once = calls.words if calls.charged else None
+    api = session.assignment("tensor").api
+    gradients = tape_snippets.dag_gradients(api, dag, wrap_leaves, ledger)
     before = None
     if answer.first is not None:
         before = _walked(answer.first, once, changed)
     run = _walked(answer.walk, once, changed, before)
     return dataclasses.replace(
-        run, walker=tape_snippets.walker_name(session.assignment("tensor").api)
+        run, walker=tape_snippets.walker_name(api), gradients=tuple(gradients)
     )
 
 
@@ -570,7 +584,7 @@ def judge_walk(
         details = (
             [
                 f"{len(missing)} of the {sum(requires)} tensors that require grad have no "
-                f".grad after backward(): {', '.join(f'n{i}' for i in missing[:12])}"
+                f"{run.kept}: {', '.join(f'n{i}' for i in missing[:12])}"
             ]
             if missing
             else []
@@ -667,7 +681,7 @@ def _tensor_backward_right(
     """``check_tensor_backward``'s run and verdict."""
     own = session.assignment("tensor")
     run = tensor_backward(session, dag, shape, snippet, frozen=frozen, grad=grad, tuples=tuples)
-    untouched.fail_walk(run.changed, dag.size, "Tensor.backward", own, snippet)
+    untouched.fail_walk(run.changed, dag.size, run.walker, own, snippet)
     (want,) = dag.backward(1)
     seed = np.ones(shape) if grad is None else np.asarray(grad, dtype=np.float64)
     requires = bugs.requiring_grad(dag, frozen)
@@ -680,9 +694,10 @@ def _tensor_backward_right(
         if not requires[i]:
             if got is not None:
                 wrong.append(
-                    f"n{i}.grad: expected None (n{i} does not require grad), got {show(got)}"
+                    f"{run.gradients[i]}: expected None (n{i} does not require grad), "
+                    f"got {show(got)}"
                 )
-        elif m := mismatch(f"n{i}.grad", got, want[i] * seed, tol):
+        elif m := mismatch(run.gradients[i], got, want[i] * seed, tol):
             wrong.append(m)
     if wrong:
         found = bugs.diagnose_tensor_backward(dag, run.grads, seed, frozen)

@@ -2,7 +2,7 @@
 grading process.
 
 Each field of ``GradeOptions`` is one option. Its default is the field's; its command-line
-spelling, where it has one, sits beside it (``spelled``) and ``grader.workflows.arguments``
+spelling, where it has one, sits beside it (``spelled``) and ``grader.run.arguments``
 builds the shared grading options from those. The record crosses into the trusted pytest
 process as one ``--grader-<field>`` option per field, written by ``pytest_arguments`` and read
 back by ``from_pytest`` into the same record: neither side names a field, so a new option is a

@@ -106,7 +106,7 @@ class Rubric:
     digest: str = ""
     graded_digest: str = ""
     """What is graded: ``digest`` without the items' points, which only scale results, so a
-    batch rescores its stored grades when only they change (``workflows.batch``)."""
+    batch rescores its stored grades when only they change (``batch.batch``)."""
     by_id: dict[str, Item] = field(default_factory=dict, compare=False)
 
     def for_assignments(self, assignments: set[str]) -> list[Item]:

@@ -77,6 +77,14 @@ the entry of ``tensor`` in the student's ledger, ``get(tensor)`` reads it (None:
 ledger items then run the grader's walk over the grader's stand-ins, summing into the
 student's ledger; without it they run the student's walk, the ledger being a part of it.
 
+Snippets in the course's words
+------------------------------
+A course with the walk hooks spells the snippets its students read in its profile
+(``api: snippets``, ``grader.language.tape_snippets``: ``SNIPPET_KEYS``, ``SNIPPET_OPTIONS``),
+data the trusted parent reads without running the adapter. The worker hands the same mapping
+to the adapter as its module's ``SNIPPETS`` (``load_adapter``), so a read both need is spelled
+once: 11-785's ``buffer``, the expression that finds the gradient buffer on ``autograd``.
+
 Blame is by counterfactual, as for the built-in shapes: the op items ask the student's ops
 alone (``gradients``), the walk items run the student's walk over the grader's stand-ins, and
 whole graphs run the student's walk over the student's ops. A walk that starts only at the
@@ -96,9 +104,11 @@ the trusted parent only checks, without running it, that it defines these functi
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from grader.language.parsing import parse
 
 if TYPE_CHECKING:
     from grader.language.graphs import Graph, Node
@@ -160,7 +170,7 @@ class EngineProtocol(Protocol):
 
 def _defined(source: str) -> set[str]:
     """The functions ``source`` defines at its top level (a syntax error raises)."""
-    return {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+    return {node.name for node in parse(source).body if isinstance(node, ast.FunctionDef)}
 
 
 def missing(source: str) -> list[str]:
@@ -187,8 +197,11 @@ SNIPPET_KEYS = (
     "walk",
     "grad",
 )
-"""What an adapter's ``SNIPPETS`` spells (``grader.language.tape_snippets``); a ledger apart
-also spells ``ledger``, ``add`` and ``get``."""
+"""What a profile's ``api: snippets`` must spell (``grader.language.tape_snippets``)."""
+SNIPPET_OPTIONS = ("given", "buffer", "ledger", "add", "get", "answer", "walker", "ledger_name")
+"""What it may also spell: a ledger apart spells ``ledger``, ``add`` and ``get``."""
+SNIPPET_TABLES = ("forwards", "backwards", "given")
+"""The keys whose value is a table by op, not a template."""
 
 
 def ledger_apart(source: str) -> bool:
@@ -196,20 +209,11 @@ def ledger_apart(source: str) -> bool:
     return "ledger" in _defined(source)
 
 
-def snippets(source: str) -> dict[str, Any] | None:
-    """The adapter's ``SNIPPETS``, how the course spells a snippet
-    (``grader.language.tape_snippets``), read as a literal without running the adapter; None
-    where it has none (a ``ValueError`` where it is not a literal)."""
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == "SNIPPETS" for target in node.targets
-        ):
-            return ast.literal_eval(node.value)
-    return None
-
-
-def load_adapter(source: str, name: str) -> ModuleType:
-    """The adapter as a module of its own (in the worker only)."""
+def load_adapter(source: str, name: str, snippets: Mapping[str, Any] | None = None) -> ModuleType:
+    """The adapter as a module of its own (in the worker only), its ``SNIPPETS`` the course's
+    spelling of snippets (the profile's ``api: snippets``): what the adapter reads of the
+    student's engine is then read exactly as the snippets a student sees read it."""
     module = ModuleType(f"course_adapter_{name}")
     exec(compile(source, f"<course adapter {name}>", "exec"), module.__dict__)  # noqa: S102
+    module.SNIPPETS = dict(snippets or {})
     return module

@@ -103,7 +103,7 @@ ASSIGNMENTS = {a.name: a for a in (MICROGRAD, BABYGRAD)}
 """By name, in the rubric's order."""
 NAMES = tuple(ASSIGNMENTS)
 """``("micrograd", "babygrad")``: this course's assignments, whose APIs the differential
-programs speak (``grader.workflows.differential``)."""
+programs speak (``grader.audit.differential``)."""
 
 
 def of_name(name: str) -> Assignment:

@@ -12,6 +12,7 @@ course's text, never this course's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +71,9 @@ KEYS: dict[str, Rules] = {
 ``order: either``: an order read either way round is right; ``second_backward:
 unspecified``: overwriting and adding are both right; ``frozen_leaves``: ``grad`` and
 ``unspecified`` draw no such leaf (only ``no_grad`` charges one that gets a gradient);
-``calls: unspecified``: a walk may call an op's backward more than once (once per input), and
-only the gradients it leaves and the order it reaches the ops in are judged;
+``calls: unspecified``: a walk may call an op's backward more than once (once per input, or
+once per path with that path's share, as MiniTorch 2020's breadth-first queue may), and only
+the gradients it leaves and the order it reaches the ops in are judged;
 ``single_gradient: unspecified``: the grader's ops of one input hand a walk a bare tensor (a
 1-tuple where the student's own ops give only those), ``tensor_or_tuple``: every other one of
 them a 1-tuple, as the course's own ops return either."""
@@ -94,9 +96,12 @@ class Convention:
     @property
     def words(self) -> str:
         """The course's words as feedback quotes them (empty where it quotes none)."""
-        if not self.quote:
-            return ""
-        return f'The course\'s own words ({self.source}): "{self.quote}"'
+        return quoted({"quote": self.quote, "source": self.source}) if self.quote else ""
+
+
+def quoted(words: Mapping[str, str]) -> str:
+    """A profile's ``quote`` and ``source`` as feedback quotes them."""
+    return f'The course\'s own words ({words["source"]}): "{words["quote"]}"'
 
 
 def stated(raw: dict[str, Any]) -> dict[str, Convention]:

@@ -46,6 +46,11 @@ DEEP = 4
 """Ops on the longest path from a leaf to the root that make a ``deep chain``."""
 LEFT_NUMBERS = ("radd", "rsub", "rmul", "rdiv")
 SEVERAL_PREPENDED_STRETCHED = "prepended several and stretched"
+KEPT_BESIDE_STRETCHED = "size-1 axis {} kept beside a stretched one"
+"""A size-1 axis that stays size 1 while another is stretched, by its position in the result:
+a gradient that reads an axis's target at another position (``target[prepended - i]``) sums
+the kept one, which changes nothing, and not the stretched one, which only a kept axis at
+that other position shows (``(2, 1, 1)`` to ``(2, 2, 1)``)."""
 SEVERAL_BATCH_AXES = (((2, 2), ()), ((), (2, 2)), ((2, 2), (2,)), ((2,), (2, 2)))
 """Batch axes of a matmul's operands the draws (``MATMUL_BATCHES``) do not give, only the
 strata: several on one side, all of them prepended to the other operand, which has none or
@@ -78,19 +83,19 @@ def _axes_dimensions(axes: Any) -> set[str]:
 
 
 def _broadcast_dimensions(operand: Sequence[int], result: Sequence[int]) -> set[str]:
-    """Prepended axes and stretched positions (counted in ``result``) of one operand, and
-    whether it has both, several axes prepended to an operand of two or more with one
-    stretched (a reduction that sums the first prepended axis alone reads the stretched
-    one's position off by the others, and sums an axis that was never stretched)."""
+    """Prepended axes and stretched positions (counted in ``result``) of one operand; whether
+    it has both, several axes prepended to an operand of two or more with one stretched (a
+    reduction that sums the first prepended axis alone reads the stretched one's position off
+    by the others, and sums an axis that was never stretched); and the positions of size-1
+    axes kept beside a stretched one (``KEPT_BESIDE_STRETCHED``)."""
     extra = len(result) - len(operand)
     dims = {f"prepended {extra}"} if extra or tuple(operand) != tuple(result) else set()
-    stretched = {
-        f"stretched axis {extra + i}"
-        for i, d in enumerate(operand)
-        if d == 1 and result[extra + i] != 1
-    }
+    ones = [extra + i for i, d in enumerate(operand) if d == 1]
+    stretched = {f"stretched axis {k}" for k in ones if result[k] != 1}
     if extra > 1 and len(operand) > 1 and stretched:
         dims.add(SEVERAL_PREPENDED_STRETCHED)
+    if stretched:
+        dims |= {KEPT_BESIDE_STRETCHED.format(k) for k in ones if result[k] == 1}
     return dims | stretched
 
 

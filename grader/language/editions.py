@@ -12,6 +12,10 @@ is neither graded nor drawn, and its item is reported "given by the course", 0 o
 (2023's ``EWisePow`` is given code whose gradient raises; no student touches it). A class the
 student changed is theirs, and graded. The ledger may be given too (11-785 hands out its
 ``GradientBuffer`` whole every year): left as given, the item that grades it is the course's.
+
+An edition's walk may lack a part the profile's grades alone (``walk``: MiniTorch's 2020
+Module 1 has no ``topological_sort``, its ``backpropagate`` walks breadth-first on its own):
+an item whose tests need that part is not in the edition, and says why in the course's words.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from grader.language.parsing import parse
 
 NOT_IN_EDITION = "not_in_edition"
 """The status of an item whose op the submission's edition does not have, or gives."""
@@ -62,19 +67,41 @@ class Edition:
     """The profile's ``api:`` keys this edition's layout spells otherwise (MiniTorch's 2021
     Module 1 keeps ``central_difference`` in ``scalar.py`` and its chain rule in
     ``History.backprop_step``); a mapping key (``variable``) is merged into the profile's."""
+    walk: Mapping[str, str] = field(default_factory=dict)
+    """The profile's ``walk:`` keys this edition's layout has otherwise (MiniTorch's 2020
+    Module 1: ``topo: nested``, no ``topological_sort`` to grade alone)."""
+    walk_words: str = ""
+    """The course's own words for that walk, with where they are, as feedback quotes them."""
+    walked: bool = False
+    """Said of an item whose tests need a part of the walk this edition does not have."""
 
     def because(self, needs: Iterable[str]) -> Edition:
         """This edition as the reason a test of ``needs`` does not run: the code is the
-        course's where only ops the upload kept as given are missing."""
+        course's where only ops the upload kept as given are missing; the walk's layout where
+        a part of the walk (``walk.topo``) this edition changes is."""
         missing = set(needs) & {*self.lacks, *self.kept}
-        return dataclasses.replace(self, as_given=bool(missing) and missing <= set(self.kept))
+        walked = any(
+            need.startswith("walk.") and need.removeprefix("walk.") in self.walk for need in needs
+        )
+        return dataclasses.replace(
+            self,
+            as_given=bool(missing) and missing <= set(self.kept),
+            walked=walked and not missing,
+        )
 
     def feedback(self, title: str) -> str:
         """What the report says of an item this edition does not have, or gives."""
         if self.as_given:
             return (
-                f"given by the course: {title} is the {self.name} starter's own code, left as "
-                "given in the upload, so it is neither graded nor counted in the total"
+                f"given by the course: {title} is code the course's starter hands out (in "
+                f"the layout with {self.marker}), left as given in the upload, so it is "
+                "neither graded nor counted in the total"
+            )
+        if self.walked:
+            return (
+                f"not in this edition: the {self.name} homework's walk has no such part to "
+                f"ask alone ({title}). {self.walk_words}. It is neither graded nor counted "
+                "in the total"
             )
         return (
             f"not in this edition: {title} is not part of the {self.name} homework (its "
@@ -119,20 +146,9 @@ def fingerprints(source: str) -> set[str]:
     }
 
 
-PARSING = threading.Lock()
-"""One ``ast.parse`` at a time in this process: CPython 3.11 keeps the depth of the tree it
-builds in state the threads share, and two grades of a batch (or an audit) parsing at once
-can fail with "SystemError: AST constructor recursion depth mismatch"."""
-
-
-def _parse(source: str) -> ast.Module:
-    with PARSING:
-        return ast.parse(source)
-
-
 def _tree(source: str) -> ast.Module | None:
     try:
-        return _parse(source)
+        return parse(source)
     except (SyntaxError, ValueError):
         return None
 
@@ -160,7 +176,7 @@ def left_as_given(edition: Edition, package: Path) -> Edition:
 
 def _parsed(file: Path) -> ast.Module:
     try:
-        return _parse(file.read_text(errors="replace"))
+        return parse(file.read_text(errors="replace"), str(file))
     except (SyntaxError, ValueError):
         return ast.Module(body=[], type_ignores=[])
 

@@ -73,6 +73,11 @@ class FunctionApi(PackagedApi):
     """``backpropagate(variable, deriv)``: every leaf's derivative."""
     central_difference: str = "autodiff.central_difference"
     """``central_difference(f, *vals, arg=0, epsilon=...)``."""
+    pair: str = ""
+    """The course's holder of a variable and its derivative, called ``(variable, deriv)``,
+    where the walk speaks in them (MiniTorch 2020's ``autodiff.VariableWithDeriv``): a chain
+    rule answers a list of them and ``backpropagate`` is started with one. Empty: a chain
+    rule answers ``(variable, deriv)`` tuples and ``backpropagate(variable, deriv)``."""
     variable: Mapping[str, str] = field(default_factory=lambda: dict(MINITORCH_VARIABLE))
     """The Variable protocol the walk speaks, in the course's names (the grader's stand-in
     variables implement it): ``unique_id`` and ``parents`` properties, ``is_leaf()``,
@@ -107,12 +112,24 @@ class FunctionApi(PackagedApi):
         source = self.leaf_source(repr(float(value)))
         return eval(source, {self.scalar: scalar_class})  # noqa: S307 - the profile's template
 
-    def template(self, op: str) -> str:
-        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""
-        template = self.operators.get(op, OPS[op].micrograd)
+    def template(self, op: str, form: int = 0) -> str:
+        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``);
+        a scalar API documents one spelling of each (``form`` 0)."""
+        template = self.operators.get(op, OPS[op].micrograd) if not form else None
         if template is None:
             raise ValueError(f"op {op!r} has no scalar spelling")
         return template
+
+    def paired(self, variable: str, deriv: str) -> str:
+        """A variable and its derivative, as a chain rule answers them (the source of one)."""
+        if self.pair:
+            return f"{self.package}.{self.pair}({variable}, {deriv})"
+        return f"({variable}, {deriv})"
+
+    def walk_source(self, variable: str, deriv: str) -> str:
+        """``backpropagate`` started from ``variable`` with ``deriv`` (the source of the call)."""
+        start = self.paired(variable, deriv) if self.pair else f"{variable}, {deriv}"
+        return f"{self.package}.{self.backpropagate}({start})"
 
     def class_source(self, op: str) -> str:
         """The function class of ``op``, as a snippet names it (``minitorch.Mul``)."""

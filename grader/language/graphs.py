@@ -255,15 +255,18 @@ them away, not only the first)."""
 
 def broadcast_params(shape: Shape) -> tuple[Any, ...]:
     """Stretch size-1 axes, and prepend one to three axes: the two things broadcasting does.
-    Where there are several size-1 axes, also the first stretched alone: a gradient must sum
-    over the stretched axes only, which stretching them all at once cannot tell."""
+    Where there are several size-1 axes, also each stretched alone, the others kept: a
+    gradient must sum over the stretched axes only, which stretching them all at once cannot
+    tell, and must read each axis's target at its own position (``target[prepended - i]``
+    for ``target[prepended + i]`` reads a kept axis's where a stretched one's is, and leaves
+    the stretched axis unsummed, from ``(2, 1, 1)`` to ``(2, 2, 1)``)."""
     ones = [i for i, d in enumerate(shape) if d == 1]
     stretched = tuple(2 if d == 1 else d for d in shape)
     params = []
     if stretched != shape:
         params.append(stretched)
     if len(ones) > 1:
-        params.append(tuple(2 if i == ones[0] else d for i, d in enumerate(shape)))
+        params += [tuple(2 if i == one else d for i, d in enumerate(shape)) for one in ones]
     params += [prefix + shape for prefix in PREPENDS]
     return tuple(p for p in params if math.prod(p) <= MAX_ELEMENTS)
 
@@ -689,7 +692,7 @@ class Graph:
             nodes.append((node, args))
         shift = len(owners) - len(self.leaves)
         renumbered = tuple(
-            Node(node.op, tuple(a if a >= 0 else -a + shift for a in args), node.param)
+            dataclasses.replace(node, args=tuple(a if a >= 0 else -a + shift for a in args))
             for node, args in nodes
         )
         return Graph(self.kind, tuple(self.leaves[o] for o in owners), renumbered), owners
@@ -700,6 +703,7 @@ class Graph:
             "leaves": [{"shape": list(v.shape), "data": v.ravel().tolist()} for v in self.leaves],
             "nodes": [
                 {"op": n.op, "args": list(n.args), "param": param_to_json(n.param)}
+                | ({"form": n.form} if n.form else {})
                 for n in self.nodes
             ],
         }
@@ -712,7 +716,8 @@ class Graph:
             for leaf in message["leaves"]
         )
         nodes = tuple(
-            Node(n["op"], tuple(n["args"]), param_from_json(n["param"])) for n in message["nodes"]
+            Node(n["op"], tuple(n["args"]), param_from_json(n["param"]), n.get("form", 0))
+            for n in message["nodes"]
         )
         return cls(message["kind"], leaves, nodes)
 
@@ -724,6 +729,16 @@ class Node:
     op: str
     args: tuple[int, ...]
     param: Any = None
+    form: int = 0
+    """Which of the course's spellings applies the op: 0 its operator or method
+    (``Spelling.template``), k its k-th further one (``a.matmul(b)`` beside ``a @ b``:
+    ``TensorApi.spellings``), each routed by a test of its own."""
+
+
+def respelled(graph: Graph, op: str, form: int) -> Graph:
+    """``graph`` with every node of ``op`` applied by the course's spelling ``form``."""
+    nodes = tuple(dataclasses.replace(n, form=form) if n.op == op else n for n in graph.nodes)
+    return Graph(graph.kind, graph.leaves, nodes)
 
 
 def param_to_json(param: Any) -> Any:
@@ -772,7 +787,7 @@ class Spelling(Protocol):
     """A course's own spelling of the op table and of a leaf
     (``grader.language.tensor_api.TensorApi``, ``grader.language.function_api.FunctionApi``)."""
 
-    def template(self, op: str) -> str: ...
+    def template(self, op: str, form: int = 0) -> str: ...
 
     def leaf_source(self, data: str, requires_grad: bool) -> str: ...
 
@@ -785,7 +800,10 @@ def expression(graph: Graph, index: int, api: str | Spelling, var: list[str]) ->
 
 def node_expression(node: Node, api: str | Spelling, var: list[str]) -> str:
     """``expression`` of one node, its arguments' variables named by ``var``."""
-    template = getattr(OPS[node.op], api) if isinstance(api, str) else api.template(node.op)
+    if isinstance(api, str):
+        template = getattr(OPS[node.op], api) if not node.form else None
+    else:
+        template = api.template(node.op, node.form)
     if template is None:
         raise ValueError(f"op {node.op!r} has no {api} spelling")
     # None is every method's default (``t.transpose()``, ``t.sum()``): spelled as a student

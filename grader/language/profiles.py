@@ -51,7 +51,7 @@ from grader.language.assignments import (
     tensor_assignment,
 )
 from grader.language.conventions import KEYS as CONVENTION_KEYS
-from grader.language.conventions import Convention, stated, unquoted
+from grader.language.conventions import Convention, quoted, stated, unquoted
 from grader.language.definitions import EXACT, Definitions
 from grader.language.domains import AXES_FORMS, EVERY_FORM, MATMUL_BATCHES, Domain
 from grader.language.editions import FINGERPRINT, Edition, detected, left_as_given
@@ -92,6 +92,12 @@ WALK_ITEMS = ("topo", "backward", "accumulate", "zero_grad", "deep")
 OPERATOR = "operator."
 """``operator.<op>``: the API applies the op with one of Tensor's operators or methods, not
 by calling its op class: which op the operator reaches is then the student's to grade."""
+SPELLED = "spelled."
+"""``spelled.<k>.<op>``: the API documents a k-th further spelling of the op (``spellings:``,
+``a.matmul(b)`` beside ``a @ b``), the student's to route as much as the first."""
+MAX_SPELLINGS = 2
+"""Further spellings of one op a profile may give: a method and a function beside an
+operator."""
 
 DEFINED_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$"
 """An edition's ``defines``: a top-level name of its marker file, or a class's method."""
@@ -99,6 +105,31 @@ NAMED = {"type": "string", "pattern": DEFINED_NAME}
 """An edition's ``defines`` or ``without``, one name of a list."""
 SEE = "See 'Profiles' in docs/course-authors.md."
 """Where a mistake in a profile sends its author."""
+SNIPPETS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": list(adapters.SNIPPET_KEYS),
+    "additionalProperties": False,
+    "properties": {
+        key: (
+            {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+            if key in adapters.SNIPPET_TABLES
+            else {"type": "string", "minLength": 1}
+        )
+        for key in (*adapters.SNIPPET_KEYS, *adapters.SNIPPET_OPTIONS)
+    },
+}
+"""How an adapter's course spells its snippets (``api: snippets``,
+``grader.language.tape_snippets``)."""
+WALK_PLACES = {
+    "topo": {"enum": ["module", "nested", "given"]},
+    "zero_grad": {"enum": ["module", "absent"]},
+}
+"""Where an assignment's walk keeps its parts (``Walk``)."""
+QUOTED = {
+    "quote": {"type": "string", "minLength": 1},
+    "source": {"type": "string", "minLength": 1},
+}
+"""The course's own words, and where they are."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["profile", "title", "assignments"],
@@ -139,6 +170,7 @@ SCHEMA: dict[str, Any] = {
                                     "topological_sort",
                                     "backpropagate",
                                     "central_difference",
+                                    "pair",
                                     "ops_module",
                                     "tensor_module",
                                 )
@@ -152,6 +184,7 @@ SCHEMA: dict[str, Any] = {
                             "grad": {"enum": ["tensor", "array"]},
                             "init": {"type": "boolean"},
                             "adapter": {"type": "string", "pattern": r"^[A-Za-z0-9_]+\.py$"},
+                            "snippets": SNIPPETS_SCHEMA,
                             "variable": {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
@@ -173,16 +206,22 @@ SCHEMA: dict[str, Any] = {
                                 "type": "object",
                                 "additionalProperties": {"type": "string", "minLength": 1},
                             },
+                            "spellings": {
+                                "type": "object",
+                                "additionalProperties": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "maxItems": MAX_SPELLINGS,
+                                    "items": {"type": "string", "minLength": 1},
+                                },
+                            },
                         },
                     },
                     "walk": {
                         "type": "object",
                         "required": ["topo", "zero_grad"],
                         "additionalProperties": False,
-                        "properties": {
-                            "topo": {"enum": ["module", "nested", "given"]},
-                            "zero_grad": {"enum": ["module", "absent"]},
-                        },
+                        "properties": WALK_PLACES,
                     },
                     "conventions": {
                         "type": "object",
@@ -192,11 +231,7 @@ SCHEMA: dict[str, Any] = {
                                 "type": "object",
                                 "required": ["rule"],
                                 "additionalProperties": False,
-                                "properties": {
-                                    "rule": {"enum": list(rules.rules)},
-                                    "quote": {"type": "string", "minLength": 1},
-                                    "source": {"type": "string", "minLength": 1},
-                                },
+                                "properties": {"rule": {"enum": list(rules.rules)}, **QUOTED},
                             }
                             for key, rules in CONVENTION_KEYS.items()
                         },
@@ -280,6 +315,13 @@ SCHEMA: dict[str, Any] = {
                                 "without": {"type": "array", "items": NAMED},
                                 "broadcasts": {"type": "boolean"},
                                 "api": {"type": "object", "minProperties": 1},
+                                "walk": {
+                                    "type": "object",
+                                    "required": ["quote", "source"],
+                                    "minProperties": 3,
+                                    "additionalProperties": False,
+                                    "properties": {**WALK_PLACES, **QUOTED},
+                                },
                                 "given": {
                                     "type": "object",
                                     "additionalProperties": {
@@ -371,7 +413,8 @@ class AssignmentProfile:
             api = dataclasses.replace(api, broadcasts=edition.broadcasts)
         if edition.api and api is not None:
             api = _spelled(api, edition.api)
-        return dataclasses.replace(self, ops=ops, edition=edition, api=api)
+        walk = dataclasses.replace(self.walk, **edition.walk)
+        return dataclasses.replace(self, ops=ops, edition=edition, api=api, walk=walk)
 
     def named_in(self, submission: Path) -> AssignmentProfile:
         """This assignment with its package under the name the prepared ``submission`` gives
@@ -403,7 +446,8 @@ class AssignmentProfile:
         words), ``broadcasting`` (implicit, in elementwise ops), ``kinks`` (relu's and abs's
         gradient at exactly 0, in the course's words), ``ledger`` (the student's, not left as
         the edition's starter gives it), ``ops.any`` (an op left to draw), ``operator.<op>``
-        (the op reached through an operator or method)?"""
+        (the op reached through an operator or method), ``spelled.<k>.<op>`` (a k-th further
+        spelling of the op)?"""
         if need == TOPO:
             return self.walk.topo == "module"
         if need == NESTED:
@@ -430,6 +474,11 @@ class AssignmentProfile:
             # Through an adapter the grader applies each op itself: no operator to route.
             adapted = isinstance(api, TensorApi) and bool(api.adapter)
             return op in self.ops and api.operator(op) and not adapted
+        if need.startswith(SPELLED):
+            form, op = need.removeprefix(SPELLED).split(".", 1)
+            api = self.api or BABYGRAD_API
+            spelled = isinstance(api, TensorApi) and not api.adapter
+            return op in self.ops and spelled and int(form) <= len(api.spellings.get(op, ()))
         return need in self.ops
 
 
@@ -568,6 +617,8 @@ def load(path: Path) -> Profile:
                     broadcasts=spec.get("broadcasts"),
                     without=tuple(spec.get("without", ())),
                     api=spec.get("api", {}),
+                    walk={k: v for k, v in spec.get("walk", {}).items() if k in WALK_PLACES},
+                    walk_words=quoted(spec["walk"]) if "walk" in spec else "",
                 )
                 for edition, spec in raw.get("editions", {}).items()
             ),
@@ -665,27 +716,44 @@ def _check_contract(
 
 
 def _check_templates(path: Path, text: str, name: str, api: TensorApi, ops: list[str]) -> None:
-    """Every op's spelling is Python, with a parameter and with its default (no argument): a
-    template that is not would fail in every student's run, as if it were their code."""
+    """Every op's spelling, and each further one (``spellings:``, of an op the assignment
+    has), is Python, with a parameter and with its default (no argument): a template that is
+    not would fail in every student's run, as if it were their code."""
+    for op in api.spellings:
+        if op not in ops:
+            line = line_of(text, ["assignments", name, "api", "spellings", op])
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/api/spellings: {op} is not in the "
+                f"assignment's ops. {SEE}"
+            )
     for op in ops:
         try:
-            template = api.template(op)
+            spelled = [("operators", api.template(op))]
         except ValueError:
-            continue  # an op applied by its class only
-        operands = [f"x{i}" for i in range(OPS[op].arity)]
-        sources = {template.format(*operands, p="1")}
-        if without_param(template) != template:  # {p} is an argument: None leaves it out
-            sources.add(without_param(template).format(*operands))
-        for source in sources:
-            try:
-                compile(source, "<template>", "eval")
-            except SyntaxError as exc:
-                line = line_of(text, ["assignments", name, "api", "operators", op])
-                raise ProfileError(
-                    f"{path}:{line}: assignments/{name}/api/operators/{op}: {template!r} is not "
-                    f"a Python expression ({exc.msg}). "
-                    f"{SEE}"
-                ) from None
+            spelled = []  # an op applied by its class only
+        spelled += [("spellings", template) for template in api.spellings.get(op, ())]
+        for key, template in spelled:
+            _check_template(path, text, (name, key, op), template)
+
+
+def _check_template(path: Path, text: str, where: tuple[str, str, str], template: str) -> None:
+    """``template`` (of ``where``: the assignment, ``operators`` or ``spellings``, the op)
+    compiles with a parameter and, where it takes one, without."""
+    name, key, op = where
+    operands = [f"x{i}" for i in range(OPS[op].arity)]
+    sources = {template.format(*operands, p="1")}
+    if without_param(template) != template:  # {p} is an argument: None leaves it out
+        sources.add(without_param(template).format(*operands))
+    for source in sources:
+        try:
+            compile(source, "<template>", "eval")
+        except SyntaxError as exc:
+            line = line_of(text, ["assignments", name, "api", key, op])
+            raise ProfileError(
+                f"{path}:{line}: assignments/{name}/api/{key}/{op}: {template!r} is not "
+                f"a Python expression ({exc.msg}). "
+                f"{SEE}"
+            ) from None
 
 
 def _check_adapted_walk(path: Path, text: str, name: str, topo: str, api: TensorApi) -> None:
@@ -711,30 +779,25 @@ def _check_adapted_walk(path: Path, text: str, name: str, topo: str, api: Tensor
 
 
 def _check_snippets(path: Path, text: str, name: str, ops: list[str], api: TensorApi) -> None:
-    """An adapter's ``SNIPPETS`` (``grader.language.tape_snippets``) is a literal that spells
-    every key, and every op of the profile (and ``sum``, which sums a graph's outputs)."""
+    """``api: snippets`` (``grader.language.tape_snippets``) spells a course adapter's
+    snippets, every op of the profile among them (and ``sum``, which sums a graph's outputs)."""
+    if not api.snippets:
+        return
+    where = f"{path}:{line_of(text, ['assignments', name, 'api', 'snippets'])}"
     if not api.adapter:
-        return
-    where = f"{path}:{line_of(text, ['assignments', name, 'api', 'adapter'])}"
-    try:
-        spelled = adapters.snippets(api.adapter_source)
-    except ValueError:
         raise ProfileError(
-            f"{where}: {api.adapter}: SNIPPETS is not a literal (the grader reads it without "
-            f"running the adapter). {SEE}"
-        ) from None
-    if spelled is None:
-        return
-    lacking = [key for key in adapters.SNIPPET_KEYS if key not in spelled]
-    lacking += [
+            f"{where}: assignments/{name}/api/snippets: spells an adapter's snippets, and the "
+            f"api has no adapter. {SEE}"
+        )
+    lacking = [
         f"{part}.{op}"
         for part in ("forwards", "backwards")
         for op in (*ops, "sum")
-        if op not in spelled.get(part, {})
+        if op not in api.snippets[part]
     ]
     if lacking:
         raise ProfileError(
-            f"{where}: {api.adapter}: SNIPPETS does not spell {', '.join(lacking)}. {SEE}"
+            f"{where}: assignments/{name}/api/snippets does not spell {', '.join(lacking)}. {SEE}"
         )
 
 

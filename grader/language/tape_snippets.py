@@ -1,30 +1,31 @@
 """Runnable counterexamples for a course graded through an adapter whose walk is a tape (CMU
-11-785's mytorch), in the course's own words: the adapter's ``SNIPPETS``, a literal the
-trusted side reads without running the adapter (``grader.language.adapters.snippets``).
+11-785's mytorch), in the course's own words: its profile's ``api: snippets``, data the
+trusted side reads without running the adapter (``grader.language.adapters``).
 
 Its keys are templates: ``imports``, ``leaf`` (``{data}``), ``forwards`` (op -> ``{0}``,
 ``{1}``), ``backwards`` (op -> the function that gives its inputs' gradients, called as
 ``backward(grad_output, *inputs)``), ``given`` (op -> the source of a backward the course
-gives, defined in the snippet where used), ``tape``, ``record`` (``{inputs}``, ``{out}``,
+gives, defined in the snippet where used), ``tape`` (``{buffer}``: the ``buffer`` key, the
+expression that finds the ledger on the tape), ``record`` (``{inputs}``, ``{out}``,
 ``{updates}``, ``{backward}``), ``parameter`` (``{name}``: the array a parameter's gradient
 is routed into), ``walk`` (``{out_grad}``), ``grad`` (``{tensor}``), and for a ledger apart
 from the walk ``ledger`` (a line that names it), ``add`` (``{tensor}``, ``{grad}``) and
 ``get`` (``{tensor}``), and optionally ``answer``: an expression over ``grads`` (each input's
-gradient, in order) that is what a backward returns in this course (default: the list), and
-``walker``: what the feedback calls the walk (default: ``Tensor.backward``).
+gradient, in order) that is what a backward returns in this course (default: the list),
+``walker``: what the feedback calls the walk (default: ``Tensor.backward``), and
+``ledger_name``: what it calls a ledger apart (default: ``the ledger``). The adapter reads the
+same keys (``adapters.load_adapter``): each is spelled once, for the snippets and the grading.
 What the snippets build is what the adapter records: every op in the
 order it was made, every second leaf the tape meets a parameter (the adapter's ``record``).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from grader.language.adapters import snippets
 from grader.language.dags import Dag
 from grader.language.graphs import Graph, names
 from grader.language.tensor_api import TensorApi
@@ -33,24 +34,21 @@ Spelling = Mapping[str, Any]
 
 
 def spelling_of(api: TensorApi | None) -> Spelling | None:
-    """How ``api``'s adapter spells a tape's snippets (None: no adapter, or no ``SNIPPETS``)."""
-    if api is None or not api.adapter_source:
-        return None
-    return _parsed(api.adapter_source)
-
-
-@functools.cache
-def _parsed(source: str) -> Spelling | None:
-    return snippets(source)
+    """How ``api`` spells a tape's snippets (None: its profile spells none)."""
+    return api.snippets if api is not None and api.snippets else None
 
 
 WALKER = "Tensor.backward"
 """What the feedback calls a tensor course's walk where its adapter names none."""
 
 
+LEDGER = "the ledger"
+"""What the feedback calls a ledger apart from the walk where the snippets name none."""
+
+
 def walker_name(api: TensorApi | None) -> str:
-    """What the feedback calls a tensor course's walk: an adapter's ``SNIPPETS`` may name it
-    (``walker``: 11-785's ``Autograd.backward``), else ``Tensor.backward``."""
+    """What the feedback calls a tensor course's walk: its snippets may name it (``walker``:
+    11-785's ``Autograd.backward``), else ``Tensor.backward``."""
     spelling = spelling_of(api)
     return spelling.get("walker", WALKER) if spelling is not None else WALKER
 
@@ -76,7 +74,7 @@ class Tape:
         self.spelling = spelling
         self.lines: list[str] = [spelling["imports"]]
         self.helpers: list[str] = []
-        self.body: list[str] = [spelling["tape"]]
+        self.body: list[str] = [spelling["tape"].format(buffer=spelling.get("buffer", ""))]
         self.outputs: set[str] = set()
         self.leaves: list[str] = []
         self.parameters: set[str] = set()
@@ -147,9 +145,8 @@ def op_snippet(
     return tape.text()
 
 
-def graph_snippet(spelling: Spelling, graph: Graph) -> str:
-    """Build with the forwards, record every op on the tape as it is made, walk it from the
-    output, print every leaf's gradient."""
+def _graph_tape(spelling: Spelling, graph: Graph) -> Tape:
+    """``graph`` built with the forwards, every op recorded on the tape as it is made."""
     tape = Tape(spelling)
     var = names(graph)
     tape.body += [
@@ -159,11 +156,29 @@ def graph_snippet(spelling: Spelling, graph: Graph) -> str:
         inputs = [var[a] for a in node.args]
         tape.body.append(f"{var[index]} = {spelling['forwards'][node.op].format(*inputs)}")
         tape.record(var[index], inputs, tape.backward(node.op))
-    out = var[graph.output]
-    tape.body.append(spelling["walk"].format(out_grad=f"np.ones_like({out})"))
-    leaves = ", ".join(tape.grad(v) for v in var[: len(graph.leaves)])
-    tape.body.append(f"print({leaves})")
+    return tape
+
+
+def graph_snippet(spelling: Spelling, graph: Graph) -> str:
+    """Build with the forwards, record every op on the tape as it is made, walk it from the
+    output, print every leaf's gradient."""
+    tape = _graph_tape(spelling, graph)
+    tape.body.append(graph_walk(spelling, graph))
+    leaves = graph_gradients(spelling, graph)[: len(graph.leaves)]
+    tape.body.append(f"print({', '.join(leaves)})")
     return tape.text()
+
+
+def graph_walk(spelling: Spelling, graph: Graph) -> str:
+    """The line of ``graph_snippet`` that walks the tape from the output."""
+    return spelling["walk"].format(out_grad=f"np.ones_like({names(graph)[graph.output]})")
+
+
+def graph_gradients(spelling: Spelling, graph: Graph) -> list[str]:
+    """How ``graph_snippet`` reads each node's gradient (a parameter's array, else the
+    buffer's entry): a verdict names a gradient as the snippet prints it."""
+    tape = _graph_tape(spelling, graph)
+    return [tape.grad(v) for v in names(graph)]
 
 
 def given_helper(spelling: Spelling, hands_back: bool) -> str:
@@ -204,6 +219,28 @@ def _dag_nodes(
             tape.record(f"n{index}", [f"n{i}" for i, _ in pairs], f"given({index}, {weights})")
         nodes.append(f"n{index}")
     return nodes
+
+
+def dag_gradients(
+    api: TensorApi, dag: Dag, wrap_leaves: bool = False, ledger: bool = False
+) -> list[str]:
+    """How the snippets of a walk item read each node's gradient, so that a verdict names it
+    as the snippet prints it: ``n0.grad`` where ``api`` spells no snippets; else as
+    ``dag_snippet`` does (a parameter's array, else the buffer's entry) or, with ``ledger``
+    where a ledger apart is spelled, as ``ledger_snippet`` does (its entry)."""
+    spelling = spelling_of(api)
+    if spelling is None:
+        return [f"n{i}.grad" for i in range(dag.size)]
+    if ledger and "ledger" in spelling:
+        return [spelling["get"].format(tensor=f"n{i}") for i in range(dag.size)]
+    tape = Tape(spelling)
+    return [tape.grad(n) for n in _dag_nodes(tape, dag, (1,), wrap_leaves, record=True)]
+
+
+def ledger_name(api: TensorApi) -> str:
+    """What the feedback calls a ledger apart from the walk (``ledger_name``)."""
+    spelling = spelling_of(api)
+    return spelling.get("ledger_name", LEDGER) if spelling is not None else LEDGER
 
 
 def dag_snippet(

@@ -55,11 +55,20 @@ class TensorApi(PackagedApi):
     adapter_source: str = ""
     """The adapter's text, read when the profile is loaded and sent to the worker with the
     rest of the spelling."""
+    snippets: Mapping[str, Any] = field(default_factory=dict)
+    """How an adapter's course spells the snippets a student reads
+    (``grader.language.tape_snippets``; empty: the adapter's course has none of its own). The
+    worker hands them to the adapter (``adapters.load_adapter``), which reads the student's
+    engine as they spell it (11-785's gradient buffer)."""
     classes: Mapping[str, str] = field(default_factory=dict)
     """Op -> the op's class in ``<package>.ops``, where it differs from babygrad's name."""
     operators: Mapping[str, str] = field(default_factory=dict)
     """Op -> the expression that applies it (``ops.log({0})``), where it differs from the op
     table's operator or method."""
+    spellings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Op -> the further expressions the course documents for it, beside ``template``'s
+    (``{0}.matmul({1})`` beside ``{0} @ {1}``): each is the student's to route, so each is
+    routed by a test of its own (``Node.form``: 1 is the first of them)."""
     broadcasts: bool = True
     """Elementwise ops broadcast their operands implicitly, as numpy does (needle's do not:
     only an explicit ``broadcast_to`` does)."""
@@ -69,7 +78,11 @@ class TensorApi(PackagedApi):
 
     @classmethod
     def from_json(cls, message: Mapping[str, Any]) -> TensorApi:
-        tuples = {name: tuple(message[name]) for name in ("files", "aliases") if name in message}
+        tuples: dict[str, Any] = {
+            name: tuple(message[name]) for name in ("files", "aliases") if name in message
+        }
+        if "spellings" in message:
+            tuples["spellings"] = {op: tuple(s) for op, s in message["spellings"].items()}
         return cls(**{**message, **tuples})
 
     @property
@@ -150,8 +163,11 @@ class TensorApi(PackagedApi):
         its op class or function in ``ops`` (``operators``: ``ops.Log()({0})``)?"""
         return not self.template(op).startswith("ops.")
 
-    def template(self, op: str) -> str:
-        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``)."""
+    def template(self, op: str, form: int = 0) -> str:
+        """The expression that applies ``op`` with operators and methods (``{0}``, ``{p}``);
+        ``form`` k > 0: the k-th of its further ``spellings``."""
+        if form:
+            return self.spellings[op][form - 1]
         template = self.operators.get(op, OPS[op].tensor)
         if template is None:
             raise ValueError(f"op {op!r} has no tensor spelling")

@@ -26,7 +26,7 @@ from grader.worker.engines import load_engine, reinstate
 name = "reference"
 KNOWN: dict[str, dict[str, Any]] = {}
 """The reference's answers this process holds, by ``ReferenceOracle.key``: a batch lane's are
-those its runs worked out (``grader.workflows.lane``), so that the examples the next upload
+those its runs worked out (``grader.batch.lane``), so that the examples the next upload
 replays are not evaluated on the reference again. The reference is trusted and deterministic:
 an answer is the same whenever it is asked."""
 FOUND: dict[str, dict[str, Any]] = {}

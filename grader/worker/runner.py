@@ -125,7 +125,7 @@ class Submission:
     @staticmethod
     def _import(assignment: str, spelling: TensorApi | FunctionApi) -> ModuleType | SimpleNamespace:
         if isinstance(spelling, TensorApi) and spelling.adapter_source:
-            adapter = adapters.load_adapter(spelling.adapter_source, assignment)
+            adapter = adapters.load_adapter(spelling.adapter_source, assignment, spelling.snippets)
             return SimpleNamespace(adapter=adapter, engine=adapter.load())
         whole = isinstance(spelling, FunctionApi)
         paths = (spelling.ops_path, spelling.tensor_path) if not whole else ("", "")

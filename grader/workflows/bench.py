@@ -26,10 +26,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from grader.batch.batch import BatchOptions, run
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_REFERENCE
-from grader.workflows.api import GradeOptions, grade
-from grader.workflows.batch import BatchOptions, run
+from grader.run.api import GradeOptions, grade
 from grader.workflows.profiling import profile
 
 CLASSIC_BUGS: list[dict[str, tuple[str, str]]] = [

@@ -1,8 +1,8 @@
 """``python -m grader``: the command line (grade, batch, watch, audit); the grading itself is
-``grader.workflows.api``.
+``grader.run.api``.
 
 ``grade`` takes an upload as batch takes it (a folder, ``.py``, ``.ipynb`` or ``.zip``), found
-and unpacked by ``grader.workflows.submissions`` into a private folder, and writes the reports
+and unpacked by ``grader.run.submissions`` into a private folder, and writes the reports
 asked for.
 """
 
@@ -20,7 +20,7 @@ from rich.console import Console
 from grader.atomic import write_atomically
 from grader.grading import rubric as rubric_module
 from grader.report.document import render
-from grader.workflows.api import (
+from grader.run.api import (
     EXIT_BELOW,
     EXIT_OK,
     EXIT_USAGE,
@@ -28,15 +28,15 @@ from grader.workflows.api import (
     grade,
     selected_assignments,
 )
-from grader.workflows.arguments import (
+from grader.run.arguments import (
     SUBMISSION_HELP,
     add_grading_options,
     exit_code,
     grade_options,
     submission_upload,
 )
-from grader.workflows.submissions import Upload, as_handed_in, prepared
-from grader.workflows.trust import verify_reference
+from grader.run.submissions import Upload, as_handed_in, prepared
+from grader.run.trust import verify_reference
 
 
 def program_name() -> str:
@@ -47,9 +47,9 @@ def program_name() -> str:
 
 
 COMMANDS = {
-    "batch": ("grader.workflows.batch", "grade a folder of submissions"),
+    "batch": ("grader.batch.batch", "grade a folder of submissions"),
     "watch": ("grader.workflows.watch", "re-grade on every save"),
-    "audit": ("grader.workflows.audit", "how strong is the rubric? grade mutants of the reference"),
+    "audit": ("grader.audit.audit", "how strong is the rubric? grade mutants of the reference"),
 }
 """The commands with a module of their own, imported only when called: a grade pays for no
 audit, batch or watch machinery."""

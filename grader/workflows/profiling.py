@@ -36,7 +36,7 @@ def kind(command_line: str) -> str:
     (pytest, or a lane's fork of it), a sandboxed worker, or another helper."""
     if "grader.worker" in command_line:
         return "worker"
-    if "pytest" in command_line or "grader.workflows.lane" in command_line:
+    if "pytest" in command_line or "grader.batch.lane" in command_line:
         return "grading"
     if " -m grader " in f"{command_line} ":
         return "command"

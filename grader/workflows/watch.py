@@ -23,7 +23,7 @@ from grader.grading import rubric as rubric_module
 from grader.grading.scoring import ItemResult
 from grader.language.assignments import Assignment
 from grader.report.view import AssignmentView, item_points, points
-from grader.workflows.api import (
+from grader.run.api import (
     EXIT_OK,
     EXIT_USAGE,
     GradeOptions,
@@ -31,15 +31,15 @@ from grader.workflows.api import (
     grade,
     selected_assignments,
 )
-from grader.workflows.arguments import (
+from grader.run.arguments import (
     SUBMISSION_HELP,
     add_grading_options,
     exit_code,
     grade_options,
     submission_upload,
 )
-from grader.workflows.submissions import Prepared, Upload, as_handed_in, fingerprints, prepared
-from grader.workflows.trust import verify_reference
+from grader.run.submissions import Prepared, Upload, as_handed_in, fingerprints, prepared
+from grader.run.trust import verify_reference
 
 TICK_MS = 500
 """The watcher wakes this often without a change: the first wake starts the first grade, so a

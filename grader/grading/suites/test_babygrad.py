@@ -31,6 +31,7 @@ from grader.language.graphs import (
     TENSOR_GRAPH_OPS,
     TENSOR_OP_ITEMS,
     TENSOR_OPERATOR_FORMS,
+    respelled,
 )
 from grader.language.profiles import (
     ANY_OP,
@@ -38,8 +39,10 @@ from grader.language.profiles import (
     FROZEN_LEAVES,
     KINKS,
     LEDGER,
+    MAX_SPELLINGS,
     OPERATOR,
     ROOTS,
+    SPELLED,
 )
 from grader.language.strategies import (
     broadcasting_cases,
@@ -99,6 +102,26 @@ for _op in TENSOR_OPERATOR_FORMS:
         needs=(_op, OPERATOR + _op),
         strata=stratified(lambda had, domain, op=_op: routing_strata(op, domain)),
     )
+    # each further spelling the course documents (``spellings:``, ``a.matmul(b)`` beside
+    # ``a @ b``): the student writes each, so each is routed as the first is
+    for _form in range(1, MAX_SPELLINGS + 1):
+        globals()[f"test_routing_{_op}_spelling_{_form + 1}"] = graded_property(
+            "babygrad.tensor_ops",
+            f"test_{_op}_spelling_{_form + 1}_routes_to_the_right_op",
+            in_domain(
+                lambda domain, op=_op, form=_form: single_op_graphs("tensor", (op,), domain).map(
+                    partial(respelled, op=op, form=form)
+                )
+            ),
+            lambda grading, graph: graphs.check_graph(grading, graph, probe=Probe.ROUTING),
+            share=len(BABYGRAD_OPERATOR_FORMS),
+            needs=(_op, f"{SPELLED}{_form}.{_op}"),
+            strata=stratified(
+                lambda had, domain, op=_op, form=_form: [
+                    respelled(graph, op, form) for graph in routing_strata(op, domain)
+                ]
+            ),
+        )
 
 
 # Implicit broadcasting, one test per elementwise op: an example on which the op itself is

@@ -1,6 +1,6 @@
 """A rubric audit's verdicts, and the three places they are read: the terminal, JSON, HTML.
 
-``python -m grader audit`` (``grader.workflows.audit``) grades mutants of the reference; each
+``python -m grader audit`` (``grader.audit.audit``) grades mutants of the reference; each
 becomes one ``Verdict`` here. The per-item table counts them the same way in every format.
 """
 
@@ -88,7 +88,7 @@ class AuditReport:
     notes: list[str] = field(default_factory=list)
     coverage: list[ItemCoverage] = field(default_factory=list)
     """Per item, how many of its examples at the rubric's seed reach each dimension of its
-    contract (``grader.workflows.coverage``)."""
+    contract (``grader.audit.coverage``)."""
 
     def rows(self) -> list[tuple[str, dict[str, float]]]:
         """Per item, the count of each column; then a total row."""

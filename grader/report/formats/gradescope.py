@@ -114,7 +114,7 @@ def results(
     fallback = failure or "this item was not part of the grading run"
     tests = [_test(n, item, graded.get(item.id), fallback) for n, item in enumerate(items, start=1)]
     later = sum(t["visibility"] != "visible" for t in tests)
-    output = [f"- {note}" for note in notes]
+    output = [f"- upload: {note}" for note in notes]
     if failure:
         output.append(f"**The grader failed (not your fault):** {failure}")
     if later:

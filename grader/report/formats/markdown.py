@@ -45,7 +45,7 @@ def feedback(report: GradeReport, titles: dict[str, str], notes: Sequence[str] =
     """The whole report: found files, a table per assignment (one line for an assignment not
     submitted), then each failure's feedback."""
     lines = [f"# Grade: {points(report.score)}/{points(report.max_score)}", ""]
-    lines += [f"- {cell(note)}" for note in notes] + ([""] if notes else [])
+    lines += [f"- upload: {cell(note)}" for note in notes] + ([""] if notes else [])
     lines += [f"- note: {cell(n)}" for n in report.notices]
     lines += [f"Checked against: {', '.join(report.oracles)}", ""] if report.oracles else []
     for view in report.views:

@@ -44,10 +44,11 @@ def probe_variable_topo(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
 
 
 def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, Any]:
-    """The student's ``backpropagate(root, case["seed"])`` with ``topological_sort`` swapped
-    for one that returns ``case["order"]`` (node numbers, the output first: the parent drew
-    the graph, so it knows one), or with ``case["order"]`` None the student's own (their pair
-    end to end). Over the grader's variables (``given_variables``: the walk and its ledger
+    """The student's ``backpropagate(root, case["seed"])`` (MiniTorch 2020's: of the two in
+    the course's holder, ``api.pair``) with ``topological_sort`` swapped for one that returns
+    ``case["order"]`` (node numbers, the output first: the parent drew the graph, so it knows
+    one), or with ``case["order"]`` None the student's own (their pair end to end, or a walk
+    that orders itself). Over the grader's variables (``given_variables``: the walk and its ledger
     are the student's), or with ``case["scalars"]`` over the course's own scalars and the
     grader's functions (``given_scalars``: the scalar's ``chain_rule`` is the student's too).
     Reported: what each node's chain rule was given and what each leaf accumulated, and any
@@ -62,12 +63,15 @@ def probe_backpropagate(engine: ModuleType, case: dict[str, Any]) -> dict[str, A
         )
         watched = {}  # the grader's own variables hold no value
     backpropagate = resolve(engine.package, api.backpropagate)
+    start = (nodes[-1], float(case["seed"]))
+    if api.pair:  # MiniTorch's 2020 walk starts from one VariableWithDeriv
+        start = (resolve(engine.package, api.pair)(*start),)
     with watch.phase("walk", watched):
         if case["order"] is None:
-            backpropagate(nodes[-1], float(case["seed"]))
+            backpropagate(*start)
         else:
             with _given_order(engine, api, [nodes[i] for i in case["order"]]):
-                backpropagate(nodes[-1], float(case["seed"]))
+                backpropagate(*start)
     if accumulated is None:
         leaves = case["dag"]["leaves"]
         accumulated = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
-from grader.workflows.differential.babygrad_programs import BABYGRAD_FAMILIES, BABYGRAD_HEADER
-from grader.workflows.differential.micrograd_programs import (
+from grader.audit.differential.babygrad_programs import BABYGRAD_FAMILIES, BABYGRAD_HEADER
+from grader.audit.differential.micrograd_programs import (
     MICROGRAD_FAMILIES,
     MICROGRAD_HEADER,
 )

@@ -13,7 +13,7 @@ take them instead of evaluating the same examples on the reference again. So do 
 probes (``grader.worker.sandbox``): the lane's next runs start their workers without asking
 again whether bubblewrap and the interpreter work under the same policy.
 
-Protocol (the batch's ``Lanes`` and ``python -I -m grader.workflows.lane``): one JSON request
+Protocol (the batch's ``Lanes`` and ``python -I -m grader.batch.lane``): one JSON request
 per line on stdin, ``{"id": n, "args": [pytest arguments], "cwd": folder, "recordings": {key:
 text}}`` (recordings other lanes made); one JSON reply per line on stdout, ``{"id": n,
 "returncode": n, "recordings": {key: text}, "answers": n}`` (the recordings this run made, and
@@ -21,7 +21,7 @@ how many reference answers the lane holds). The run's output is in
 ``cwd/pytest.out``. A reply whose ``id`` is not the request's is some other run's, whose
 results file may not exist yet or may be half of another grade: the lane is replaced.
 
-A single grade warms up the same way, once (``python -I -m grader.workflows.lane --once``,
+A single grade warms up the same way, once (``python -I -m grader.batch.lane --once``,
 ``api.in_one_process``): a JSON list of runs on stdin, ``[{"args": [...], "cwd": folder,
 "output": file}]``, forked all at once (one per assignment, so both cores work); the list of
 their exit codes on stdout.
@@ -46,9 +46,9 @@ import pytest
 from grader.grading import replay, strata
 from grader.layout import DEFAULT_PROFILE, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
+from grader.run.api import in_subprocess, pytest_words
+from grader.run.prestart import grading_environment
 from grader.worker import sandbox
-from grader.workflows.api import in_subprocess, pytest_words
-from grader.workflows.prestart import grading_environment
 
 OUTPUT = "pytest.out"
 
@@ -130,7 +130,7 @@ def _warm_up() -> None:
 
 def serve_once() -> None:
     """A grade's one grading process (``api.in_one_process``): warm up once, then read the
-    runs (it may be started before they are known: ``grader.workflows.prestart``), one fork
+    runs (it may be started before they are known: ``grader.run.prestart``), one fork
     per assignment, all at once, each with its output file; their exit codes on stdout."""
     _warm_up()
     text = sys.stdin.read()
@@ -172,7 +172,7 @@ class Lane:
     @staticmethod
     def _start() -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-I", "-m", "grader.workflows.lane"],
+            [sys.executable, "-I", "-m", "grader.batch.lane"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=grading_environment(),

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import ONE_THREAD
+from grader.audit.differential.generate import generate
 from grader.language.assignments import NAMES
-from grader.workflows.differential.generate import generate
 
 ASSIGNMENTS = NAMES
 PROGRAM_CPU_S = 1.0

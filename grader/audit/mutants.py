@@ -1,6 +1,6 @@
 """Mutants of the reference's solution regions: what ``python -m grader audit`` grades.
 
-Every ``# BEGIN SOLUTION [serves; also]: ...`` region of ``reference/`` (``grader.workflows.stubs``
+Every ``# BEGIN SOLUTION [serves; also]: ...`` region of ``reference/`` (``grader.release.stubs``
 parses the markers) is mutated, one small change at a time, strictly between its markers:
 
 - ``mutants(reference)``: each mutation operator applied at each place it applies in a region,
@@ -10,7 +10,7 @@ parses the markers) is mutated, one small change at a time, strictly between its
   (``pass``, ``return None``, the input returned unchanged, zeros or ones of the right shape,
   the result built without its ``_backward`` closure);
 - ``do_one_thing(reference)``: the stubs with one region alone written, for each region (partial
-  work: what it earns is judged by ``grader.workflows.audit.judge_one_thing``);
+  work: what it earns is judged by ``grader.audit.audit.judge_one_thing``);
 - ``sample(items, size, seed)``: a fixed, seeded sample spread over regions and operators.
 
 **The operators come from cosmic-ray** (``pip install 'autograd-grader[audit]'``), a maintained
@@ -26,7 +26,7 @@ comparison replacement, unary minus and ``not`` deleted, numbers +1 and -1, ``Tr
 ``and``/``or``, a condition negated, ``break``/``continue`` and a loop made to run zero times.
 
 What cosmic-ray cannot do, and this project adds on its interface
-(``grader.workflows.mutation_operators``, each an ``Operator`` subclass applied the same way):
+(``grader.audit.mutation_operators``, each an ``Operator`` subclass applied the same way):
 it has no operator for ``+=`` -> ``=`` (``aug-assign-to-assign``) nor ``=`` -> ``+=``, no
 statement deletion, no condition made always true or false (only negated), no operand or
 argument swap, no receiver swap (``self``/``other``/``out``), nothing on returned tuples, no
@@ -58,7 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.workflows.stubs import render_source, solution_blocks
+from grader.language.parsing import parse
+from grader.language.solutions import render_source, solution_blocks
 
 COSMIC_RAY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ReplaceBinaryOperator_Add_Sub", ("binary-add-to-sub",)),
@@ -214,7 +215,7 @@ def _enclosing(
 
 
 def _regions_of(relative: str, source: str) -> list[Region]:
-    tree = ast.parse(source, relative)
+    tree = parse(source, relative)
     return [
         Region(
             file=relative,
@@ -253,7 +254,7 @@ def _one_line(lines: list[str], limit: int = 90) -> str:
 def _program(source: str) -> str | None:
     """The program a source text stands for (None if it does not compile)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
         compile(tree, "<mutant>", "exec")
     except (SyntaxError, ValueError):
         return None
@@ -351,7 +352,7 @@ def _operators() -> tuple[tuple[tuple[str, ...], Any], ...]:
     """(names by mutation index, operator instance) of every operator, in order."""
     from cosmic_ray.operators.provider import OperatorProvider
 
-    from grader.workflows import mutation_operators
+    from grader.audit import mutation_operators
 
     provider = OperatorProvider()
     found = [(names, mutation_operators.tidy(provider[name])()) for name, names in COSMIC_RAY]
@@ -554,7 +555,7 @@ def _all(sources: tuple[tuple[str, str], ...]) -> tuple[tuple[Mutant, ...], tupl
     changed: list[Mutant] = []
     idle: list[Mutant] = []
     for relative, source in sources:
-        tree = ast.parse(source, relative)
+        tree = parse(source, relative)
         lines = source.splitlines(keepends=True)
         for region in _regions_of(relative, source):
             place = _place(region, source, tree)
@@ -635,7 +636,7 @@ def definition_mutants(relative: str, source: str, names: Collection[str]) -> li
     grader's own: ``tests/self_audit.py``), each a region from its ``def``, ``class`` or
     assignment line to its end, decorators left alone; the same operators and rules as
     ``mutants``. Name a class or some of its methods, not both: they would overlap."""
-    tree = ast.parse(source, relative)
+    tree = parse(source, relative)
     lines = tuple(source.splitlines(keepends=True))
     found: list[Mutant] = []
     for name, node in definitions(tree):
@@ -666,7 +667,7 @@ def do_nothing(reference: Path) -> list[Mutant]:
 
 
 def stub_files(reference: Path) -> dict[str, str]:
-    """Every Python file of the reference as the stubs have it (``grader.workflows.stubs``):
+    """Every Python file of the reference as the stubs have it (``grader.release.stubs``):
     each region a ``NotImplementedError``."""
     return {relative: render_source(source, relative) for relative, source in _sources(reference)}
 
@@ -674,7 +675,7 @@ def stub_files(reference: Path) -> dict[str, str]:
 def do_one_thing(reference: Path) -> list[Mutant]:
     """For each region, the stubs with that region alone written as the reference has it
     (kind ``do-one-thing``): partial work, one function filled in, which must earn only what
-    its region's items allow (``grader.workflows.audit``)."""
+    its region's items allow (``grader.audit.audit``)."""
     return list(_one_thing(_sources(reference)))
 
 
@@ -731,7 +732,7 @@ def sample(items: list[Mutant], size: int, seed: int) -> list[Mutant]:
 
 def main() -> None:
     """Print the number of mutants per operator and per file (``python -m
-    grader.workflows.mutants [REFERENCE]``)."""
+    grader.audit.mutants [REFERENCE]``)."""
     import sys
 
     from grader.layout import DEFAULT_REFERENCE

@@ -20,8 +20,8 @@ from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions
 from grader.grading.scoring import ItemResult
 from grader.layout import REPLAY_CACHE, grader_digest
-from grader.workflows.api import Runner, UsageFailure, given_reference, grade
-from grader.workflows.submissions import Upload, prepared
+from grader.run.api import Runner, UsageFailure, given_reference, grade
+from grader.run.submissions import Upload, prepared
 
 CHECKED = REPLAY_CACHE.parent / "references"
 """One empty file per reference that passed its rubric, named by the digest it passed at."""

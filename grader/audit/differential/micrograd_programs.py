@@ -10,7 +10,7 @@ import math
 import random
 from collections.abc import Callable
 
-from grader.workflows.differential.programs import _const, _fmt, _num, _Program
+from grader.audit.differential.programs import _const, _fmt, _num, _Program
 
 MICROGRAD_HEADER = """from micrograd.engine import Value
 import micrograd.engine

@@ -1,9 +1,9 @@
 """``python -m grader batch SUBMISSIONS --out DIR``: grade a whole class, in parallel, resumably.
 
-Each upload in SUBMISSIONS (see ``grader.workflows.submissions``) is prepared and graded exactly as
+Each upload in SUBMISSIONS (see ``grader.run.submissions``) is prepared and graded exactly as
 ``grade`` grades one folder, in its own trusted pytest processes and sandboxed workers, on
 ``-j`` lanes at once or on a Dask cluster (``--scheduler``). Results go into a ledger
-(``DIR/ledger``, see ``grader.workflows.ledger``) the moment each is known, so an interrupted
+(``DIR/ledger``, see ``grader.batch.ledger``) the moment each is known, so an interrupted
 batch loses nothing finished and a rerun grades only what is new or changed (``--force``:
 everything). A grading without a result for every selected item is a failure, never a score:
 it is not stored, its row is an error, and the next run grades it again. A ledger entry's key
@@ -46,6 +46,9 @@ from rich.console import Console
 
 from grader import __version__
 from grader.atomic import write_atomically
+from grader.batch.lane import Lanes
+from grader.batch.ledger import Key, Ledger
+from grader.batch.progress import EVERY, BatchProgress, Tracker
 from grader.grading import rubric as rubric_module
 from grader.grading.completeness import unfinished
 from grader.grading.scoring import rescored
@@ -58,7 +61,7 @@ from grader.report.formats.markdown import feedback
 from grader.report.formats.summary import summary_html
 from grader.report.html import write_html_report
 from grader.report.view import points
-from grader.workflows.api import (
+from grader.run.api import (
     EXIT_GRADER,
     EXIT_OK,
     EXIT_USAGE,
@@ -68,15 +71,12 @@ from grader.workflows.api import (
     grade,
     selected_items,
 )
-from grader.workflows.arguments import (
+from grader.run.arguments import (
     PUBLIC_SEED_WARNING,
     add_grading_options,
     batch_grade_options,
 )
-from grader.workflows.lane import Lanes
-from grader.workflows.ledger import Key, Ledger
-from grader.workflows.progress import EVERY, BatchProgress, Tracker
-from grader.workflows.submissions import (
+from grader.run.submissions import (
     DuplicateStudent,
     Upload,
     UploadLimits,
@@ -85,7 +85,7 @@ from grader.workflows.submissions import (
     discover,
     prepare,
 )
-from grader.workflows.trust import verify_reference
+from grader.run.trust import verify_reference
 
 DEFAULT_SLOT = 100  # clear of the interactive ``grade`` (slots 0 and 1)
 EXIT_INTERRUPTED = 130
@@ -180,7 +180,7 @@ def _outcome(job: Job, future: Any) -> dict[str, Any]:
 
 def _local(jobs: list[Job], workers: int, tracker: Tracker) -> Iterator[tuple[Job, dict[str, Any]]]:
     """On this machine: ``workers`` submissions at once, each assignment's grading run a fork
-    of a warm lane (``grader.workflows.lane``), two lanes per submission; ``tracker`` hears
+    of a warm lane (``grader.batch.lane``), two lanes per submission; ``tracker`` hears
     when each starts."""
     pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="grade")
 

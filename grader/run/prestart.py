@@ -40,9 +40,9 @@ def grading_environment() -> dict[str, str]:
 
 def start() -> subprocess.Popen[str]:
     """A grading process that warms up at once, then waits for its runs on stdin
-    (``grader.workflows.lane.serve_once``)."""
+    (``grader.batch.lane.serve_once``)."""
     return subprocess.Popen(
-        [sys.executable, "-I", "-m", "grader.workflows.lane", "--once"],
+        [sys.executable, "-I", "-m", "grader.batch.lane", "--once"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -34,8 +34,8 @@ holds what both assignments' generators share, and ``generate``; ``micrograd_pro
 ``babygrad_programs`` hold each assignment's families.
 """
 
-from grader.workflows.differential.generate import generate
-from grader.workflows.differential.runner import (
+from grader.audit.differential.generate import generate
+from grader.audit.differential.runner import (
     ASSIGNMENTS,
     MEMORY_MB,
     PROGRAM_CPU_S,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.workflows.differential.programs import _const, _fmt, _num, _Program
+from grader.audit.differential.programs import _const, _fmt, _num, _Program
 
 BABYGRAD_HEADER = """import numpy as np
 from babygrad import Tensor, ops

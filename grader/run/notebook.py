@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.language.assignments import Assignment
+from grader.language.parsing import parse
 from grader.report.document import GradeReport
 
 MAGIC = re.compile(r"^\s*[%!]")
@@ -90,7 +91,7 @@ def definitions(text: str) -> tuple[str, list[str]]:
             "\n" if MAGIC.match(line) else line for line in cell.splitlines(keepends=True)
         )
         try:
-            tree = ast.parse(source)
+            tree = parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             notes.append(f"code cell {number} skipped: it does not parse ({type(exc).__name__})")
             continue

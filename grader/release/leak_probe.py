@@ -1,4 +1,4 @@
-"""Does anything a release ships do a student's work? Run by ``grader.workflows.release``
+"""Does anything a release ships do a student's work? Run by ``grader.release.release``
 (``solution_leaks``) in a fresh interpreter, never imported::
 
     python -I leak_probe.py RELEASE RESULT.json [SNIPPETS.json]

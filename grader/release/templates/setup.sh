@@ -25,7 +25,7 @@ COURSE="$("$ROOT/venv/bin/python" -I -c 'import json, sys; print(json.load(open(
 "$ROOT/venv/bin/python" -I -m grader check-reference --course "$COURSE"
 # The reference's runs at the secret seed, recorded once: each submission's grade replays them
 # (the same verdicts as drawing them again, in about half the time).
-"$ROOT/venv/bin/python" -I -m grader.workflows.autograder --record
+"$ROOT/venv/bin/python" -I -m grader.release.autograder --record
 # Only root (the trusted grader) may read the rubric, the reference and the seed, in source/
 # and in the installed package: without bubblewrap the student's code still runs as an
 # unprivileged worker uid.

@@ -1,13 +1,13 @@
 """Build what leaves the instructor's repository: the student release and the Gradescope zip.
 
-``python -m grader.workflows.release student --out dist/student`` (``make release``)
+``python -m grader.release.release student --out dist/student`` (``make release``)
     The stubs (``exercises/``), the grader without the grading tests of hidden items, the
     public rubric (hidden and after-due-date items removed), the Makefile, the student README,
     a ``.gitignore`` and ``.github/workflows/classroom.yml``. Never ``reference/``. The build
     fails if a hidden item's id is found anywhere in the release, if anything the release
     ships does a part of the assignment (``solution_leaks``), or if the released grading
     tests do not collect against the public rubric.
-``python -m grader.workflows.release gradescope --out dist/gradescope [--seed N] [--course C]``
+``python -m grader.release.release gradescope --out dist/gradescope [--seed N] [--course C]``
 (``make gradescope``)
     ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at the root, the grader's source
     with its grading tests, one course as ``courses/<name>/`` (profile, full rubric,
@@ -37,6 +37,7 @@ import yaml
 from grader.grading import rubric as rubric_module
 from grader.grading.options import suite_arguments
 from grader.language.assignments import Assignment
+from grader.language.parsing import parse
 from grader.layout import (
     PACKAGE,
     REPO,
@@ -48,7 +49,7 @@ from grader.layout import (
     needs_checkout,
     shipped_courses,
 )
-from grader.workflows.arguments import PUBLIC_SEED_WARNING, course
+from grader.run.arguments import PUBLIC_SEED_WARNING, course
 
 HIDDEN = ("hidden", "after_due_date")
 BUILD_DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache")
@@ -96,7 +97,7 @@ def without_hidden_tests(source: str, hidden: set[str]) -> str:
     """``source`` minus every top-level statement that names a hidden item."""
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
-    for node in ast.parse(source).body:
+    for node in parse(source).body:
         if _names_hidden(node, hidden):
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             drop.update(range(first - 1, node.end_lineno))
@@ -276,7 +277,7 @@ def _files(tree: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.workflows.release", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m grader.release.release", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     student = commands.add_parser("student", help="build the student release")
     student.add_argument("--out", default="dist/student")

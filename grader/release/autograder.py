@@ -37,9 +37,9 @@ from grader.grading import rubric as rubric_module
 from grader.layout import THIS_COURSE, course_root
 from grader.report.document import GradeReport
 from grader.report.formats.gradescope import misconfigured, results
-from grader.workflows.api import GradeOptions, GraderFailure, UsageFailure, grade
-from grader.workflows.submissions import Upload, as_handed_in, prepare, upload_at
-from grader.workflows.trust import ReferenceFailure, verify_reference
+from grader.run.api import GradeOptions, GraderFailure, UsageFailure, grade
+from grader.run.submissions import Upload, as_handed_in, prepare, upload_at
+from grader.run.trust import ReferenceFailure, verify_reference
 
 DEFAULT_DEADLINE_S = 480.0
 RECORDINGS = "recordings"

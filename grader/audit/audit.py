@@ -1,7 +1,7 @@
 """``python -m grader audit``: how strong is this rubric? Mutants of the reference, graded.
 
 Every solution region of ``reference/`` names the rubric items it serves (``# BEGIN SOLUTION
-[serves; also]: ...``). The audit makes mutants of each region (``grader.workflows.mutants``:
+[serves; also]: ...``). The audit makes mutants of each region (``grader.audit.mutants``:
 operators replaced, ``+=`` turned into ``=``, statements deleted, ...) and do-nothing variants
 (the region's body replaced by the smallest one that runs), grades them all as a batch grades a
 class (lanes, replay, ``-j``, ``--scheduler``), and judges each against the reference's grade:
@@ -9,7 +9,7 @@ class (lanes, replay, ``-j``, ``--scheduler``), and judges each against the refe
 - a mutant must lose points on an item of its own region, and on nothing else but its
   assignment's ``*.graphs`` item (otherwise: a blame ``leak``, or killed ``elsewhere``);
 - a mutant no item kills is run against the reference in a much wider differential test
-  (``grader.workflows.differential``): ``differs`` is a hole in the rubric, shown with the
+  (``grader.audit.differential``): ``differs`` is a hole in the rubric, shown with the
   program that tells them apart; otherwise it is ``equivalent`` (for a person to confirm in
   ``reference/audit-judgements.yaml``, with the reason);
 - a do-nothing variant must earn nothing on the items its region serves (on an item several
@@ -40,6 +40,24 @@ from rich.console import Console
 from rich.progress import Progress
 
 from grader.atomic import write_atomically
+from grader.audit import coverage
+from grader.audit.differential import ASSIGNMENTS as SPOKEN
+from grader.audit.differential import differ
+from grader.audit.mutants import (
+    DO_NOTHING,
+    SKIPPED,
+    Mutant,
+    Region,
+    do_nothing,
+    do_one_thing,
+    mutants,
+    operator_names,
+    regions,
+    sample,
+    stub_files,
+)
+from grader.batch.batch import DEFAULT_SLOT, BatchOptions
+from grader.batch.batch import run as run_batch
 from grader.grading import rubric as rubric_module
 from grader.report.document import GradeReport
 from grader.report.formats.audit import (
@@ -59,25 +77,9 @@ from grader.report.formats.audit import (
     audit_html,
     render,
 )
-from grader.workflows import batch, coverage
-from grader.workflows.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, UsageFailure
-from grader.workflows.arguments import add_grading_options, batch_grade_options
-from grader.workflows.differential import ASSIGNMENTS as SPOKEN
-from grader.workflows.differential import differ
-from grader.workflows.mutants import (
-    DO_NOTHING,
-    SKIPPED,
-    Mutant,
-    Region,
-    do_nothing,
-    do_one_thing,
-    mutants,
-    operator_names,
-    regions,
-    sample,
-    stub_files,
-)
-from grader.workflows.trust import verify_reference
+from grader.run.api import EXIT_BELOW, EXIT_OK, EXIT_USAGE, GradeOptions, UsageFailure
+from grader.run.arguments import add_grading_options, batch_grade_options
+from grader.run.trust import verify_reference
 
 BASELINE = "reference"
 """The upload name of the unchanged reference, graded beside the mutants as the baseline."""
@@ -95,7 +97,7 @@ class AuditOptions:
     """What to audit and how to grade it."""
 
     out: Path
-    grading: GradeOptions = GradeOptions(submission=Path(), slot=batch.DEFAULT_SLOT)
+    grading: GradeOptions = GradeOptions(submission=Path(), slot=DEFAULT_SLOT)
     """How each mutant is graded (rubric, reference oracle, seed, torch, sandbox)."""
     jobs: int = os.cpu_count() or 1
     scheduler: str | None = None
@@ -174,8 +176,8 @@ def grade_all(
             if i.assignment == assignment and not i.id.endswith(".graphs")
         )
         console.print(f"{assignment}: {len(mine)} mutants and do-nothing variants")
-        run = batch.run(
-            batch.BatchOptions(
+        run = run_batch(
+            BatchOptions(
                 submissions=_uploads(options, assignment, mine).absolute(),
                 out=(options.out / "grades" / assignment).absolute(),
                 grading=dataclasses.replace(options.grading, assignment=assignment, only=only),
@@ -530,7 +532,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="audit",
         help="folder for the mutants, their grades, audit.json and audit.html (default: audit/)",
     )
-    add_grading_options(parser, slot=batch.DEFAULT_SLOT)
+    add_grading_options(parser, slot=DEFAULT_SLOT)
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786)")
     parser.add_argument("--sample", type=int, help="grade a seeded sample of this many")
@@ -542,7 +544,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="operators",
         metavar="NAME",
         help="grade only the mutants this operator makes (repeatable; "
-        "python -m grader.workflows.mutants counts them per operator)",
+        "python -m grader.audit.mutants counts them per operator)",
     )
     parser.add_argument(
         "--programs", type=int, default=400, help="differential programs per surviving mutant"

@@ -1,4 +1,4 @@
-"""The mutation operators cosmic-ray lacks, written on its interface (``grader.workflows.mutants``).
+"""The mutation operators cosmic-ray lacks, written on its interface (``grader.audit.mutants``).
 
 Each is a ``cosmic_ray.operators.operator.Operator`` on parso nodes, like cosmic-ray's own:
 ``mutation_positions(node)`` yields one position per mutation it can make at that node, and
@@ -8,7 +8,7 @@ the n-th of them to a source text. A rewritten node is replaced by a leaf holdin
 (cosmic-ray's ``NumberReplacer`` does the same): only the code of the tree is read afterwards.
 
 This module imports cosmic-ray (the optional ``audit`` extra), so nothing on the grading path
-imports it: ``grader.workflows.mutants`` does, inside its functions.
+imports it: ``grader.audit.mutants`` does, inside its functions.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ babygrad
     a ``babygrad/`` folder holding ``tensor.py`` and ``ops.py`` (with its other ``.py`` files).
 
 Folders named ``__MACOSX``, ``__pycache__``, ``site-packages`` or starting with ``.`` are
-ignored. Archives are read by a sandboxed worker (``grader.workflows.unpack``) under limits on
+ignored. Archives are read by a sandboxed worker (``grader.run.unpack``) under limits on
 member count, unpacked bytes and CPU time; a member that escapes the folder, is absolute or is a
 symbolic link gets the whole archive refused, and so does one that is not a valid zip (cut short
 on its way up): its reports say once that the upload could not be read, and what to do
@@ -49,11 +49,12 @@ from pathlib import Path, PurePosixPath
 
 from grader.language.assignments import ASSIGNMENTS, Assignment
 from grader.language.package import PackagedApi
+from grader.language.parsing import parse
 from grader.layout import SECRET, worker_readable
 from grader.report.document import GradeReport
+from grader.run import notebook
+from grader.run.unpack import Refused, unsafe_path
 from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
-from grader.workflows import notebook
-from grader.workflows.unpack import Refused, unsafe_path
 
 SUFFIXES = (".py", ".ipynb")
 KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}
@@ -284,7 +285,7 @@ def archive_sources(
 ) -> dict[str, bytes]:
     """The ``.py`` and ``.ipynb`` members of a zip, read by the sandboxed unpacker."""
     worker = worker_in_free_slot(
-        [sys.executable, "-I", "-m", "grader.workflows.unpack"],
+        [sys.executable, "-I", "-m", "grader.run.unpack"],
         first_slot=slot,
         submission=archive,
         readable=worker_readable(),
@@ -405,7 +406,7 @@ def _tensor_code(data: bytes) -> bool | None:
     """Whether a file defines a ``Tensor`` or an op class at its top level, read by ``ast``
     (never run); None where it does not parse (its import will say why)."""
     try:
-        tree = ast.parse(data)
+        tree = parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return any(
@@ -585,7 +586,7 @@ def prepare(
 def unread(upload: Upload, why: str) -> str:
     """The one note on an upload that could not be read (``Refused``): why, and what to do."""
     remedy = REMEDY["zip" if upload.kind == "zip" else "folder"]
-    return f"the upload could not be read: {why}. Nothing was graded from it: {remedy}."
+    return f"could not be read: {why}. Nothing was graded from it: {remedy}."
 
 
 def as_handed_in(

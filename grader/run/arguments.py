@@ -27,8 +27,8 @@ from grader.layout import (
     course_root,
     shipped_courses,
 )
-from grader.workflows.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
-from grader.workflows.submissions import Upload, upload_at
+from grader.run.api import EXIT_GRADER, EXIT_USAGE, GraderFailure, UsageFailure
+from grader.run.submissions import Upload, upload_at
 
 SUBMISSION_HELP = (
     "a folder, .py, .ipynb or .zip, as a student uploads it; the engines are "

@@ -32,10 +32,10 @@ from grader.grading.scoring import ItemResult
 from grader.language.assignments import Assignment
 from grader.layout import SUITES
 from grader.report.document import GradeReport
+from grader.run import prestart
+from grader.run.prestart import grading_environment
+from grader.run.submissions import not_submitted, submitted
 from grader.worker.sanitize import last_line
-from grader.workflows import prestart
-from grader.workflows.prestart import grading_environment
-from grader.workflows.submissions import not_submitted, submitted
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
 
@@ -100,7 +100,7 @@ def pytest_words(command: list[str]) -> list[str]:
 
 
 def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
-    """A fresh Python process per grading run (``grader.workflows.lane``: a warm one)."""
+    """A fresh Python process per grading run (``grader.batch.lane``: a warm one)."""
     proc = subprocess.run(
         command,
         cwd=workdir,
@@ -114,8 +114,8 @@ def in_subprocess(command: list[str], workdir: Path) -> tuple[int, str]:
 
 def in_one_process(commands: list[list[str]], workdir: Path) -> list[tuple[int, str]]:
     """The grading commands of one grade, run at once as forks of one trusted process
-    (``grader.workflows.lane.serve_once``; the one ``python -m grader`` started first, where it
-    did: ``grader.workflows.prestart``): each run's exit code and output, as ``in_subprocess``
+    (``grader.batch.lane.serve_once``; the one ``python -m grader`` started first, where it
+    did: ``grader.run.prestart``): each run's exit code and output, as ``in_subprocess``
     gives them."""
     runs = [
         {"args": pytest_words(command), "cwd": str(workdir), "output": f"run{n}.out"}
