@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import answers, bugs, records
-from grader.checks.figures import graph_figure
+from grader.checks import bugs, records
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.checks.walks import TensorRun, tensor_backward
 from grader.language import adapters, tape_snippets
 from grader.language.assignments import MICROGRAD
 from grader.language.coverage import shared_strata
 from grader.language.dags import Dag
+from grader.language.figures import graph_figure
 from grader.language.graphs import (
     MICROGRAD_COMPOSED,
     MICROGRAD_PRIMITIVES,
@@ -30,6 +30,7 @@ from grader.language.verdicts import Tolerance, WrongAnswer, mismatch, show
 from grader.worker import protocol
 from grader.worker.protocol import Probe
 from grader.worker.recording import SCALAR_PRIMITIVES
+from grader.worker.replies import Accumulated
 
 
 def accumulate_snippet(graph: Graph, out_grad: float, preload: list[float]) -> str:
@@ -74,7 +75,7 @@ OP_ITEMS = {
 
 
 def _right(
-    session: GradingSession, split: Graph, out_grad: float, answer: dict[str, Any]
+    session: GradingSession, split: Graph, out_grad: float, answer: Accumulated
 ) -> list[np.ndarray] | bool:
     """A separate run's copies' gradients if its values and gradients are the oracles'
     (``Evaluation`` grads are for a seed of 1: they scale with ``out_grad``); False if they
@@ -83,20 +84,20 @@ def _right(
     ``=``); True if they are not and no second oracle agrees with the first, so nothing can
     be said. A composition run reports what was built (``record``): its gradients are
     computed here (``grader.checks.records``)."""
-    if answer.get("returns_operand") != []:
+    built = answer.built
+    if built is None or answer.operand_returned:
         return False
     expected = session.oracles.expected(split)
     var = names(split)
-    try:
-        values = answers.arrays(answer, "values", var)
-        if "record" in answer:
-            grads = records.named_gradients(session, split.kind, answer, split.size, out_grad)[
-                : len(split.leaves)
-            ]
-        else:
-            grads = answers.arrays(answer, "grads", var[: len(split.leaves)])
-    except protocol.InvalidAnswer:
-        return False
+    values = built.values
+    if built.record is not None:
+        try:
+            grads = records.named_gradients(session, split.kind, built.record, out_grad)
+        except protocol.InvalidAnswer:
+            return False
+        grads = grads[: len(split.leaves)]
+    else:
+        grads = built.grads
     tol = session.oracles.tolerance(session.tolerances["micrograd"], split)
     wrong = any(
         mismatch(v, got, want, tol)
@@ -127,7 +128,7 @@ def _needs(
     sugar = any(op in MICROGRAD_COMPOSED for op in ops)
     fallback = ("micrograd.sugar",) if sugar else tuple(dict.fromkeys(OP_ITEMS[op] for op in ops))
 
-    def works(own: list[str]) -> dict[str, Any] | None:
+    def works(own: list[str]) -> Accumulated | None:
         """The composition run's answer where it is right, else None."""
         answer = session.try_ask(
             "micrograd", Probe.ACCUMULATE, {**case, "run": "composition", "own": own}
@@ -137,8 +138,8 @@ def _needs(
         return answer
 
     answer = works([])
-    used = answer.get("used") if answer is not None else None
-    if not isinstance(used, list) or not used or not set(used) <= set(SCALAR_PRIMITIVES.values()):
+    used = answer.used if answer is not None else None
+    if not used or not set(used) <= set(SCALAR_PRIMITIVES.values()):
         return fallback
     mine = [OP_ITEMS[op].removeprefix("micrograd.ops.") for op in ops if op in OP_ITEMS]
     used = [op for op in dict.fromkeys([*mine, *sorted(used)]) if op in used]  # own ops first
@@ -173,7 +174,7 @@ def check_accumulate(
         raise NotGradable(_needs(session, graph, split, out_grad, case))
     answer = session.ask("micrograd", Probe.ACCUMULATE, {**case, "run": "preloaded"}, snippet)
     var = names(graph)[: len(graph.leaves)]
-    preloaded = answers.decoded(answer, "preloaded", var, snippet)
+    preloaded = answer.preloaded
     uses = _uses(graph, copies, owners)
     tol = session.tolerances["micrograd"]
     wrong = [
@@ -248,12 +249,10 @@ def _overwrites_alone(
     answer = session.try_ask("micrograd", Probe.ACCUMULATE, {**case, "run": "preloaded"})
     if not isinstance(copies, list) or answer is None:
         return False
-    try:
-        got = answers.arrays(answer, "preloaded", names(graph)[: len(graph.leaves)])
-    except protocol.InvalidAnswer:
-        return False
     tol = session.tolerances["micrograd"]
-    return bool(bugs.diagnose_accumulate(preload, _uses(graph, copies, owners), got, tol))
+    return bool(
+        bugs.diagnose_accumulate(preload, _uses(graph, copies, owners), answer.preloaded, tol)
+    )
 
 
 @remembers_verdict

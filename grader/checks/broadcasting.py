@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks import answers, bugs
+from grader.checks import bugs
 from grader.checks.session import GradingSession, NotGradable, remembers_verdict
 from grader.language import tape_snippets
 from grader.language.assignments import BABYGRAD
@@ -20,7 +20,6 @@ from grader.language.graphs import (
 from grader.language.snippets import array_literal
 from grader.language.tensor_api import TensorApi
 from grader.language.verdicts import WrongAnswer, mismatch
-from grader.worker import protocol
 from grader.worker.protocol import Probe
 
 
@@ -109,19 +108,9 @@ def _beforehand(
         Probe.BROADCAST,
         {"graph": graph.to_json(), "out_grad": out_grad.tolist(), "run": "explicit"},
     )
-    try:
-        explicit = (
-            None
-            if answer is None
-            else [
-                *answers.arrays({"v": [answer.get("value")]}, "v", ["out.data"]),
-                *answers.arrays(answer, "grads", ["gradient 0", "gradient 1"]),
-            ]
-        )
-    except protocol.InvalidAnswer:
-        explicit = None
-    if explicit is None:
+    if answer is None:
         return False
+    explicit = [answer.value, *answer.grads]
     tol = session.oracles.tolerance(session.tolerances[session.assignment("tensor").name], wide)
     if not any(
         mismatch("", got, want, tol)
@@ -162,8 +151,7 @@ def check_broadcast(session: GradingSession, graph: Graph, out_grad: np.ndarray)
     answer = session.ask(
         session.assignment("tensor").name, Probe.BROADCAST, {**case, "run": "implicit"}, snippet
     )
-    (value,) = answers.decoded({"v": [answer.get("value")]}, "v", ["out.data"], snippet)
-    grads = answers.decoded(answer, "grads", [f"gradient {i}" for i in range(2)], snippet)
+    value, grads = answer.value, answer.grads
     tol = session.tolerances[session.assignment("tensor").name]
     var = names(graph)[: len(leaves)]
     wrong = [m for m in [mismatch("out.data", value, full_value, tol)] if m]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from grader.checks import answers, bugs, records, untouched
-from grader.checks.figures import graph_figure
+from grader.checks import bugs, records, untouched
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language import tape_snippets
 from grader.language.assignments import Assignment
+from grader.language.figures import graph_figure
 from grader.language.graphs import Graph, expression, names
 from grader.language.snippets import graph_snippet
 from grader.language.verdicts import WrongAnswer, mismatch
-from grader.worker import protocol
+from grader.worker.answers import Change
 from grader.worker.protocol import Probe
 
 NOTES = {
@@ -44,17 +44,26 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     snippet = graph_snippet(graph, own)
     answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
     var = names(graph)
-    _judge_untouched(answer, graph, own, snippet)  # only the graph probe watches
+
+    spelling = tape_snippets.spelling_of(own.api) if own.kind == "tensor" else None
+
+    def caller(change: Change) -> str:
+        """Who changed a node: the op that made ``change.during``, or the walk."""
+        if change.during is None:
+            if spelling is not None:
+                return tape_snippets.graph_walk(spelling, graph)
+            return f"{var[graph.output]}.backward()"
+        return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
+
+    # every op's forward leaves the nodes made before it as it found them, and backward()
+    # every node (only the graph probe watches)
+    untouched.fail_nodes(answer.changed, var, caller, own, snippet)
     functions = own.functions
     gradients = _gradients(graph, own)
-    values = answers.decoded(answer, "values", [f"value of {v}" for v in var], snippet)
-    if probe == Probe.GRAPH:
-        grads = answers.decoded(answer, "grads", gradients, snippet)
-    else:
-        try:
-            grads = records.named_gradients(session, graph.kind, answer, len(var))
-        except protocol.InvalidAnswer as exc:
-            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
+    values = answer.values
+    grads = answer.grads
+    if answer.record is not None:
+        grads = records.named_gradients(session, graph.kind, answer.record)
     tol = session.oracles.tolerance(session.tolerances[assignment], graph)
     wrong_values = [
         m
@@ -95,21 +104,3 @@ def _gradients(graph: Graph, own: Assignment) -> list[str]:
         return tape_snippets.graph_gradients(spelling, graph)
     grad = own.functions.derivative if own.functions else "grad"
     return [f"{v}.{grad}" for v in names(graph)]
-
-
-def _judge_untouched(answer: dict, graph: Graph, own: Assignment, snippet: str) -> None:
-    """Every op's forward left the nodes made before it as it found them, and ``backward()``
-    every node (``untouched``)."""
-    var = names(graph)
-
-    spelling = tape_snippets.spelling_of(own.api) if own.kind == "tensor" else None
-
-    def caller(change: untouched.Change) -> str:
-        if change.during is None:
-            if spelling is not None:
-                return tape_snippets.graph_walk(spelling, graph)
-            return f"{var[graph.output]}.backward()"
-        return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
-
-    found = untouched.decoded(answer, graph.size, snippet)
-    untouched.fail_nodes(found, var, caller, own, snippet)

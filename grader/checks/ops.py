@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.checks import answers, bugs, untouched
-from grader.checks.figures import graph_figure
+from grader.checks import bugs, untouched
 from grader.checks.session import (
     GradingSession,
     NotGradable,
@@ -15,6 +14,7 @@ from grader.checks.session import (
 )
 from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
+from grader.language.figures import graph_figure
 from grader.language.graphs import (
     Graph,
     evaluate,
@@ -24,6 +24,7 @@ from grader.language.graphs import (
 )
 from grader.language.snippets import array_literal
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
+from grader.worker.answers import Change
 from grader.worker.probes.untouched import OUT_GRAD
 from grader.worker.protocol import Probe
 
@@ -130,11 +131,13 @@ PHASES = ("forward", "backward")
 
 
 def judge_untouched(
-    answer: dict, graph: Graph, out_grad: np.ndarray, assignment: Assignment, snippet: str
+    found: Sequence[Change],
+    graph: Graph,
+    out_grad: np.ndarray,
+    assignment: Assignment,
 ) -> None:
     """The op left what it was given as it found it (``untouched``), else a verdict whose
     snippet prints those values."""
-    found = untouched.decoded(answer, len(graph.leaves) + 1, snippet)
     shown = sorted({change.target for change in found})
     untouched.fail(
         found, op_names(graph, assignment), op_snippet(graph, out_grad, assignment, shown)
@@ -180,8 +183,8 @@ def judge_forward(session: GradingSession, graph: Graph, out_grad: np.ndarray) -
     except WrongAnswer as failure:  # their forward raised on it
         failure.details = [*failure.details, FORWARD_ONLY]
         raise
-    judge_untouched(answer, graph, out_grad, own, snippet)
-    (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
+    judge_untouched(answer.changed, graph, out_grad, own)
+    value = answer.value
     tol = session.oracles.tolerance(session.tolerances[own.name], graph)
     if wrong := mismatch("forward: out.data", value, evaluate(graph)[-1], tol):
         raise WrongAnswer("failed", "wrong forward value", [wrong, FORWARD_ONLY], snippet)
@@ -200,10 +203,9 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
     except WrongAnswer as failure:  # their code raised: a classic bug may raise just so
         failure.bugs = bugs.diagnose_op_error(graph, out_grad, failure.reason, failure.details)
         raise
-    judge_untouched(answer, graph, out_grad, session.assignment(graph.kind), snippet)
+    judge_untouched(answer.changed, graph, out_grad, session.assignment(graph.kind))
     var = names(graph)[: len(graph.leaves)]
-    (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
-    grads = answers.decoded(answer, "grads", [f"gradient for {v}" for v in var], snippet)
+    value, grads = answer.value, answer.grads
     tol = session.oracles.tolerance(session.tolerances[assignment], graph)
     wrong = mismatch("forward: out.data", value, expected.values[-1], tol)
     wrong_grads = [
@@ -230,7 +232,7 @@ def judge_op(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> Non
         found = bugs.diagnose_op(graph, out_grad, grads, tol)
         raise WrongAnswer("failed", "wrong gradient in backward", wrong_grads, snippet, found, draw)
     if graph.kind == "scalar" and not session.assignment("scalar").functions:
-        _check_prev(answer, graph, var)
+        _check_prev(answer.prev, graph, var)
 
 
 KINK_GRADIENT = 0.0
@@ -271,10 +273,9 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
     answer = session.ask(
         assignment, Probe.OP, {"graph": graph.to_json(), "out_grad": out_grad.tolist()}, snippet
     )
-    judge_untouched(answer, graph, out_grad, session.assignment(graph.kind), snippet)
+    judge_untouched(answer.changed, graph, out_grad, session.assignment(graph.kind))
     (x,) = graph.leaves
-    (value,) = answers.decoded(answer, "values", ["out.data"], snippet)
-    (grad,) = answers.decoded(answer, "grads", ["gradient for a"], snippet)
+    value, (grad,) = answer.value, answer.grads
     if wrong := mismatch(
         "forward: out.data", value, evaluate(graph)[-1], session.tolerances[assignment]
     ):
@@ -296,10 +297,9 @@ def check_kink(session: GradingSession, graph: Graph, out_grad: np.ndarray) -> N
         )
 
 
-def _check_prev(answer: dict, graph: Graph, var: list[str]) -> None:
+def _check_prev(prev: tuple[int, ...] | None, graph: Graph, var: list[str]) -> None:
     """A micrograd result records its operands in ``_prev`` (a tuple, list or set: any order),
-    or no walk ever reaches them."""
-    prev = answer.get("prev")
+    or no walk ever reaches them (``prev``: as node numbers; None where the answer sent none)."""
     snippet = "\n".join(
         [
             MICROGRAD.imports,
@@ -308,7 +308,7 @@ def _check_prev(answer: dict, graph: Graph, var: list[str]) -> None:
             f"print({', '.join(f'any(p is {v} for p in out._prev)' for v in var)})",
         ]
     )
-    if not isinstance(prev, list) or not all(type(i) is int for i in prev):
+    if prev is None:
         raise WrongAnswer("error", "invalid answer: out._prev", [], snippet)
     lost = [v for i, v in enumerate(var) if i not in prev]
     if lost:

@@ -8,8 +8,8 @@ function needs no smaller example. The plugin turns the record into the test's f
 
 What the asking rests on has types of its own: the worker comes from a factory (``launch``;
 a real grade's is ``grader.checks.launcher``), a replay's requests are answered in batches by
-``grader.checks.plan``, each test's time is kept by ``grader.checks.stopwatch``, and the
-checks decode answers with ``grader.checks.answers``.
+``grader.checks.plan``, each test's time is kept by ``grader.checks.stopwatch``, and each
+answer is decoded once, as it arrives, by ``grader.worker.replies``.
 """
 
 from __future__ import annotations
@@ -27,13 +27,15 @@ from grader.checks.plan import ReplayPlan
 from grader.checks.stopwatch import Stopwatch
 from grader.language import profiles
 from grader.language.assignments import Assignment
+from grader.language.function_api import FunctionApi
 from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API
 from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.oracles.chain import Oracles
-from grader.worker import protocol
+from grader.worker import protocol, replies
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.protocol import Probe, Request
+from grader.worker.replies import Answer
 
 IMPORT_BUDGET_FACTOR = 2
 """Importing a submission may take this many request budgets of CPU time (some engines run a
@@ -88,9 +90,10 @@ def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
     example so far), for the test to report if its time runs out, and what the failing check
     asked the worker and was answered (``failed_calls``), for a new worker to be asked the
     same (``grader.grading.reproduce``). (Writing a whole run down for replay is
-    ``replay.recording``'s job, not this.) An answer that lacks a field its probe always sends
-    (only a submission that rewrites the grader's probes in its worker gives one) is the
-    student's invalid answer, shown with the example asked last, never a grader failure."""
+    ``replay.recording``'s job, not this.) An answer found invalid only as the check uses it
+    (a recorded build the oracles cannot differentiate, ``grader.checks.records``; ``ask``
+    itself shows one that does not decode) is the student's invalid answer, shown with the
+    example asked last, never a grader failure."""
 
     @functools.wraps(check)
     def remembering(self: GradingSession, *args: Any, **kwargs: Any) -> None:
@@ -100,7 +103,7 @@ def remembers_verdict(check: Callable[..., None]) -> Callable[..., None]:
         try:
             try:
                 check(self, *args, **kwargs)
-            except protocol.InvalidAnswer as exc:  # an answer without what its probe sends
+            except protocol.InvalidAnswer as exc:  # found invalid as the check used it
                 shown = self.examples.get(self.current_test, Examples()).latest
                 raise WrongAnswer("error", f"invalid answer: {exc}", [], shown) from None
         except WrongAnswer as failure:
@@ -244,12 +247,14 @@ class GradingSession:
         case: dict[str, Any],
         snippet: str,
         on_timeout: WrongAnswer | None = None,
-    ) -> dict[str, Any]:
-        """One probe on the student's engine: the validated ok-result. A Python exception from
-        the student's code is a ``WrongAnswer`` shown with ``snippet``; a hang, a crash or a
-        missing function is recorded and raises ``Aborted``, except a timeout where the check
-        says what running out of time means (``on_timeout``)."""
+    ) -> Answer | None:
+        """One probe on the student's engine: its answer, decoded (``replies.decode``). An
+        answer that does not decode, or a Python exception from the student's code, is a
+        ``WrongAnswer`` shown with ``snippet``; a hang, a crash or a missing function is
+        recorded and raises ``Aborted``, except a timeout where the check says what running
+        out of time means (``on_timeout``)."""
         budget = self.budgets.get(self.current_item, 5.0)
+        gradient = self._gradient(assignment)
         self._check_test_time(budget * TEST_BUDGET_FACTOR)
         self._import(assignment, budget)
         request = (assignment, probe, case)
@@ -261,19 +266,22 @@ class GradingSession:
         if self.answered is not None:
             self.answered.append((request, result))
         self.checks += 1
-        if "ok" in result:
-            return result["ok"]
-        error = result["error"]
-        if error["status"] == "missing":
-            self._abort("missing", error["message"], request=True)
-        raise WrongAnswer(
-            "error", error["message"], [f"  at {f}" for f in error["frames"]], snippet
-        )
+        if "error" in result:
+            error = result["error"]
+            if error["status"] == "missing":
+                self._abort("missing", error["message"], request=True)
+            raise WrongAnswer(
+                "error", error["message"], [f"  at {f}" for f in error["frames"]], snippet
+            )
+        try:
+            return replies.decode(probe, case, result["ok"], gradient)
+        except protocol.InvalidAnswer as exc:
+            raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
 
-    def try_ask(self, assignment: str, probe: str, case: dict[str, Any]) -> dict[str, Any] | None:
+    def try_ask(self, assignment: str, probe: str, case: dict[str, Any]) -> Answer | None:
         """``ask``, where the student's code failing on this very request (an exception, a
-        missing function, a hang, a crash, an invalid reply) is None instead of a verdict,
-        and charges the running test nothing (so no snippet: no verdict shows one). A
+        missing function, a hang, a crash, an invalid reply or answer) is None instead of a
+        verdict, and charges the running test nothing (so no snippet: no verdict shows one). A
         submission that cannot be imported and a test out of time still abort."""
         try:
             return self.ask(assignment, probe, case, "")
@@ -285,6 +293,13 @@ class GradingSession:
                 raise
             del self.aborts[self.current_test]
             return None
+
+    def _gradient(self, assignment: str) -> str:
+        """What the course calls a node's gradient (a class-based course's ``derivative``)."""
+        own = self.profile.assignments.get(assignment)
+        return (
+            own.api.derivative if own is not None and isinstance(own.api, FunctionApi) else "grad"
+        )
 
     def _started_worker(self) -> Worker:
         """The worker, launched at the first request: a run that asks nothing starts none."""

@@ -1,5 +1,6 @@
 """Ops and walks leave what they are given as they found it: the worker's ``mutated`` report
-(``grader.worker.probes.untouched``), validated and turned into a verdict.
+(``grader.worker.probes.untouched``, decoded as ``grader.worker.answers.Change``s) turned into
+a verdict.
 
 An op's forward computes a new value from its inputs; its backward reads ``out_grad``, the
 result and its inputs and returns new gradients; a walk writes gradients. Writing into any of
@@ -12,14 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from grader.language.assignments import Assignment
-from grader.language.verdicts import WrongAnswer, show
-from grader.worker import protocol
-from grader.worker.probes.untouched import MAX_REPORTED, OUT_GRAD
+from grader.language.verdicts import WrongAnswer
+from grader.worker.answers import Change
+from grader.worker.probes.untouched import OUT_GRAD
 
 REASONS = {
     "forward": "forward changed its input in place",
@@ -46,33 +44,6 @@ FIXES = {
 """What to do instead, by phase."""
 
 
-FIELDS = {"phase", "target", "during", "before", "after"}
-"""The keys of one reported change, exactly."""
-
-
-@dataclass(frozen=True)
-class Change:
-    """One value a call changed: in which ``phase``, which ``target`` (a node's number, or
-    ``OUT_GRAD``), while which node's op ran (``during``, None: a whole walk)."""
-
-    phase: str
-    target: int
-    during: int | None
-    before: np.ndarray
-    after: np.ndarray
-
-    def describe(self) -> str:
-        """Before and after, and by how much where the shape held."""
-        text = f"it was {show(self.before)} before, {show(self.after)} after"
-        if self.before.shape == self.after.shape:
-            with np.errstate(invalid="ignore", over="ignore"):
-                moved = np.abs(self.after - self.before)
-            largest = moved[np.isfinite(moved)].max(initial=0.0)
-            if largest > 0:
-                text += f" (largest change {largest:.6g})"
-        return text
-
-
 @dataclass(frozen=True)
 class Names:
     """How a check names what its call was given and the call itself, for the feedback."""
@@ -94,40 +65,7 @@ def value_source(assignment: Assignment, node: str) -> str:
     return f"{node}.data" if assignment.kind == "scalar" else assignment.api.value_source(node)
 
 
-def changes(answer: dict[str, Any], nodes: int) -> list[Change]:
-    """The answer's report, validated (``protocol.InvalidAnswer`` if malformed): the values
-    that really differ, of ``nodes`` numbered nodes or the gradient given."""
-    report = answer.get("mutated", [])
-    if not isinstance(report, list) or len(report) > MAX_REPORTED:
-        raise protocol.InvalidAnswer("the report of changed values is not a short list")
-    found = []
-    for entry in report:
-        if not isinstance(entry, dict) or set(entry) != FIELDS:
-            raise protocol.InvalidAnswer("a changed value is not reported as one")
-        phase, target, during = entry["phase"], entry["target"], entry["during"]
-        if (
-            phase not in REASONS
-            or type(target) is not int
-            or not OUT_GRAD <= target < nodes
-            or not (during is None or (type(during) is int and 0 <= during < nodes))
-        ):
-            raise protocol.InvalidAnswer("a changed value names no value of this example")
-        before = protocol.decode_array(entry["before"], "a value before the call")
-        after = protocol.decode_array(entry["after"], "a value after the call")
-        if not np.array_equal(before, after, equal_nan=True):
-            found.append(Change(phase, target, during, before, after))
-    return found
-
-
-def decoded(answer: dict[str, Any], nodes: int, snippet: str) -> list[Change]:
-    """``changes``, where a malformed report is the student's error, shown with ``snippet``."""
-    try:
-        return changes(answer, nodes)
-    except protocol.InvalidAnswer as exc:
-        raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
-
-
-def fail(found: list[Change], names: Names, snippet: str) -> None:
+def fail(found: Sequence[Change], names: Names, snippet: str) -> None:
     """A ``WrongAnswer`` shown with ``snippet`` if the call changed anything it was given."""
     if found:
         raise WrongAnswer(
@@ -139,7 +77,7 @@ def fail(found: list[Change], names: Names, snippet: str) -> None:
 
 
 def fail_nodes(
-    found: list[Change],
+    found: Sequence[Change],
     var: Sequence[str],
     caller: Callable[[Change], str],
     assignment: Assignment,
@@ -155,7 +93,7 @@ def fail_nodes(
 
 
 def fail_walk(
-    found: list[Change], size: int, walk: str, assignment: Assignment, snippet: str
+    found: Sequence[Change], size: int, walk: str, assignment: Assignment, snippet: str
 ) -> None:
     """``fail_nodes`` for the walk ``walk`` over a grader-made graph of ``size`` nodes
     (``n0``, ``n1``, ...)."""

@@ -10,14 +10,14 @@ from textwrap import indent
 import numpy as np
 
 from grader.checks import untouched
-from grader.checks.figures import dag_figure
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language.dags import Dag
+from grader.language.figures import dag_figure
 from grader.language.function_api import FunctionApi
 from grader.language.profiles import TOPO
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
-from grader.worker import protocol
 from grader.worker.protocol import Probe
+from grader.worker.replies import Backpropagated
 
 EXACT_ENOUGH = Tolerance(1e-9, 1e-9)
 """Weighted sums of a few floats: only the order of additions may differ from the grader's."""
@@ -150,12 +150,7 @@ def check_topological_sort(
     answer = session.ask(
         assignment.name, Probe.VARIABLE_TOPO, {"dag": dag.to_json(), "constants": extra}, snippet
     )
-    order = protocol.field(answer, "order", list)
-    reads = protocol.field(answer, "reads", list)
-    if not all(type(i) is int for i in [*order, *reads]):
-        raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
-    if len(reads) != dag.size or min(reads) < 0:
-        raise WrongAnswer("error", "invalid answer: a count of reads per variable", [], snippet)
+    order, reads = list(answer.order), list(answer.reads)
     problems = _order_problems(session, dag, order)
     if problems:
         raise WrongAnswer(
@@ -202,7 +197,7 @@ def check_constant_root(session: GradingSession, dag: Dag) -> None:
     )
     case = {"dag": dag.to_json(), "constants": extra, "constant_root": True}
     answer = session.ask(assignment.name, Probe.VARIABLE_TOPO, case, snippet)
-    order = protocol.field(answer, "order", list)
+    order = list(answer.order)
     if order:
         raise WrongAnswer(
             "failed",
@@ -254,12 +249,10 @@ def check_backpropagate(
         if given and _right_with_own_order(session, case, api, dag, expected):
             return
         raise
-    found = untouched.decoded(answer, dag.size, snippet)
-    untouched.fail_walk(found, dag.size, api.backpropagate.rpartition(".")[2], assignment, snippet)
-    try:
-        problems, got = _judged(api, dag, answer, expected, scalars, _once(session))
-    except protocol.InvalidAnswer as exc:
-        raise WrongAnswer("error", f"invalid answer: {exc}", [], snippet) from None
+    untouched.fail_walk(
+        answer.changed, dag.size, api.backpropagate.rpartition(".")[2], assignment, snippet
+    )
+    problems, got = _judged(api, dag, answer, expected, scalars, _once(session))
     if problems and not (given and _right_with_own_order(session, case, api, dag, expected)):
         raise WrongAnswer(
             "failed",
@@ -278,12 +271,9 @@ def _right_with_own_order(
     answer = session.try_ask(
         session.assignment("scalar").name, Probe.BACKPROPAGATE, {**case, "order": None}
     )
-    try:
-        if answer is None:
-            return False
-        return not _judged(api, dag, answer, expected, case["scalars"], _once(session))[0]
-    except protocol.InvalidAnswer:
+    if answer is None:
         return False
+    return not _judged(api, dag, answer, expected, case["scalars"], _once(session))[0]
 
 
 def _once(session: GradingSession) -> bool:
@@ -293,18 +283,20 @@ def _once(session: GradingSession) -> bool:
 
 
 def _judged(
-    api: FunctionApi, dag: Dag, answer: dict, expected: list[float], scalars: bool, once: bool
+    api: FunctionApi,
+    dag: Dag,
+    answer: Backpropagated,
+    expected: list[float],
+    scalars: bool,
+    once: bool,
 ) -> tuple[list[str], list[np.ndarray | None]]:
     """What is wrong in a ``backpropagate`` probe's answer, and the derivatives it shows (each
-    leaf's total, each op node's ``d_output``); ``protocol.InvalidAnswer`` if it is not an
-    answer. ``once``: a chain rule run other than once is wrong in itself; else every run of
-    it must be given the right ``d_output`` (a walk that asks it once per input), or the runs
-    add up to it (a walk that hands a shared variable its share from each path in turn, as
-    MiniTorch 2020's breadth-first queue may: the chain rule is linear in ``d_output``)."""
-    received = _decoded(protocol.field(answer, "received", list), "d_output")
-    accumulated = _decoded(protocol.field(answer, "accumulated", list), "derivative")
-    if len(received) != dag.size or len(accumulated) != dag.size:
-        raise protocol.InvalidAnswer("not one list per node")
+    leaf's total, each op node's ``d_output``). ``once``: a chain rule run other than once is
+    wrong in itself; else every run of it must be given the right ``d_output`` (a walk that
+    asks it once per input), or the runs add up to it (a walk that hands a shared variable its
+    share from each path in turn, as MiniTorch 2020's breadth-first queue may: the chain rule
+    is linear in ``d_output``)."""
+    received, accumulated = answer.received, answer.accumulated
     chain_rule = "the function's backward" if scalars else f"{api.variable['chain_rule']}"
     problems = []
     shown: list[np.ndarray | None] = []
@@ -333,16 +325,6 @@ def _judged(
     return problems, got + shown
 
 
-def _decoded(per_node: list, what: str) -> list[list[np.ndarray]]:
-    """Each node's list of numbers, decoded (``protocol.InvalidAnswer`` if it is not one)."""
-    if not all(isinstance(values, list) for values in per_node):
-        raise protocol.InvalidAnswer(f"not a list of {what} per node")
-    return [
-        [protocol.decode_array(v, f"n{i}'s {what}") for v in values]
-        for i, values in enumerate(per_node)
-    ]
-
-
 @remembers_verdict
 def check_second_sort(session: GradingSession, dag: Dag, first: int) -> None:
     """``topological_sort`` from op node ``first``, then from the root built on it: each a
@@ -366,10 +348,8 @@ def check_second_sort(session: GradingSession, dag: Dag, first: int) -> None:
     case = {"dag": dag.to_json(), "constants": [], "first": first}
     answer = session.ask(assignment.name, Probe.VARIABLE_TOPO, case, snippet)
     name = api.topological_sort.rpartition(".")[2]
-    for key, start, graph in (("first_order", first, dag.upto(first)), ("order", root, dag)):
-        order = protocol.field(answer, key, list)
-        if not all(type(i) is int for i in order):
-            raise WrongAnswer("error", "invalid answer: the order holds non-variables", [], snippet)
+    for found, start, graph in ((answer.first, first, dag.upto(first)), (answer.order, root, dag)):
+        order = list(found)
         problems = _order_problems(session, graph, order)
         if problems:
             if ROOT_LAST not in problems and start == root:

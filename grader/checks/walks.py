@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
-from grader.checks import answers, bugs, untouched
-from grader.checks.figures import dag_figure
+from grader.checks import bugs, untouched
 from grader.checks.session import GradingSession, remembers_verdict
 from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag, diamonds
+from grader.language.figures import dag_figure
 from grader.language.profiles import TOPO
 from grader.language.snippets import (
     DAG_HELPER,
@@ -27,8 +27,9 @@ from grader.language.snippets import (
 )
 from grader.language.tensor_api import TensorApi
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch, show
-from grader.worker import protocol
+from grader.worker.answers import Change
 from grader.worker.protocol import Probe
+from grader.worker.replies import Pass
 
 EXPONENTIAL = "visits shared nodes again: exponential time"
 
@@ -89,11 +90,15 @@ def diamond_snippet(assignment: Assignment, nested: bool = False) -> str:
 
 
 def judge_untouched(
-    session: GradingSession, answer: dict, dag: Dag, kind: str, walk: str, snippet: str
+    session: GradingSession,
+    found: Sequence[Change],
+    dag: Dag,
+    kind: str,
+    walk: str,
+    snippet: str,
 ) -> None:
     """The walk ``walk`` left every node's value, and the gradient it was given, as it found
     them (``untouched``)."""
-    found = untouched.decoded(answer, dag.size, snippet)
     untouched.fail_walk(found, dag.size, walk, session.assignment(kind), snippet)
 
 
@@ -101,10 +106,8 @@ def judge_untouched(
 def check_topo(session: GradingSession, dag: Dag, on_timeout: WrongAnswer | None = None) -> None:
     snippet = dag_snippet(dag, "print(build_topo({root}))")
     answer = session.ask("micrograd", Probe.TOPO, {"dag": dag.to_json()}, snippet, on_timeout)
-    judge_untouched(session, answer, dag, "scalar", "build_topo", snippet)
-    order = protocol.field(answer, "order", list)
-    if not all(type(i) is int for i in order):
-        raise WrongAnswer("error", "invalid answer: build_topo returned non-nodes", [], snippet)
+    judge_untouched(session, answer.changed, dag, "scalar", "build_topo", snippet)
+    order = list(answer.order)
     problems = dag.topo_problems(order)
     if problems and not dag.topo_problems(order[::-1], root_first=True):
         # right read backwards: wrong only where the course's words put the root last
@@ -152,20 +155,18 @@ def check_backward(
         (root,) = orders
         case |= {"passes": len(roots), "order": orders[root]}
     answer = session.ask("micrograd", Probe.BACKWARD, case, snippet, on_timeout)
-    judge_untouched(session, answer, dag, "scalar", "backward()", snippet)
-    results = protocol.field(answer, "passes", list)
-    if len(results) != len(roots) or not all(isinstance(r, dict) for r in results):
-        raise WrongAnswer("error", "invalid answer from backward()", [], snippet)
+    judge_untouched(session, answer.changed, dag, "scalar", "backward()", snippet)
     expected = dag.backward_from(list(roots), list(held))
     tol = session.tolerances["micrograd"]
     times = [0] * dag.size  # how often each node's closure has run, when all is right
-    for number, (root, result, want) in enumerate(zip(roots, results, expected, strict=True), 1):
+    for number, (root, result, want) in enumerate(
+        zip(roots, answer.passes, expected, strict=True), 1
+    ):
         live = dag.upto(root).reachable()
         times = [t + (i in live) for i, t in enumerate(times)]
         on = f"n{root}." if in_use else ""
         label = f"after {on}backward() call {number}: " if len(roots) > 1 else ""
-        grads = answers.decoded(result, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
-        calls_made = protocol.field(result, "calls", list)
+        grads, calls_made = result.grads, list(result.runs)
         twice = [i for i, c in enumerate(calls_made) if i >= dag.leaves and c != times[i]]
         calls = session.profile.of("micrograd").convention("calls")
         if twice and calls.charged:  # else the gradients below judge what the calls did
@@ -265,8 +266,8 @@ def check_zero_grad(
     if held:
         case["held"] = list(held)
     answer = session.ask("micrograd", Probe.ZERO_GRAD, case, snippet, on_timeout)
-    judge_untouched(session, answer, dag, "scalar", "zero_grad", snippet)
-    grads = answers.decoded(answer, "grads", [f"n{i}.grad" for i in range(dag.size)], snippet)
+    judge_untouched(session, answer.changed, dag, "scalar", "zero_grad", snippet)
+    grads = answer.grads
     live = dag.reachable()
     left = [
         f"n{i}.grad: expected 0.0, got {float(g)}" if held else f"n{i}.grad is {float(g)}"
@@ -293,7 +294,7 @@ def check_deep(session: GradingSession, length: int) -> None:
     is ``micrograd.topo``'s question)."""
     snippet = chain_snippet(length)
     answer = session.ask("micrograd", Probe.DEEP, {"length": length}, snippet)
-    order = protocol.expand_runs(answer, "runs", 10 * (length + 1))
+    order = answer.order
     if sorted(i for i in order if i != -1) != list(range(length + 1)):  # -1: not a node
         raise WrongAnswer(
             "failed",
@@ -410,10 +411,9 @@ def _zero_grad_revisits(session: GradingSession) -> list[str]:
         Probe.ZERO_GRAD,
         {"dag": dag.to_json(), "order": sorted(dag.reachable()), "count_reads": True},
     )
-    reads = None if answer is None else answer.get("reads")
-    if not isinstance(reads, list) or not all(type(r) is int for r in reads):
+    if answer is None or answer.reads is None:
         return []
-    return bugs.diagnose_revisits(dag, reads)
+    return bugs.diagnose_revisits(dag, list(answer.reads))
 
 
 REVISIT_DEPTH = 8
@@ -452,7 +452,7 @@ class TensorRun:
     """Every node's ``.grad``."""
     calls: list[int]
     """The op nodes whose backward ran, in the order it ran."""
-    changed: list[untouched.Change]
+    changed: list[Change]
     """The nodes' values, and the gradient given, the walk changed (``untouched``)."""
     first: TensorRun | None = None
     """Where a walk from an op node below the root came first: what that walk did (its
@@ -521,43 +521,31 @@ def tensor_backward(
     answer = session.ask(
         session.assignment("tensor").name, Probe.TENSOR_BACKWARD, case, snippet, on_timeout
     )
-    changed = untouched.decoded(answer, dag.size, snippet)
+    changed = list(answer.changed)
     calls = session.profile.of(session.assignment("tensor").name).convention("calls")
     once = calls.words if calls.charged else None
     api = session.assignment("tensor").api
     gradients = tape_snippets.dag_gradients(api, dag, wrap_leaves, ledger)
     before = None
-    if first is not None:
-        earlier = protocol.field(answer, "first", dict)
-        before = _walked(earlier, dag, gradients, snippet, wrap_leaves, once, changed)
-    run = _walked(answer, dag, gradients, snippet, wrap_leaves, once, changed, before)
+    if answer.first is not None:
+        before = _walked(answer.first, once, changed)
+    run = _walked(answer.walk, once, changed, before)
     return dataclasses.replace(
         run, walker=tape_snippets.walker_name(api), gradients=tuple(gradients)
     )
 
 
 def _walked(
-    answer: dict,
-    dag: Dag,
-    gradients: list[str],
-    snippet: str,
-    wrap_leaves: bool,
-    once: str | None,
-    changed: list[untouched.Change],
-    before: TensorRun | None = None,
+    walk: Pass, once: str | None, changed: list[Change], before: TensorRun | None = None
 ) -> TensorRun:
-    """A walk's gradients, and the op nodes whose backward it ran, from a probe's answer;
-    where the course does not say each op's backward runs once (``conventions: calls``;
-    ``once``: its words where it does, else None), a call again is not a walk's mistake:
-    each op counts where its backward first ran (``gradients``: each node's, as named)."""
-    grads = answers.decoded(answer, "grads", gradients, snippet)
-    calls = protocol.field(answer, "calls", list)
-    lowest = 0 if wrap_leaves else dag.leaves
-    if not all(type(i) is int and lowest <= i < dag.size for i in calls):
-        raise WrongAnswer("error", "invalid answer: the record of backward calls", [], snippet)
+    """A walk's gradients, and the op nodes whose backward it ran; where the course does not
+    say each op's backward runs once (``conventions: calls``; ``once``: its words where it
+    does, else None), a call again is not a walk's mistake: each op counts where its backward
+    first ran."""
+    calls = list(walk.calls)
     each = list(dict.fromkeys(calls))
     return TensorRun(
-        grads,
+        list(walk.grads),
         calls if once is not None else each,
         changed,
         before,
@@ -576,10 +564,9 @@ def _revisits(session: GradingSession) -> list[str]:
         Probe.TENSOR_BACKWARD,
         {"dag": dag.to_json(), "shape": [1], "count_reads": True},
     )
-    reads = None if answer is None else answer.get("reads")
-    if not isinstance(reads, list) or not all(type(r) is int for r in reads):
+    if answer is None or answer.reads is None:
         return []
-    return bugs.diagnose_revisits(dag, reads)
+    return bugs.diagnose_revisits(dag, list(answer.reads))
 
 
 def judge_walk(

@@ -46,7 +46,7 @@ class TestOutcome:
     snippet: str = ""
     bugs: list[str] = field(default_factory=list)
     figure: dict[str, Any] | None = None
-    """The counterexample graph's picture data (``grader.checks.figures``), where there is one."""
+    """The counterexample graph's picture data (``grader.language.figures``), where there is one."""
     needs: list[str] = field(default_factory=list)
     """A test not gradable yet: the items it waits on (``NotGradable.needs``)."""
 

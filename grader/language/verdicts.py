@@ -38,7 +38,7 @@ class WrongAnswer(Exception):
     snippet: str = ""
     bugs: list[str] = field(default_factory=list)
     draw: Callable[[], dict] | None = None
-    """Makes the counterexample's picture data (``grader.checks.figures``), where there is a
+    """Makes the counterexample's picture data (``grader.language.figures``), where there is a
     graph. Called for the reported (shrunk) example only: Hypothesis meets hundreds of failing
     examples while it shrinks, and drawing each would cost more than checking it."""
 

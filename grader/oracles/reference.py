@@ -20,7 +20,7 @@ from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
 from grader.layout import grader_digest
 from grader.oracles import Evaluation, OracleUnavailable
-from grader.worker import probes, protocol
+from grader.worker import answers, probes
 from grader.worker.engines import load_engine, reinstate
 
 name = "reference"
@@ -168,14 +168,14 @@ class ReferenceOracle:
         if out_grad is not None:
             case["out_grad"] = np.asarray(out_grad).tolist()
         result = self.answer(graph.kind, case)
-        values = [protocol.decode_array(v, "reference value") for v in result["values"]]
+        values = [answers.decode_array(v, "reference value") for v in result["values"]]
         grads = result["grads"]
         if out_grad is None:
             grads = grads[: len(graph.leaves)]
         else:  # the op probe reports only the output's value
             values = [*graph.leaves, *values]
         return Evaluation(
-            tuple(values), tuple(protocol.decode_array(g, "reference grad") for g in grads)
+            tuple(values), tuple(answers.decode_array(g, "reference grad") for g in grads)
         )
 
 

@@ -1,4 +1,4 @@
-"""Draw a counterexample figure (``grader.checks.figures``) the way the course notes draw graphs.
+"""Draw a counterexample figure (``grader.language.figures``) the way the course notes draw graphs.
 
 One box per node with its op, value, expected and submitted gradient; one arrow per operand use,
 so ``a + a`` shows two arrows into ``b``. A wrong node is marked twice, by colour and by a
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from grader.checks.figures import Figure
+from grader.language.figures import Figure
 
 MARK = "✗"
 WRONG_FILL = "#ffd7d0"

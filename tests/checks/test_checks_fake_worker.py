@@ -33,7 +33,7 @@ from grader.language.graphs import Graph, Node
 from grader.language.snippets import tensor_dag_snippet
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.layout import COURSES
-from grader.worker import probes, protocol
+from grader.worker import answers, probes, protocol
 from grader.worker.launch import WorkerFailure
 from grader.worker.probes import stand_ins
 from tests.helpers.fake_worker import (
@@ -603,17 +603,17 @@ def test_a_replys_results_keep_the_order_of_the_cases():
 
 def test_an_array_may_be_empty_but_its_shape_is_bounded():
     for dims in ([2, 0], [1 << 20, 0], [1] * 7 + [0]):
-        assert protocol.decode_array({"shape": dims, "data": []}, "x").shape == tuple(dims)
+        assert answers.decode_array({"shape": dims, "data": []}, "x").shape == tuple(dims)
     for dims in ([-1], [(1 << 20) + 1], [1] * 9, [2.0], "2", [2, "x"]):
         with pytest.raises(protocol.InvalidAnswer, match="x: bad shape"):
-            protocol.decode_array({"shape": dims, "data": []}, "x")
+            answers.decode_array({"shape": dims, "data": []}, "x")
 
 
 def test_an_array_is_float64_with_its_non_finite_numbers():
-    got = protocol.decode_array({"shape": [2, 2], "data": [1, 0.5, "-inf", "nan"]}, "x")
+    got = answers.decode_array({"shape": [2, 2], "data": [1, 0.5, "-inf", "nan"]}, "x")
     assert got.dtype == np.float64 and got[0].tolist() == [1.0, 0.5]
     assert got[1, 0] == -np.inf and np.isnan(got[1, 1])
-    assert protocol.decode_array({"shape": [], "data": ["inf"]}, "x") == np.inf
+    assert answers.decode_array({"shape": [], "data": ["inf"]}, "x") == np.inf
     for data, says in [
         ([1], "1 numbers for shape (2,)"),
         ((1, 2), "? numbers for shape (2,)"),
@@ -622,10 +622,10 @@ def test_an_array_is_float64_with_its_non_finite_numbers():
         ([True, 1], "True is not a number"),
     ]:
         with pytest.raises(protocol.InvalidAnswer, match=f"^x: {re.escape(says)}$"):
-            protocol.decode_array({"shape": [2], "data": data}, "x")
+            answers.decode_array({"shape": [2], "data": data}, "x")
     for answer in ([[2], [1, 2]], {"shape": [2]}, {"shape": [2], "data": [1, 2], "dtype": "f"}):
         with pytest.raises(protocol.InvalidAnswer, match="^x: not an array$"):
-            protocol.decode_array(answer, "x")
+            answers.decode_array(answer, "x")
 
 
 def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
@@ -718,8 +718,10 @@ SHARED6_SCALAR = Dag(
 """n4 = n0 + n1, n5 = n0 + n1 + n2 + n3: six nodes."""
 
 
-@pytest.mark.parametrize("passes", [1, 2])
+@pytest.mark.parametrize("passes", [1, 2, 4])
 def test_backward_right_answers_pass(passes):
+    """Four passes: each closure has run 4 times, as many as DAG has nodes (a count, not a
+    node number)."""
     grading = session("micrograd.backward")
     walks.check_backward(grading, DAG, passes)
     assert asked(grading) == ["load", "backward"]
@@ -772,7 +774,10 @@ def test_backward_an_answer_that_is_not_one_result_per_call_is_invalid(passes):
 
     grading = session("micrograd.backward", {"backward": one_not_a_result})
     verdict = wrong(walks.check_backward, grading, DAG, passes)
-    assert (verdict.status, verdict.reason) == ("error", "invalid answer from backward()")
+    assert (verdict.status, verdict.reason) == (
+        "error",
+        "invalid answer: not one result per backward() call",
+    )
     assert verdict.details == [] and verdict.snippet.endswith("n3.grad])")
 
 
@@ -1031,7 +1036,7 @@ def test_deep_leaves_foreign_objects_in_the_order_to_micrograd_topo():
 
 def test_deep_runs_read_back_as_the_indices_they_stand_for():
     runs = [[3, 2], [-1, 2], [0, 1], [7, 3]]
-    assert protocol.expand_runs({"runs": runs}, "runs", 8) == [3, 4, -1, -1, 0, 7, 8, 9]
+    assert answers.expand_runs({"runs": runs}, "runs", 8) == [3, 4, -1, -1, 0, 7, 8, 9]
 
 
 @pytest.mark.parametrize(("extra", "status"), [([], "failed"), ([[0, 1]], "error")])
@@ -1067,7 +1072,7 @@ def test_deep_ten_entries_a_node_are_read_and_one_more_is_invalid(extra, status)
 )
 def test_deep_runs_out_of_form_are_an_invalid_answer(runs):
     with pytest.raises(protocol.InvalidAnswer):
-        protocol.expand_runs({"runs": runs}, "runs", 5010)
+        answers.expand_runs({"runs": runs}, "runs", 5010)
 
 
 @pytest.mark.parametrize(
@@ -2275,7 +2280,7 @@ def test_a_check_inside_a_check_leaves_the_outer_one_what_it_asked():
 def test_a_request_asked_outside_any_check_is_answered_and_kept_by_no_check():
     grading = session("micrograd.ops.tanh")
     answer = grading.ask("micrograd", "op", TANH_CASE, "a snippet")
-    assert decode(answer["values"][0]) == pytest.approx(math.tanh(0.5))
+    assert float(answer.value) == pytest.approx(math.tanh(0.5))
     assert grading.failed_calls == {} and grading.answered is None
 
 
@@ -2302,7 +2307,7 @@ def test_planned_requests_are_answered_from_one_batch_and_not_asked_again():
     grading.plan([("micrograd", "op", case) for case in cases])
     answers = [grading.ask("micrograd", "op", case, "") for case in cases]
     assert asked(grading) == ["load", "op"]
-    assert [decode(a["grads"][0]) for a in answers] == pytest.approx(
+    assert [float(a.grads[0]) for a in answers] == pytest.approx(
         [1 - math.tanh(0.5) ** 2, -2.5 * (1 - math.tanh(0.5) ** 2)]
     )
 

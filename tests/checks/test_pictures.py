@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from grader.checks.figures import Figure
+from grader.language.figures import Figure
 from grader.language.verdicts import Tolerance, mismatch, show
 from grader.report import drawing as pictures
 from tests.helpers.grading import grade_items, planted

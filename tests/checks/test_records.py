@@ -1,5 +1,6 @@
 """The grader's recording ops (``grader.worker.recording``) and the gradients the trusted side
-computes from what they recorded (``grader.checks.records``).
+computes from what they recorded (``grader.checks.records``), the record decoded as it arrives
+(``grader.worker.answers.record``).
 
 Where ``micrograd.sugar`` and ``babygrad.tensor_ops`` grade how operators are composed, the
 worker only records what the student's code builds: the grader's primitive ops make nodes with
@@ -20,7 +21,7 @@ import pytest
 
 from grader.checks import records
 from grader.language.graphs import Graph, Node
-from grader.worker import probes, protocol
+from grader.worker import answers, probes, protocol
 from grader.worker.engines import load_engine
 from grader.worker.recording import Record, recording_values
 from tests.helpers.fake_worker import session
@@ -42,7 +43,8 @@ def answer_of(probe: str, engine: Any, graph: Graph) -> dict[str, Any]:
 
 def test_the_reference_composes_a_minus_b_as_a_plus_b_times_minus_one():
     answer = answer_of("sugar", load_engine(REFERENCE, "micrograd"), SUB)
-    made, named = records.parse(answer, "scalar")
+    record = answers.record(answer, "scalar", SUB.size)
+    made, named = record.made, record.named
     ops = [(m.op, m.args, m.param) for m in made]
     # a, b, the -1 that -b wraps, b * -1, a + (b * -1)
     assert ops == [
@@ -52,7 +54,7 @@ def test_the_reference_composes_a_minus_b_as_a_plus_b_times_minus_one():
         ("mul", (1, 2), None),
         ("add", (0, 3), None),
     ]
-    assert float(made[2].value) == -1.0 and named == [0, 1, 4]
+    assert float(made[2].value) == -1.0 and named == (0, 1, 4)
     assert all(not m.adds for m in made)  # leaves: their closures add nothing
 
 
@@ -63,14 +65,14 @@ def test_the_gradients_of_a_record_are_the_oracles(graph, engine):
     what they add, measured one at a time."""
     grading = session("micrograd.sugar")
     answer = answer_of("sugar", load_engine(CORRECT_ENGINES[engine], "micrograd"), graph)
-    got = records.named_gradients(grading, "scalar", answer, graph.size)
+    record = answers.record(answer, "scalar", graph.size)
+    got = records.named_gradients(grading, "scalar", record)
     expected = grading.oracles.expected(graph)
     assert len(got) == graph.size  # every named node's, the leaves' first
     leaves = got[: len(graph.leaves)]
     assert all(np.isclose(g, e) for g, e in zip(leaves, expected.grads, strict=True))
     if engine == "value_equality":
-        made, _ = records.parse(answer, "scalar")
-        assert any(m.adds for m in made)
+        assert any(m.adds for m in record.made)
 
 
 def test_a_function_of_the_students_own_counts_by_its_backward():
@@ -95,10 +97,11 @@ def test_a_function_of_the_students_own_counts_by_its_backward():
         answer = answer_of("routing", engine, RSUB)
     finally:
         engine.Tensor.__rsub__ = original
-    made, _ = records.parse(answer, "tensor")
+    record = answers.record(answer, "tensor", RSUB.size)
+    made = record.made
     assert [m.op for m in made] == [None, None, "sum"] and made[1].adds[0][1].shape == (2, 2, 2, 2)
     grading = session("babygrad.tensor_ops")
-    got = records.named_gradients(grading, "tensor", answer, RSUB.size)
+    got = records.named_gradients(grading, "tensor", record)
     assert np.allclose(got[0], -np.ones((2, 2)))
 
 
@@ -118,13 +121,24 @@ def tampered(change: Any) -> dict[str, Any]:
         lambda r: r["nodes"][2].update(adds=[[5, {"shape": [], "data": [1.0]}]]),
         lambda r: r["nodes"][2].update(adds=[[0, {"shape": [2], "data": [1.0, 2.0]}]]),
         lambda r: r.update(named=[0, 1, 9]),
+        lambda r: r.update(named=[0, 4]),  # not one per node of the graph
         lambda r: r.update(nodes=[]),
     ],
-    ids=["op", "later operand", "arity", "param", "adds later", "adds shape", "named", "empty"],
+    ids=[
+        "op",
+        "later operand",
+        "arity",
+        "param",
+        "adds later",
+        "adds shape",
+        "named",
+        "count",
+        "empty",
+    ],
 )
 def test_a_record_that_is_not_one_is_an_invalid_answer(change):
     with pytest.raises(protocol.InvalidAnswer):
-        records.named_gradients(session("micrograd.sugar"), "scalar", tampered(change), 3)
+        answers.record(tampered(change), "scalar", 3)
 
 
 def test_the_grader_primitives_make_nodes_without_closures():

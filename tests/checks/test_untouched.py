@@ -6,7 +6,7 @@ The planted bugs of this family (``tests/helpers/planted.py``,
 them away. Their blame (their own item and ``*.graphs`` only) is ``tests/grading/test_blame.py``'s
 and ``tests/flows/test_courses.py``'s; here, what the student reads. The watch itself
 (``grader.worker.probes.untouched``) and the parent's validation of its report
-(``grader.checks.untouched``) are tested in milliseconds below.
+(``grader.worker.answers.changes``) are tested in milliseconds below.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from grader.checks import graphs, ops, untouched, walks
 from grader.layout import COURSES
-from grader.worker import protocol
+from grader.worker import answers, protocol
 from grader.worker.probes.untouched import OUT_GRAD, Watch
 from tests.helpers.fake_worker import (
     DAG,
@@ -176,7 +176,7 @@ def report(**change: object) -> dict:
 
 
 def test_a_reported_change_is_decoded_and_measured():
-    (change,) = untouched.changes(report(), 2)
+    (change,) = answers.changes(report(), 2)
     assert (change.phase, change.target, change.during) == ("backward", OUT_GRAD, 1)
     assert (
         change.describe()
@@ -186,8 +186,8 @@ def test_a_reported_change_is_decoded_and_measured():
 
 def test_a_reported_change_that_changed_nothing_is_no_change():
     same = {"shape": [1], "data": ["nan"]}
-    assert untouched.changes(report(before=same, after=same), 2) == []
-    assert untouched.changes({}, 2) == []
+    assert answers.changes(report(before=same, after=same), 2) == ()
+    assert answers.changes({}, 2) == ()
 
 
 @pytest.mark.parametrize(
@@ -205,7 +205,7 @@ def test_a_reported_change_that_changed_nothing_is_no_change():
 )
 def test_a_malformed_report_is_an_invalid_answer(answer):
     with pytest.raises(protocol.InvalidAnswer):
-        untouched.changes(answer, 2)
+        answers.changes(answer, 2)
 
 
 # ------------------------------------------------- the checks, on a worker reporting changes

@@ -8,8 +8,6 @@ needle's ``Tensor``, MiniTorch's ``Scalar``, TinyTorch's methods, 11-785's tape
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from grader.language import profiles
 from grader.layout import COURSES
 from tests.helpers.grading import COURSE_ENGINES, course_grade
 from tests.helpers.planted import Bug, plant
+from tests.helpers.processes import as_a_student
 from tests.seed_sweep import bugs_of
 
 pytestmark = pytest.mark.slow
@@ -32,25 +31,6 @@ KNOWN = {
 }
 """Planted bugs one of whose shown examples prints in a fresh interpreter what the reference
 prints (found by this test, not fixed yet): strict, so a fix is noticed."""
-TIMEOUT = 60
-"""Seconds a replay may take: one that runs out hangs where the reference finishes (a walk that
-revisits shared nodes on the diamonds), which shows the failure."""
-
-
-def as_a_student(snippet: str, folder: Path) -> tuple[int | None, str]:
-    """``snippet`` run in a fresh interpreter in ``folder``: its exit code and output (None:
-    it ran out of time)."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", snippet],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:
-        return None, ""
-    return done.returncode, done.stdout
 
 
 def _case(course: str, bug: Bug) -> object:

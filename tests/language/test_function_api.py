@@ -8,6 +8,7 @@ same engines and planted bugs against MiniTorch's rubric from end to end."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -31,9 +32,10 @@ from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.layout import COURSES
 from grader.oracles import numeric, torch_oracle
 from grader.oracles.reference import ReferenceOracle
-from grader.worker import encoding, probes
+from grader.worker import encoding, probes, protocol, replies
+from grader.worker.answers import decode_array
 from grader.worker.engines import load_engine, reinstate
-from grader.worker.protocol import decode_array
+from grader.worker.protocol import Probe
 from tests import helpers
 from tests.helpers.programs import needs_torch
 
@@ -116,10 +118,10 @@ def test_central_difference_is_the_grader_s_own(name):
 
 
 def central_difference_verdict(
-    value: float | None, arg: int = 2, asked: dict | None = None
+    value: float, arg: int = 2, asked: dict | None = None
 ) -> WrongAnswer | None:
-    """The check's verdict on a ``central_difference`` that answers ``value`` (None: an answer
-    without one) for the bowl in argument ``arg``; what it asked goes in ``asked``."""
+    """The check's verdict on a ``central_difference`` that answers ``value`` for the bowl in
+    argument ``arg``; what it asked goes in ``asked``."""
 
     class Session:
         def assignment(self, kind):
@@ -128,7 +130,8 @@ def central_difference_verdict(
         def ask(self, assignment, probe, case, snippet, on_timeout=None):
             if asked is not None:
                 asked.update(assignment=assignment, probe=probe, case=case, snippet=snippet)
-            return {} if value is None else {"value": encoding.encode(np.float64(value), "value")}
+            answer = {"value": encoding.encode(np.float64(value), "value")}
+            return replies.decode(probe, case, json.loads(json.dumps(answer)))
 
     try:
         differences.check_central_difference.__wrapped__(
@@ -174,14 +177,10 @@ def test_the_first_argument_is_left_to_the_courses_default(arg, default, keyword
     assert (asked["assignment"], asked["probe"]) == (ASSIGNMENT.name, "central_difference")
 
 
-def test_a_central_difference_answer_without_a_value_is_invalid_showing_the_example():
-    verdict = central_difference_verdict(None)
-    assert verdict is not None
-    assert (verdict.status, verdict.reason) == (
-        "error",
-        "invalid answer: the answer has no valid 'value'",
-    )
-    assert verdict.details == [] and "central_difference(f, 1.0" in verdict.snippet
+def test_a_central_difference_answer_without_a_value_is_invalid():
+    """The session shows it with the example, as every answer that does not decode."""
+    with pytest.raises(protocol.InvalidAnswer, match="^the answer has no valid 'value'$"):
+        replies.decode(Probe.CENTRAL_DIFFERENCE, {}, {})
 
 
 @pytest.mark.parametrize("name", ENGINES)

@@ -20,7 +20,7 @@ from grader.language.dags import Dag, diamonds, shallow
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import dag_snippet, tensor_dag_snippet
 from grader.language.tensor_api import BABYGRAD_API
-from grader.worker import probes, protocol
+from grader.worker import answers, probes
 from grader.worker.engines import load_engine
 from tests.helpers.grading import REFERENCE
 
@@ -41,7 +41,7 @@ def run(snippet: str) -> str:
 
 
 def decoded(grads: list) -> list[np.ndarray | None]:
-    return [None if g is None else protocol.decode_array(g, "grad") for g in grads]
+    return [None if g is None else answers.decode_array(g, "grad") for g in grads]
 
 
 @pytest.mark.parametrize("dag", DAGS, ids=range(len(DAGS)))

@@ -28,9 +28,9 @@ from grader.language.strategies import tensor_graphs
 from grader.layout import COURSES
 from grader.oracles import numeric
 from grader.worker import probes
+from grader.worker.answers import decode_array
 from grader.worker.encoding import ProbeError
 from grader.worker.engines import load_engine
-from grader.worker.protocol import decode_array
 from grader.worker.runner import student_frames
 from tests import helpers
 from tests.helpers.planted import course_bugs, plant

@@ -13,6 +13,7 @@ draws: no grade rests on one oracle being right by luck.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -49,8 +50,9 @@ from grader.layout import DEFAULT_RUBRIC, SUITES
 from grader.oracles import Evaluation, numeric, reference, torch_oracle
 from grader.oracles.chain import Oracles
 from grader.oracles.reference import ReferenceOracle
-from grader.worker import probes
+from grader.worker import probes, replies
 from grader.worker.engines import load_engine
+from grader.worker.replies import Answer
 from tests.helpers.grading import REFERENCE, runs_in_this_course
 from tests.helpers.programs import needs_torch
 
@@ -130,8 +132,9 @@ class InProcess(GradingSession):
         self.oracles = EveryConfiguration()
         self.engines = {a: load_engine(REFERENCE, a) for a in ("micrograd", "babygrad")}
 
-    def ask(self, assignment: str, probe: str, case: dict[str, Any], *_: Any) -> dict[str, Any]:
-        return probes.PROBES[probe](self.engines[assignment], case)
+    def ask(self, assignment: str, probe: str, case: dict[str, Any], *_: Any) -> Answer | None:
+        answer = probes.PROBES[probe](self.engines[assignment], case)
+        return replies.decode(probe, case, json.loads(json.dumps(answer)))  # as sent
 
 
 def suite_tests(assignment: str, run_seed: int) -> list[Any]:

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from grader.worker import protocol
+from grader.worker import answers
 from grader.worker.probes.walks import probe_deep
 
 
@@ -43,7 +43,7 @@ def test_the_chain_is_built_and_walked_uncollected_and_collection_is_back_after(
 
 def test_another_order_is_sent_as_runs_of_consecutive_indices_and_read_back():
     """Root first, a node twice, an object not the grader's (-1): what the parent reads back
-    (``protocol.expand_runs``) is each entry's index, as the walk returned them."""
+    (``answers.expand_runs``) is each entry's index, as the walk returned them."""
     engine = _engine([])
     walk = engine.build_topo
 
@@ -54,7 +54,7 @@ def test_another_order_is_sent_as_runs_of_consecutive_indices_and_read_back():
     engine.build_topo = odd_walk
     answer = probe_deep(engine, {"length": 5})
     assert answer == {"runs": [[3, 3], [0, 1], [0, 1], [-1, 1], [2, 1], [1, 1], [0, 1]]}
-    assert protocol.expand_runs(answer, "runs", 60) == [3, 4, 5, 0, 0, -1, 2, 1, 0]
+    assert answers.expand_runs(answer, "runs", 60) == [3, 4, 5, 0, 0, -1, 2, 1, 0]
 
 
 def test_a_walk_that_raises_leaves_collection_on():

@@ -4,8 +4,9 @@ An op's forward and backward, and a walk, may write gradients (that is their con
 the values they are given: their inputs' values, ``out_grad``, the result's value, the graph's
 nodes. A ``Watch`` copies each such value before a call and compares it after (exactly, NaN
 equal to NaN); a value that differs is reported as plain numbers, before and after, under the
-answer's ``mutated`` key. The worker never judges: the trusted parent decodes the report, checks
-that the two arrays really differ and names what changed (``grader.checks.untouched``).
+answer's ``mutated`` key. The worker never judges: the trusted parent decodes the report and
+checks that the two arrays really differ (``grader.worker.answers``), then names what changed
+(``grader.checks.untouched``).
 """
 
 from __future__ import annotations

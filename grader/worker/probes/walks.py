@@ -46,7 +46,7 @@ def _topo_indices(engine: ModuleType, nodes: list[Any]) -> dict[str, Any]:
 
 
 def index_runs(indices: list[int]) -> list[list[int]]:
-    """``indices`` as ``[first, count]`` runs of consecutive ones (``grader.worker.protocol.
+    """``indices`` as ``[first, count]`` runs of consecutive ones (``grader.worker.answers.
     expand_runs`` reads them back): a chain walked leaves first is one run, where its 100,001
     numbers cost more to write, send and read than the walk itself."""
     runs: list[list[int]] = []

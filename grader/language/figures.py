@@ -3,7 +3,8 @@
 A figure is plain JSON (it travels in the results file): nodes carry their op, value, the
 expected and the student's gradient, and whether something about them is wrong. A shared node
 appears once with every edge into its consumers, since that is where accumulation bugs live.
-Rendering (Graphviz or text) is the reports' job.
+Like a snippet (``grader.language.snippets``), it is built from the graph language alone, from
+answers already decoded; rendering (Graphviz or text) is the reports' job.
 """
 
 from __future__ import annotations
