@@ -74,21 +74,31 @@ ROUTING = Graph(
 
 
 @pytest.mark.parametrize(
-    ("graph", "probe"),
+    ("item", "graph", "probe"),
     [
-        (SCALAR, "graph"),
-        (SQUARE, "graph"),
-        (TENSOR, "graph"),
-        (SUGAR, "sugar"),
-        (ROUTING, "routing"),
+        ("micrograd.graphs", SCALAR, "graph"),
+        ("micrograd.graphs", SQUARE, "graph"),
+        ("babygrad.graphs", TENSOR, "graph"),
+        ("micrograd.sugar", SUGAR, "sugar"),
+        ("babygrad.tensor_ops", ROUTING, "routing"),
     ],
     ids=["scalar", "shared", "tensor", "sugar", "routing"],
 )
-def test_graph_right_answers_pass(graph, probe):
-    grading = session("micrograd.graphs")
+def test_graph_right_answers_pass(item, graph, probe):
+    grading = session(item)
     graphs.check_graph(grading, graph, probe)
     assert asked(grading) == ["load", probe]
     assert TEST not in grading.failures
+
+
+def test_a_graph_is_asked_of_the_running_items_assignment():
+    """The item names the assignment asked, as the course names it; a suite's item the course
+    has not renamed is the built-in assignment of that name."""
+    needle = profiles.load(COURSES / "needle-hw1" / "profile.yaml")
+    assert session("needle.graphs", profile=needle).item_assignment == needle.assignment("tensor")
+    assert session("babygrad.tensor_ops").item_assignment.name == "babygrad"
+    karpathy = profiles.load(COURSES / "karpathy-micrograd" / "profile.yaml")
+    assert session("babygrad.graphs", profile=karpathy).item_assignment.kind == "tensor"
 
 
 def test_graph_wrong_gradient_names_the_node():
