@@ -157,6 +157,16 @@ def test_a_profile_error_names_its_file_and_line(tmp_path):
         match=rf"profile.yaml:{line}: assignments/minitorch/editions/2021/api: difference",
     ):
         profiles.load(profile)
+    # an edition that drops a part of the walk says why in the course's words
+    start = minitorch.index("          quote: ", minitorch.index('"2020"'))
+    end = minitorch.index("          source: ", start)
+    profile.write_text(minitorch[:start] + minitorch[end:])
+    line = minitorch[: minitorch.index("          topo: nested")].count("\n") + 1  # the walk block
+    with pytest.raises(
+        ProfileError,
+        match=rf"profile.yaml:{line}: assignments/minitorch/editions/2020/walk: 'quote' is a",
+    ):
+        profiles.load(profile)
 
 
 def test_a_rubric_grades_only_assignments_its_profile_describes(tmp_path):

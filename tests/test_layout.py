@@ -146,3 +146,17 @@ def test_no_folder_holds_more_than_its_share_of_the_lines() -> None:
         if (folder / "__init__.py").is_file()
     }
     assert max(shares.values()) <= LARGEST_SHARE, shares
+
+
+def test_the_architecture_page_draws_every_floor() -> None:
+    """docs/architecture.md's picture and table of the floors name every stage folder, so a
+    new folder cannot go undrawn."""
+    docs = PACKAGE.parent / "docs"
+    picture, page = (docs / name for name in ("architecture.svg", "architecture.md"))
+    missing = [
+        f"{stage}/ in {where.name}"
+        for stage in sorted(STAGES)
+        for where in (picture, page)
+        if f"{stage}/" not in where.read_text()
+    ]
+    assert not missing, missing

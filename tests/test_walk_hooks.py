@@ -24,6 +24,7 @@ from grader.worker.probes.walks import probe_tensor_backward
 from grader.worker.shapes import Adapted
 from tests.grading import grade_report
 from tests.planted import Edit, course_bugs, plant
+from tests.test_course_snippets import as_a_student
 
 CMU = COURSES / "cmu-11785-autograd"
 TINYTORCH = COURSES / "tinytorch-autograd"
@@ -170,12 +171,15 @@ def test_a_buffer_that_sums_nothing_loses_its_item(tmp_path):
         ("parameters-not-routed", "mytorch.backward", ["Autograd.backward", "dn1: expected"]),
         ("parameters-not-routed", "mytorch.graphs", ["db: expected"]),
         ("buffer-overwrites", "mytorch.buffer", ["the GradientBuffer lost", "get_param(n0) ("]),
+        ("walk-zeroes-outputs", "mytorch.backward", ["Autograd.backward changed n", " in place"]),
+        ("walk-zeroes-outputs", "mytorch.graphs", ["autograd.backward(np.ones_like(", "changed"]),
     ],
 )
 def test_the_feedback_is_in_the_courses_words(tmp_path, bug, item, words):
     """A planted bug's verdicts name the walk, the buffer and each gradient as 11-785's
-    snippet reads them (a parameter's array, the buffer's entry), never in babygrad's words
-    (``n1.grad``, ``Tensor.backward``)."""
+    snippet reads them (a parameter's array, the buffer's entry; the whole graph's walk as its
+    snippet calls it), never in babygrad's words (``n1.grad``, ``Tensor.backward``), and a
+    snippet prints a changed array itself (its ``.data`` is a ``<memory at 0x...>``)."""
     (planted,) = [b for b in course_bugs(PLANTED) if b.name == bug]
     submission = plant(tmp_path, planted, reference=CMU / "reference")
     report = grade_report(
@@ -187,3 +191,44 @@ def test_the_feedback_is_in_the_courses_words(tmp_path, bug, item, words):
     )
     assert all(word in told for word in words), told
     assert ".grad" not in told and "Tensor.backward" not in told, told
+    printed = [line for f in graded["failures"] for line in f["snippet"].splitlines()]
+    assert not [line for line in printed if line.startswith("print(") and ".data" in line]
+
+
+FORGETS_GRAD_OUTPUT = Edit(
+    "mytorch/functional.py",
+    "    return (grad_output * np.exp(a),)\n",
+    "    return (np.exp(a),)\n",
+)
+"""exp_backward without the chain rule: wrong in whichever module holds it."""
+
+
+@pytest.mark.parametrize(
+    ("graded", "beside", "marker"),
+    [
+        ("functional.py", "functional_hw1.py", "rnn_cell.py"),  # HW3P1 keeping HW1's file
+        ("functional_hw1.py", "functional.py", None),  # HW1 with a functional.py beside it
+    ],
+)
+def test_with_both_modules_the_snippet_runs_the_module_graded(tmp_path, graded, beside, marker):
+    """An upload holding two years' backwards is graded on its detected year's (the edition's
+    marker: HW3P1's rnn_cell.py, else HW1's functional_hw1.py), and the example it is shown
+    runs that module: the bug, planted there alone, shows in a fresh interpreter."""
+    submission = plant(tmp_path, FORGETS_GRAD_OUTPUT, reference=CMU / "reference")
+    package = submission / "mytorch"
+    (package / "functional.py").rename(package / graded)
+    shutil.copy(CMU / "reference" / "mytorch" / "functional.py", package / beside)
+    if marker:
+        (package / marker).write_text("# the handout's RNN cell\n")
+    report = grade_report(
+        submission,
+        rubric=CMU / "rubric.yaml",
+        reference=CMU / "reference",
+        only=["mytorch.exp_backward"],
+    )
+    (item,) = report.items
+    assert item["score"] == 0, item
+    shown = [failure["snippet"] for failure in item["failures"] if failure["snippet"]]
+    assert shown
+    for snippet in shown:
+        assert as_a_student(snippet, submission) != as_a_student(snippet, CMU / "reference")

@@ -198,7 +198,17 @@ SNIPPET_KEYS = (
     "grad",
 )
 """What a profile's ``api: snippets`` must spell (``grader.language.tape_snippets``)."""
-SNIPPET_OPTIONS = ("given", "buffer", "ledger", "add", "get", "answer", "walker", "ledger_name")
+SNIPPET_OPTIONS = (
+    "given",
+    "buffer",
+    "ledger",
+    "add",
+    "get",
+    "answer",
+    "walker",
+    "ledger_name",
+    "value",
+)
 """What it may also spell: a ledger apart spells ``ledger``, ``add`` and ``get``."""
 SNIPPET_TABLES = ("forwards", "backwards", "given")
 """The keys whose value is a table by op, not a template."""

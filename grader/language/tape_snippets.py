@@ -12,10 +12,11 @@ is routed into), ``walk`` (``{out_grad}``), ``grad`` (``{tensor}``), and for a l
 from the walk ``ledger`` (a line that names it), ``add`` (``{tensor}``, ``{grad}``) and
 ``get`` (``{tensor}``), and optionally ``answer``: an expression over ``grads`` (each input's
 gradient, in order) that is what a backward returns in this course (default: the list),
-``walker``: what the feedback calls the walk (default: ``Tensor.backward``), and
-``ledger_name``: what it calls a ledger apart (default: ``the ledger``). The adapter reads the
-same keys (``adapters.load_adapter``): each is spelled once, for the snippets and the grading.
-What the snippets build is what the adapter records: every op in the
+``walker``: what the feedback calls the walk (default: ``Tensor.backward``),
+``ledger_name``: what it calls a ledger apart (default: ``the ledger``), and ``value``
+(``{tensor}``): a tensor's numbers as a snippet prints them (``TensorApi.value_source``). The
+adapter reads the same keys (``adapters.load_adapter``): each is spelled once, for the
+snippets and the grading. What the snippets build is what the adapter records: every op in the
 order it was made, every second leaf the tape meets a parameter (the adapter's ``record``).
 """
 

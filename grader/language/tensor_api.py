@@ -109,7 +109,11 @@ class TensorApi(PackagedApi):
         return self.leaf.format(data=data, requires_grad=requires_grad)
 
     def value_source(self, expression: str) -> str:
-        return f"{expression}.{self.value}"
+        """A tensor's numbers as a snippet reads them: the snippets' ``value`` where they
+        spell one (11-785's tensors are bare arrays, whose ``.data`` is a ``<memory at
+        0x...>``)."""
+        spelled = self.snippets.get("value")
+        return spelled.format(tensor=expression) if spelled else f"{expression}.{self.value}"
 
     def grad_source(self, expression: str) -> str:
         """A gradient's numbers: a bare array prints them itself (its own ``.data`` is a
