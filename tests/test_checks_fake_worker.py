@@ -2356,3 +2356,36 @@ def test_a_test_stops_once_it_used_six_request_budgets(monkeypatch):
         grading.ask("micrograd", "op", TANH_CASE, "")
     abort = grading.aborts[TEST]
     assert abort.status == "timeout" and "more than 30 s in all" in abort.reason
+
+
+# --------------------------------------------------------------- an answer's own checks
+
+
+def _array(*numbers: float) -> dict[str, Any]:
+    return {"shape": [len(numbers)], "data": list(numbers)}
+
+
+def test_a_report_of_as_many_changes_as_a_worker_sends_is_read_whole():
+    """The worker reports at most ``MAX_REPORTED`` changes: that many is an answer."""
+    change = {"phase": "forward", "target": 0, "during": 1}
+    report = [
+        {**change, "before": _array(float(i)), "after": _array(i + 0.5)}
+        for i in range(probes.untouched.MAX_REPORTED)
+    ]
+    found = answers.changes({"mutated": report}, 2)
+    assert len(found) == probes.untouched.MAX_REPORTED
+    with pytest.raises(protocol.InvalidAnswer, match="not a short list"):
+        answers.changes({"mutated": [*report, report[0]]}, 2)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [[0, _array(1.0), 0], [1, _array(1.0)], ["0", _array(1.0)]],
+    ids=["three-long", "a-later-node", "not-a-number"],
+)
+def test_what_a_recorded_node_adds_names_an_earlier_node(pair):
+    """A pair of (an earlier node, its Jacobian), exactly: anything else is invalid, not
+    read as one."""
+    nodes = [{"value": _array(1.0)}, {"value": _array(2.0), "adds": [pair]}]
+    with pytest.raises(protocol.InvalidAnswer, match="what node 1 adds is malformed"):
+        answers.record({"record": {"nodes": nodes, "named": [0, 1]}}, "tensor", 2)
