@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from grader.checks import bugs, records, untouched
 from grader.checks.session import GradingSession, remembers_verdict
-from grader.language import tape_snippets
-from grader.language.assignments import Assignment
 from grader.language.figures import graph_figure
-from grader.language.graphs import Graph, expression, names
-from grader.language.snippets import graph_snippet
+from grader.language.graphs import Graph
+from grader.language.snippets import graph_text
 from grader.language.verdicts import WrongAnswer, mismatch
 from grader.worker.answers import Change
 from grader.worker.protocol import Probe
@@ -39,40 +37,30 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     primitives, on the grader's primitives. Those two are recorded as built, and the
     gradients of what was built computed here (``grader.checks.records``)."""
     expected = session.oracles.expected(graph)
-    own = session.assignment(graph.kind)
-    assignment = own.name
-    snippet = graph_snippet(graph, own)
-    answer = session.ask(assignment, probe, {"graph": graph.to_json()}, snippet)
-    var = names(graph)
-
-    spelling = tape_snippets.spelling_of(own.api) if own.kind == "tensor" else None
+    own = session.item_assignment
+    shown = graph_text(graph, own)
+    answer = session.ask(own.name, probe, {"graph": graph.to_json()}, shown.source)
 
     def caller(change: Change) -> str:
-        """Who changed a node: the op that made ``change.during``, or the walk."""
-        if change.during is None:
-            if spelling is not None:
-                return tape_snippets.graph_walk(spelling, graph)
-            return f"{var[graph.output]}.backward()"
-        return f"{var[change.during]} = {expression(graph, change.during, own.spelling, var)}"
+        """Who changed a node: the line that made ``change.during``, or the walk."""
+        return shown.walk if change.during is None else shown.lines[change.during]
 
     # every op's forward leaves the nodes made before it as it found them, and backward()
     # every node (only the graph probe watches)
-    untouched.fail_nodes(answer.changed, var, caller, own, snippet)
-    functions = own.functions
-    gradients = _gradients(graph, own)
+    untouched.fail_nodes(answer.changed, shown.names, caller, own, shown.source)
     values = answer.values
     grads = answer.grads
     if answer.record is not None:
         grads = records.named_gradients(session, graph.kind, answer.record)
-    tol = session.oracles.tolerance(session.tolerances[assignment], graph)
+    tol = session.oracles.tolerance(session.tolerances[own.name], graph)
     wrong_values = [
         m
-        for v, got, exp in zip(var, values, expected.values, strict=True)
+        for v, got, exp in zip(shown.names, values, expected.values, strict=True)
         if (m := mismatch(f"value of {v}", got, exp, tol))
     ]
     wrong_grads = [
         m
-        for label, got, exp in zip(gradients, grads, expected.grads, strict=False)
+        for label, got, exp in zip(shown.gradients, grads, expected.grads, strict=False)
         if (m := mismatch(label, got, exp, tol))
     ]
     if (wrong_values or wrong_grads) and not session.oracles.confirmed(graph, None, expected):
@@ -84,23 +72,14 @@ def check_graph(session: GradingSession, graph: Graph, probe: Probe = Probe.GRAP
     note = [NOTES[probe]] if NOTES[probe] else []
     if wrong_values:
         raise WrongAnswer(
-            "failed", "wrong forward value", [*wrong_values[:4], *note], snippet, draw=draw
+            "failed", "wrong forward value", [*wrong_values[:4], *note], shown.source, draw=draw
         )
     if wrong_grads:
         # The graph diagnoses name micrograd's and babygrad's mistakes in their own words
         # (closures, a grads ledger): a course whose ops are classes gets none rather than
         # a wrong one.
-        named = not note and not functions
+        named = not note and not own.functions
         found = bugs.diagnose_graph(graph, grads[: len(graph.leaves)], tol) if named else []
         raise WrongAnswer(
-            "failed", "wrong gradient", [*wrong_grads[:4], *note], snippet, found, draw
+            "failed", "wrong gradient", [*wrong_grads[:4], *note], shown.source, found, draw
         )
-
-
-def _gradients(graph: Graph, own: Assignment) -> list[str]:
-    """How the feedback names each node's gradient, as the snippet reads it: ``a.grad``
-    (MiniTorch's ``a.derivative``), or through a tape (``tape_snippets.graph_gradients``)."""
-    if own.kind == "tensor" and (spelling := tape_snippets.spelling_of(own.api)) is not None:
-        return tape_snippets.graph_gradients(spelling, graph)
-    grad = own.functions.derivative if own.functions else "grad"
-    return [f"{v}.{grad}" for v in names(graph)]

@@ -26,7 +26,7 @@ from grader.checks.launcher import sandboxed_worker
 from grader.checks.plan import ReplayPlan
 from grader.checks.stopwatch import Stopwatch
 from grader.language import profiles
-from grader.language.assignments import Assignment
+from grader.language.assignments import Assignment, of_name
 from grader.language.function_api import FunctionApi
 from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API
@@ -389,6 +389,15 @@ class GradingSession:
     def assignment(self, kind: str) -> Assignment:
         """The assignment of the profile that grades graphs of ``kind``."""
         return self.profile.assignment(kind)
+
+    @property
+    def item_assignment(self) -> Assignment:
+        """The assignment the running item belongs to (the first part of its id, as the
+        course names it: ``mytorch`` of ``mytorch.graphs``), the one a check of it asks: a
+        check that grades either kind of graph is told by the item, not by the example."""
+        prefix = self.current_item.split(".", 1)[0]
+        own = self.profile.assignments.get(prefix)
+        return self.assignment(own.kind if own is not None else of_name(prefix).kind)
 
     def load_case(self, assignment: str) -> dict[str, Any]:
         """The import request: a tensor course's API, unless it is babygrad's (the default)."""

@@ -792,13 +792,13 @@ class Spelling(Protocol):
     def leaf_source(self, data: str, requires_grad: bool) -> str: ...
 
 
-def expression(graph: Graph, index: int, api: str | Spelling, var: list[str]) -> str:
+def expression(graph: Graph, index: int, api: str | Spelling, var: Sequence[str]) -> str:
     """The student-API expression that builds node ``index`` from earlier variables: in the
     op table's ``api`` column, or in a tensor course's own spelling."""
     return node_expression(graph.nodes[index - len(graph.leaves)], api, var)
 
 
-def node_expression(node: Node, api: str | Spelling, var: list[str]) -> str:
+def node_expression(node: Node, api: str | Spelling, var: Sequence[str]) -> str:
     """``expression`` of one node, its arguments' variables named by ``var``."""
     if isinstance(api, str):
         template = getattr(OPS[node.op], api) if not node.form else None
@@ -834,11 +834,16 @@ def format_leaf(value: np.ndarray, kind: str, api: str | Spelling = "tensor") ->
 
 def build_source(graph: Graph, api: str | Spelling) -> str:
     """Python statements that build the graph in a student engine, one line per node."""
-    var = names(graph)
+    return "\n".join(build_lines(graph, api, names(graph)))
+
+
+def build_lines(graph: Graph, api: str | Spelling, var: Sequence[str]) -> list[str]:
+    """The statement that builds each node in a student engine, its variable named by ``var``
+    (``var[i] = ...``): a verdict about a node names the line that made it."""
     lines = [f"{var[i]} = {format_leaf(v, graph.kind, api)}" for i, v in enumerate(graph.leaves)]
     for index in range(len(graph.leaves), graph.size):
         lines.append(f"{var[index]} = {expression(graph, index, api, var)}")
-    return "\n".join(lines)
+    return lines
 
 
 def is_finite_and_capped(value: np.ndarray) -> bool:

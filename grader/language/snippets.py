@@ -1,23 +1,20 @@
 """Runnable counterexamples in the student's own API.
 
-A graph's snippet is the very source the worker executed to build it (``build_source``), so
-what the student runs is what was graded.
+A graph's snippet builds it with the very lines the worker executed (``build_lines``), so what
+the student runs is what was graded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from grader.language import tape_snippets
 from grader.language.assignments import MICROGRAD, Assignment
 from grader.language.dags import Dag
-from grader.language.graphs import (
-    Graph,
-    build_source,
-    names,
-)
+from grader.language.graphs import Graph, build_lines, names
 from grader.language.tensor_api import TensorApi
 
 
@@ -26,21 +23,40 @@ def array_literal(value: np.ndarray) -> str:
     return repr(float(value)) if value.ndim == 0 else repr(value.tolist())
 
 
-def graph_snippet(graph: Graph, assignment: Assignment) -> str:
-    """Build, call ``backward()`` on the output, print every leaf's gradient (a tape's: record
-    each op, walk the tape, ``grader.language.tape_snippets``)."""
-    if graph.kind == "tensor" and (spelling := tape_snippets.spelling_of(assignment.api)):
-        return tape_snippets.graph_snippet(spelling, graph)
+@dataclass(frozen=True)
+class GraphText:
+    """A graph as the student's API writes it, read once for every verdict about it: the
+    snippet that builds it, walks it and prints the leaves' gradients (``source``), each
+    node's variable (``names``) and the line of the course's API that makes it (``lines``),
+    the line that walks it (``walk``), and each node's gradient as the snippet reads it
+    (``gradients``: ``a.grad``, MiniTorch's ``a.derivative``, or a tape's entry)."""
+
+    source: str
+    names: tuple[str, ...]
+    lines: tuple[str, ...]
+    walk: str
+    gradients: tuple[str, ...]
+
+
+def graph_text(graph: Graph, assignment: Assignment) -> GraphText:
+    """``graph`` in ``assignment``'s API, every part a verdict shows made here at once: the
+    snippet builds it, calls ``backward()`` on the output and prints every leaf's gradient (a
+    tape's: records each op, walks the tape, ``grader.language.tape_snippets``)."""
     var = names(graph)
+    lines = build_lines(graph, assignment.spelling, var)
+    if graph.kind == "tensor" and (spelling := tape_snippets.spelling_of(assignment.api)):
+        source, walk, gradients = tape_snippets.graph_snippet(spelling, graph, var)
+        return GraphText(source, tuple(var), tuple(lines), walk, tuple(gradients))
+    walk = f"{var[graph.output]}.backward()"
     leaves = ", ".join(_grad_source(v, assignment) for v in var[: len(graph.leaves)])
-    return "\n".join(
-        [
-            assignment.imports,
-            build_source(graph, assignment.spelling),
-            f"{var[graph.output]}.backward()",
-            f"print({leaves})",
-        ]
-    )
+    source = "\n".join([assignment.imports, *lines, walk, f"print({leaves})"])
+    grad = assignment.functions.derivative if assignment.functions else "grad"
+    return GraphText(source, tuple(var), tuple(lines), walk, tuple(f"{v}.{grad}" for v in var))
+
+
+def graph_snippet(graph: Graph, assignment: Assignment) -> str:
+    """``graph_text``'s snippet alone."""
+    return graph_text(graph, assignment).source
 
 
 def _grad_source(var: str, assignment: Assignment) -> str:

@@ -62,11 +62,6 @@ def _array(spelling: Spelling, value: np.ndarray) -> str:
     return spelling["leaf"].format(data=array_literal(value))
 
 
-def _leaves(spelling: Spelling, graph: Graph) -> list[str]:
-    var = names(graph)
-    return [f"{v} = {_array(spelling, value)}" for v, value in zip(var, graph.leaves, strict=False)]
-
-
 class Tape:
     """The lines of one snippet: leaves, ops recorded as made, parameters as the tape meets
     them."""
@@ -146,10 +141,14 @@ def op_snippet(
     return tape.text()
 
 
-def _graph_tape(spelling: Spelling, graph: Graph) -> Tape:
-    """``graph`` built with the forwards, every op recorded on the tape as it is made."""
+def graph_snippet(
+    spelling: Spelling, graph: Graph, var: Sequence[str]
+) -> tuple[str, str, list[str]]:
+    """Build with the forwards, record every op on the tape as it is made, walk it from the
+    output, print every leaf's gradient, each node named by ``var``: the snippet, its line that
+    walks the tape, and how it reads each node's gradient (a parameter's array, else the
+    buffer's entry), for a verdict to name a gradient as the snippet prints it."""
     tape = Tape(spelling)
-    var = names(graph)
     tape.body += [
         f"{v} = {_array(spelling, value)}" for v, value in zip(var, graph.leaves, strict=False)
     ]
@@ -157,29 +156,10 @@ def _graph_tape(spelling: Spelling, graph: Graph) -> Tape:
         inputs = [var[a] for a in node.args]
         tape.body.append(f"{var[index]} = {spelling['forwards'][node.op].format(*inputs)}")
         tape.record(var[index], inputs, tape.backward(node.op))
-    return tape
-
-
-def graph_snippet(spelling: Spelling, graph: Graph) -> str:
-    """Build with the forwards, record every op on the tape as it is made, walk it from the
-    output, print every leaf's gradient."""
-    tape = _graph_tape(spelling, graph)
-    tape.body.append(graph_walk(spelling, graph))
-    leaves = graph_gradients(spelling, graph)[: len(graph.leaves)]
-    tape.body.append(f"print({', '.join(leaves)})")
-    return tape.text()
-
-
-def graph_walk(spelling: Spelling, graph: Graph) -> str:
-    """The line of ``graph_snippet`` that walks the tape from the output."""
-    return spelling["walk"].format(out_grad=f"np.ones_like({names(graph)[graph.output]})")
-
-
-def graph_gradients(spelling: Spelling, graph: Graph) -> list[str]:
-    """How ``graph_snippet`` reads each node's gradient (a parameter's array, else the
-    buffer's entry): a verdict names a gradient as the snippet prints it."""
-    tape = _graph_tape(spelling, graph)
-    return [tape.grad(v) for v in names(graph)]
+    walk = spelling["walk"].format(out_grad=f"np.ones_like({var[graph.output]})")
+    gradients = [tape.grad(v) for v in var]
+    tape.body += [walk, f"print({', '.join(gradients[: len(graph.leaves)])})"]
+    return tape.text(), walk, gradients
 
 
 def given_helper(spelling: Spelling, hands_back: bool) -> str:

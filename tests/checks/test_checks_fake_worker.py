@@ -67,21 +67,31 @@ from tests.helpers.planted import REFERENCE
 
 
 @pytest.mark.parametrize(
-    ("graph", "probe"),
+    ("item", "graph", "probe"),
     [
-        (SCALAR, "graph"),
-        (SQUARE, "graph"),
-        (TENSOR, "graph"),
-        (SUGAR, "sugar"),
-        (ROUTING, "routing"),
+        ("micrograd.graphs", SCALAR, "graph"),
+        ("micrograd.graphs", SQUARE, "graph"),
+        ("babygrad.graphs", TENSOR, "graph"),
+        ("micrograd.sugar", SUGAR, "sugar"),
+        ("babygrad.tensor_ops", ROUTING, "routing"),
     ],
     ids=["scalar", "shared", "tensor", "sugar", "routing"],
 )
-def test_graph_right_answers_pass(graph, probe):
-    grading = session("micrograd.graphs")
+def test_graph_right_answers_pass(item, graph, probe):
+    grading = session(item)
     graphs.check_graph(grading, graph, probe)
     assert asked(grading) == ["load", probe]
     assert TEST not in grading.failures
+
+
+def test_a_graph_is_asked_of_the_running_items_assignment():
+    """The item names the assignment asked, as the course names it; a suite's item the course
+    has not renamed is the built-in assignment of that name."""
+    needle = profiles.load(COURSES / "needle-hw1" / "profile.yaml")
+    assert session("needle.graphs", profile=needle).item_assignment == needle.assignment("tensor")
+    assert session("babygrad.tensor_ops").item_assignment.name == "babygrad"
+    karpathy = profiles.load(COURSES / "karpathy-micrograd" / "profile.yaml")
+    assert session("babygrad.graphs", profile=karpathy).item_assignment.kind == "tensor"
 
 
 def test_graph_wrong_gradient_names_the_node():
@@ -2327,3 +2337,36 @@ def test_a_test_stops_once_it_used_six_request_budgets(monkeypatch):
         grading.ask("micrograd", "op", TANH_CASE, "")
     abort = grading.aborts[TEST]
     assert abort.status == "timeout" and "more than 30 s in all" in abort.reason
+
+
+# --------------------------------------------------------------- an answer's own checks
+
+
+def _array(*numbers: float) -> dict[str, Any]:
+    return {"shape": [len(numbers)], "data": list(numbers)}
+
+
+def test_a_report_of_as_many_changes_as_a_worker_sends_is_read_whole():
+    """The worker reports at most ``MAX_REPORTED`` changes: that many is an answer."""
+    change = {"phase": "forward", "target": 0, "during": 1}
+    report = [
+        {**change, "before": _array(float(i)), "after": _array(i + 0.5)}
+        for i in range(probes.untouched.MAX_REPORTED)
+    ]
+    found = answers.changes({"mutated": report}, 2)
+    assert len(found) == probes.untouched.MAX_REPORTED
+    with pytest.raises(protocol.InvalidAnswer, match="not a short list"):
+        answers.changes({"mutated": [*report, report[0]]}, 2)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [[0, _array(1.0), 0], [1, _array(1.0)], ["0", _array(1.0)]],
+    ids=["three-long", "a-later-node", "not-a-number"],
+)
+def test_what_a_recorded_node_adds_names_an_earlier_node(pair):
+    """A pair of (an earlier node, its Jacobian), exactly: anything else is invalid, not
+    read as one."""
+    nodes = [{"value": _array(1.0)}, {"value": _array(2.0), "adds": [pair]}]
+    with pytest.raises(protocol.InvalidAnswer, match="what node 1 adds is malformed"):
+        answers.record({"record": {"nodes": nodes, "named": [0, 1]}}, "tensor", 2)
