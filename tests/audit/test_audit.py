@@ -181,7 +181,7 @@ def test_a_seeded_sample_of_the_audit_holds(tmp_path: Path):
             submission=Path(),
             reference=DEFAULT_REFERENCE,
             replay=IN_MEMORY,
-            slot=audit.batch.DEFAULT_SLOT,
+            slot=audit.DEFAULT_SLOT,
         ),
     )
     result = audit.run(options, Console(quiet=True))
@@ -228,7 +228,7 @@ def test_the_audit_grades_only_the_operators_asked_for():
         out=Path(),
         operators=("loop-to-condition", "do-nothing-pass"),
         grading=GradeOptions(
-            submission=Path(), reference=DEFAULT_REFERENCE, slot=audit.batch.DEFAULT_SLOT
+            submission=Path(), reference=DEFAULT_REFERENCE, slot=audit.DEFAULT_SLOT
         ),
     )
     chosen = audit.candidates(options)
