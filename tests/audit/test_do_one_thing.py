@@ -43,7 +43,7 @@ def test_the_stubs_and_one_region_earn_only_what_its_items_allow(tmp_path: Path,
             rubric=rubric_path,
             reference=reference,
             replay=IN_MEMORY,
-            slot=audit.batch.DEFAULT_SLOT,
+            slot=audit.DEFAULT_SLOT,
         ),
     )
     rubric = rubric_module.load(rubric_path)

@@ -49,7 +49,7 @@ ENVIRONMENT = {  # what make reads from the environment, per command
     "make check": {"ARGS": "tests/report/test_formats.py"},
     "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
     "make audit": {"ARGS": "--sample 4 --programs 20 -j 2"},
-    "make self-audit": {"MODULE": "checks/answers"},
+    "make self-audit": {"MODULE": "worker/answers"},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",

@@ -16,23 +16,27 @@ from pathlib import Path
 import pytest
 
 from grader.worker.sandbox import bwrap_status
+from tests.helpers import REPO_ROOT
 
 BWRAP_OK = bwrap_status()[0]
-NOT_COPIED = shutil.ignore_patterns(
+_ANYWHERE = shutil.ignore_patterns(
     ".git",
     ".venv",
-    "dist",
-    "build",
-    "audit",
     "*.egg-info",
     "__pycache__",
     ".pytest_cache",
     ".ruff_cache",
     ".hypothesis",
-    "site",
 )
-"""What a copy of the working tree leaves out, so it is as a fresh clone: history, the venv,
-and what builds, audits, docs builds and test runs leave behind."""
+_AT_THE_TOP = {"dist", "build", "audit", "site"}
+
+
+def NOT_COPIED(directory: str, names: list[str]) -> set[str]:  # noqa: N802 - copytree's ignore=
+    """What a copy of the working tree leaves out, so it is as a fresh clone: history, the venv
+    and test runs' caches anywhere, and the folders builds, audits and docs builds leave at the
+    top (``grader/audit/`` and ``tests/audit/`` are code)."""
+    top = set(names) & _AT_THE_TOP if Path(directory).resolve() == REPO_ROOT.resolve() else set()
+    return set(_ANYWHERE(directory, names)) | top
 
 
 def overlay_venv(where: Path, first: Path) -> Path:

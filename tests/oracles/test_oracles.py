@@ -137,10 +137,10 @@ class InProcess(GradingSession):
         return replies.decode(probe, case, json.loads(json.dumps(answer)))  # as sent
 
 
-def suite_tests(assignment: str, run_seed: int) -> list[Any]:
+def suite_tests(assignment: str, run_seed: int) -> list[tuple[str, Any]]:
     """The hypothesis tests of a fresh copy of a grading suite that this course's profile
-    runs, each with the share of its item's examples a grading run gives it and a seed of its
-    own from ``run_seed``."""
+    runs, each with its rubric item, the share of its item's examples a grading run gives it
+    and a seed of its own from ``run_seed``."""
     path = SUITES / f"test_{assignment}.py"
     spec = importlib.util.spec_from_file_location(f"_suite_{assignment}_{run_seed}", path)
     assert spec is not None and spec.loader is not None
@@ -161,7 +161,7 @@ def suite_tests(assignment: str, run_seed: int) -> list[Any]:
             deadline=None,
             suppress_health_check=list(HealthCheck),
         )(test)
-        tests.append(seed(run_seed + zlib.crc32(name.encode()))(test))
+        tests.append((rubric.args[0], seed(run_seed + zlib.crc32(name.encode()))(test)))
     return tests
 
 
@@ -180,7 +180,8 @@ def test_every_suite_strategy_in_every_configuration(assignment, run_seed):
     tests = suite_tests(assignment, run_seed)
     assert len(tests) >= 5
     session = InProcess()
-    for test in tests:
+    for item, test in tests:
+        session.current_item = item  # as the plugin sets it for each graded test
         test(session)
     assert session.oracles.cases > 100
 
