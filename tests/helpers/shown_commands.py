@@ -14,9 +14,10 @@ notebook engine; ``$SECRET`` is a seed and ``python`` the venv's, as after
 ``. .venv/bin/activate``. Commands that would run for long or forever get what make reads from
 the environment, or a Ctrl-C: ``make test`` and ``make check`` run one small test file
 (``ARGS``; they would otherwise run these tests again), ``make bench`` one grade and a batch of
-one at ``-j 2``, ``make audit`` a sample of four mutants, ``make self-audit`` the four of one
-module, and ``make watch`` is stopped once it watches. Commands that build on each other (the
-install's, the worked example's new course) form a chain, run by one worker in the page's order.
+one at ``-j 2``, ``make audit`` a sample of four mutants, ``make self-audit`` one small
+module's mutants, and ``make watch`` is stopped once it watches. Commands that build on each
+other (the install's, the worked example's new course) form a chain, run by one worker in the
+page's order.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ ENVIRONMENT = {  # what make reads from the environment, per command
     "make check": {"ARGS": "tests/report/test_formats.py"},
     "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
     "make audit": {"ARGS": "--sample 4 --programs 20 -j 2"},
-    "make self-audit": {"MODULE": "worker/answers"},
+    "make self-audit": {"MODULE": "batch/ledger"},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",
