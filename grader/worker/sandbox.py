@@ -537,7 +537,7 @@ def confine(
         works, why = _probe(dropped, argv0)
         if works:
             return dropped
-        uid_note = f"uid {uid} cannot run it: {why}"
+        uid_note = f"a worker's own uid cannot run it: {why}"  # not the slot's number
     else:
         uid_note = ""
     return Confinement(
