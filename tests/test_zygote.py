@@ -48,6 +48,8 @@ def forked(worker: Worker) -> bool:
 
 def test_workers_of_one_confinement_are_forks_of_one_zygote(make):
     first, second = make(), make()
+    first.start()  # its zygote warms up; the fork waits for the first request
+    assert first._resources.generation is None and first._resources.zygotes
     assert run(first, "reply['ok'] = 1") == run(second, "reply['ok'] = 1") == {"ok": 1}
     assert forked(first) and forked(second)
     assert first._resources.zygotes == second._resources.zygotes

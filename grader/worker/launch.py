@@ -214,10 +214,13 @@ class Worker:
     # ---- the interface
 
     def start(self) -> None:
-        """Start the worker now rather than on the first request (to keep start-up out of it)."""
+        """Start the worker now rather than on the first request (to keep start-up out of it):
+        where workers are forked, its zygote, which warms up meanwhile; the fork, which costs
+        little, waits for the first request."""
         with self._lock:
             self._check_open()
-            self._current()
+            if self._resources.zygote(self._confinement, self._argv) is None:
+                self._current()
 
     def request(self, message: dict, cpu_budget_s: float) -> object:
         """Send one frame and return the reply frame, or raise ``WorkerFailure``."""

@@ -104,6 +104,14 @@ def _forked(
         return None
 
 
+def _pipes(fds: list[int]) -> tuple[int, int, int, int, int, int]:
+    """A worker's three pipes (request, reply, output: read and write ends), each end also
+    added to ``fds`` as soon as it is open."""
+    for _ in range(3):
+        fds += os.pipe()
+    return fds[-6], fds[-5], fds[-4], fds[-3], fds[-2], fds[-1]
+
+
 class Generation:
     """One started worker process (tree), its channel, output and scratch directory: forked
     by ``zygote`` when one is given and works, started alone otherwise."""
@@ -123,13 +131,13 @@ class Generation:
         environment = confinement.environment(self.scratch, target, self.marker)
         fds: list[int] = []
         try:
-            req_r, req_w = os.pipe()
-            fds += [req_r, req_w]
-            rep_r, rep_w = os.pipe()
-            fds += [rep_r, rep_w]
-            out_r, out_w = os.pipe()
-            fds += [out_r, out_w]
+            req_r, req_w, rep_r, rep_w, out_r, out_w = _pipes(fds)
             forked = _forked(zygote, confinement.policy.uid, environment, (req_r, rep_w, out_w))
+            if forked is None and zygote is not None:
+                # a zygote that failed may still fork late: that worker keeps pipes nobody uses
+                while fds:
+                    os.close(fds.pop())
+                req_r, req_w, rep_r, rep_w, out_r, out_w = _pipes(fds)
             self.proc = forked or subprocess.Popen(
                 confinement.command(argv, self.scratch),
                 cwd=self.scratch,
