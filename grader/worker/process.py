@@ -18,7 +18,8 @@ Deadlines
 
 Ending
     The whole process tree is killed (bwrap: the sandbox's pid 1, which takes the pid namespace
-    with it; fallback: every process in the tree is stopped, then killed, then the process
+    with it; a worker forked by a zygote, ``warm.Forked``: every process of its uid, which only
+    it has; fallback: every process in the tree is stopped, then killed, then the process
     group, then every process of the worker's own uid), and the scratch directory removed. The
     fallback also hunts processes that left the tree but kept the worker's ``GRADER_WORKER_ID``
     in their environment.
