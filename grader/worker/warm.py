@@ -156,7 +156,9 @@ class Zygote:
     def _receive(self, seconds: float) -> dict:
         if self.broken:
             raise ZygoteBroken("broken before")
-        if not select.select([self._socket], [], [], seconds)[0]:
+        poller = select.poll()  # not select(): a descriptor may be above 1023
+        poller.register(self._socket, select.POLLIN)
+        if not poller.poll(seconds * 1000):
             raise self._broke(f"did not answer within {seconds:g} s")
         try:
             data = self._socket.recv(1 << 16)
