@@ -123,7 +123,7 @@ class Zygote:
         """The exit status of an ended worker as bubblewrap reports one (128 + N for signal
         N), reaped; None while it lives."""
         with self._lock:
-            status = self._ask({"wait": inner, "seconds": 0}).get("status", "?")
+            status = self._ask({"wait": inner}).get("status", "?")
         if status is None:
             return None
         if isinstance(status, list) and len(status) == 2:
@@ -211,11 +211,11 @@ class Forked:
                 self.returncode = 128 + signal.SIGKILL  # the sandbox ended, and it with it
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
         while (code := self.poll()) is None:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
             time.sleep(_POLL_S)
         return code
 

@@ -10,8 +10,8 @@ own uid) and ``no_new_privs``. It imports the target's modules (and what the tar
 
 Control: one ``SOCK_SEQPACKET`` socket on fd 3 that only the trusted parent holds, a JSON
 message per packet. ``{"fork": {...}}`` with three descriptors (the worker's request pipe, its
-reply pipe and its output pipe) forks a worker and answers its pid; ``{"wait": pid, "seconds":
-s}`` reaps a worker once it has ended and answers how. The fork becomes the worker as a fresh
+reply pipe and its output pipe) forks a worker and answers its pid; ``{"wait": pid}`` reaps a
+worker that has ended and answers how. The fork becomes the worker as a fresh
 ``python -I`` would (``become``): its own session, descriptors 0-4 only, its scratch directory
 and environment, its own uid with no capabilities, its process limit; then the target runs as
 ``__main__``, and the submission goes on ``sys.path`` there, as in a worker started alone.
@@ -96,15 +96,15 @@ def serve(control: socket.socket) -> tuple[dict, list[int]] | None:
             return None
         order = json.loads(data)
         if "fork" in order:
-            reply = _fork(order["fork"], fds, control)
+            reply = _fork(fds, control)
             if reply is None:
                 return order["fork"], fds
         else:
-            reply = {"status": reap(int(order["wait"]), float(order["seconds"]))}
+            reply = {"status": reap(int(order["wait"]))}
         control.send(json.dumps(reply).encode())
 
 
-def _fork(order: dict, fds: list[int], control: socket.socket) -> dict | None:
+def _fork(fds: list[int], control: socket.socket) -> dict | None:
     """Fork a worker: None in the fork (the control socket let go of), its pid in the zygote,
     which keeps none of the worker's descriptors."""
     pid = -1
@@ -124,24 +124,18 @@ def _fork(order: dict, fds: list[int], control: socket.socket) -> dict | None:
     return {"pid": pid}
 
 
-def reap(pid: int, seconds: float) -> list[int | None] | None:
-    """[signal, None] or [None, exit code] of a worker that ended within ``seconds``, reaped;
-    None while it lives; [None, None] when it is no child of this zygote (already reaped)."""
-    import time
-
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return [None, None]
-        if done:
-            if os.WIFSIGNALED(status):
-                return [os.WTERMSIG(status), None]
-            return [None, os.waitstatus_to_exitcode(status)]
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.01)
+def reap(pid: int) -> list[int | None] | None:
+    """[signal, None] or [None, exit code] of a worker that has ended, reaped; None while it
+    lives; [None, None] when it is no child of this zygote (reaped before)."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return [None, None]
+    if not done:
+        return None
+    if os.WIFSIGNALED(status):
+        return [os.WTERMSIG(status), None]
+    return [None, os.waitstatus_to_exitcode(status)]
 
 
 def become(order: tuple[dict, list[int]], warmed: set[str]) -> None:
