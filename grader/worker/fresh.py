@@ -151,12 +151,18 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cap, hard))
 
 
+def preload(names: list[str]) -> None:
+    """Import the modules named (numpy, for a tensor engine): before the submission can shadow
+    them and once for all runs (a zygote, ``grader.worker.zygote``, does it once for all its
+    workers); nothing else of the grader's is."""
+    for name in names:
+        importlib.import_module(name)
+
+
 def main() -> None:
     """``python -I -m grader.worker.fresh [MODULE ...]``: the modules named are imported first
-    (numpy, for a tensor engine), before the submission can shadow them and once for all runs;
-    nothing else of the grader's is."""
-    for name in sys.argv[1:]:
-        importlib.import_module(name)
+    (``preload``)."""
+    preload(sys.argv[1:])
     confine_imports()
     while True:
         try:

@@ -25,11 +25,12 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.worker import framing
+from grader.worker import framing, warm
 from grader.worker.policy import DEFAULT_LIMITS, Limits, Policy
 from grader.worker.process import Generation, Trouble
 from grader.worker.proctree import tree_cpu_seconds
 from grader.worker.sandbox import (
+    Confinement,
     SandboxUnavailable,
     SlotBusy,
     SlotLock,
@@ -37,6 +38,7 @@ from grader.worker.sandbox import (
     sweep_uid,
     uid_for_slot,
 )
+from grader.worker.warm import Zygote
 
 __all__ = [
     "Limits",
@@ -98,12 +100,25 @@ class _Resources:
     def __init__(self, slot_lock: SlotLock | None) -> None:
         self.slot_lock = slot_lock
         self.generation: Generation | None = None
+        self.zygotes: list[Zygote] = []
+
+    def zygote(self, confinement: Confinement, argv: Sequence[str]) -> Zygote | None:
+        """The zygote to fork the next worker (``warm.zygote_for``), held until release."""
+        zygote = warm.zygote_for(confinement, argv)
+        if zygote in self.zygotes:
+            warm.release(zygote)  # held already
+        elif zygote is not None:
+            self.zygotes.append(zygote)
+        return zygote
 
     def release(self) -> None:
         generation, self.generation = self.generation, None
+        zygotes, self.zygotes = self.zygotes, []
         try:
             if generation is not None:
                 generation.finish()
+            for zygote in zygotes:
+                warm.release(zygote)
         finally:
             if self.slot_lock is not None:
                 self.slot_lock.release()
@@ -199,10 +214,13 @@ class Worker:
     # ---- the interface
 
     def start(self) -> None:
-        """Start the worker now rather than on the first request (to keep start-up out of it)."""
+        """Start the worker now rather than on the first request (to keep start-up out of it):
+        where workers are forked, its zygote, which warms up meanwhile; the fork, which costs
+        little, waits for the first request."""
         with self._lock:
             self._check_open()
-            self._current()
+            if self._resources.zygote(self._confinement, self._argv) is None:
+                self._current()
 
     def request(self, message: dict, cpu_budget_s: float) -> object:
         """Send one frame and return the reply frame, or raise ``WorkerFailure``."""
@@ -264,7 +282,8 @@ class Worker:
             if state == "closed":
                 raise self._fail(generation, Trouble("invalid", "closed its reply channel"))
             self._retire(generation)  # died between requests: replace it quietly
-        generation = Generation(self._confinement, self._argv, self._submission, self.slot)
+        zygote = self._resources.zygote(self._confinement, self._argv)
+        generation = Generation(self._confinement, self._argv, self._submission, self.slot, zygote)
         self._resources.generation = generation
         return generation
 

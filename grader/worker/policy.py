@@ -175,6 +175,50 @@ def bwrap_arguments(policy: Policy, scratch: str, setpriv: str) -> list[str]:
 
     Started as root without a user namespace (one would map the worker back to host uid 0,
     where RLIMIT_NPROC does not bite), so the uid is dropped by ``setpriv`` inside."""
+    args = _sandbox_arguments(policy, scratch)
+    if policy.uid is None:
+        return [*args, "--"]
+    return [
+        *args,
+        "--cap-add",
+        "CAP_SETUID",
+        "--cap-add",
+        "CAP_SETGID",
+        "--cap-add",
+        "CAP_SETPCAP",
+        "--",
+        setpriv,
+        f"--reuid={policy.uid}",
+        f"--regid={policy.uid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
+
+
+def zygote_arguments(policy: Policy, scratch: str) -> list[str]:
+    """bubblewrap's arguments for a zygote (``grader.worker.zygote``): the sandbox a worker
+    under ``policy`` has, ``scratch`` holding the workers' scratch directories, and root
+    inside with no capability but those it needs to give each forked worker the uid of its
+    own (``policy.uid`` says only that there is one)."""
+    return [
+        *_sandbox_arguments(policy, scratch),
+        "--cap-drop",
+        "ALL",
+        "--cap-add",
+        "CAP_SETUID",
+        "--cap-add",
+        "CAP_SETGID",
+        "--cap-add",
+        "CAP_SETPCAP",
+        "--",
+    ]
+
+
+def _sandbox_arguments(policy: Policy, scratch: str) -> list[str]:
+    """The mounts, namespaces and session of ``policy``'s sandbox, ``scratch`` writable."""
     mounts = mount_plan(policy)
     args = [
         *mounts.arguments,
@@ -199,26 +243,7 @@ def bwrap_arguments(policy: Policy, scratch: str, setpriv: str) -> list[str]:
     if "uts" in policy.namespaces:
         args += ["--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session"]
-    if policy.uid is None:
-        return [*args, "--"]
-    return [
-        *args,
-        "--cap-add",
-        "CAP_SETUID",
-        "--cap-add",
-        "CAP_SETGID",
-        "--cap-add",
-        "CAP_SETPCAP",
-        "--",
-        setpriv,
-        f"--reuid={policy.uid}",
-        f"--regid={policy.uid}",
-        "--clear-groups",
-        "--no-new-privs",
-        "--inh-caps=-all",
-        "--bounding-set=-all",
-        "--",
-    ]
+    return args
 
 
 # What a namespace of its own gives the worker, and what its absence means; the namespaces not

@@ -18,7 +18,8 @@ Deadlines
 
 Ending
     The whole process tree is killed (bwrap: the sandbox's pid 1, which takes the pid namespace
-    with it; fallback: every process in the tree is stopped, then killed, then the process
+    with it; a worker forked by a zygote, ``warm.Forked``: every process of its uid, which only
+    it has; fallback: every process in the tree is stopped, then killed, then the process
     group, then every process of the worker's own uid), and the scratch directory removed. The
     fallback also hunts processes that left the tree but kept the worker's ``GRADER_WORKER_ID``
     in their environment.
@@ -49,6 +50,7 @@ from grader.worker.proctree import (
     tree_cpu_seconds,
 )
 from grader.worker.sandbox import Confinement, sweep_uid
+from grader.worker.warm import Forked, Zygote, ZygoteBroken
 
 CPU_POLL_GRACE_S = 0.05  # how long a reply may take before /proc is consulted at all
 CPU_POLL_MAX_S = 0.25  # longest gap between two /proc polls
@@ -90,27 +92,57 @@ def _secs(seconds: float) -> str:
     return f"{seconds:.1f}" if seconds >= 1 else f"{seconds:.2g}"
 
 
+def _forked(
+    zygote: Zygote | None, uid: int | None, environment: dict[str, str], fds: tuple[int, int, int]
+) -> Forked | None:
+    """A worker forked by ``zygote`` as ``uid`` on the pipes ``fds``, or None: to start as
+    before."""
+    if zygote is None or uid is None:
+        return None
+    try:
+        return zygote.fork(environment, uid, fds)
+    except ZygoteBroken:
+        return None
+
+
+def _pipes(fds: list[int]) -> tuple[int, int, int, int, int, int]:
+    """A worker's three pipes (request, reply, output: read and write ends), each end also
+    added to ``fds`` as soon as it is open."""
+    for _ in range(3):
+        fds += os.pipe()
+    return fds[-6], fds[-5], fds[-4], fds[-3], fds[-2], fds[-1]
+
+
 class Generation:
-    """One started worker process (tree), its channel, output and scratch directory."""
+    """One started worker process (tree), its channel, output and scratch directory: forked
+    by ``zygote`` when one is given and works, started alone otherwise."""
 
     def __init__(
-        self, confinement: Confinement, argv: Sequence[str], submission: Path, slot: int
+        self,
+        confinement: Confinement,
+        argv: Sequence[str],
+        submission: Path,
+        slot: int,
+        zygote: Zygote | None = None,
     ) -> None:
         self.confinement = confinement
         self.marker = secrets.token_hex(16)
-        self.scratch, target = confinement.make_scratch(submission, slot)
+        within = zygote.root if zygote is not None and not zygote.broken else None
+        self.scratch, target = confinement.make_scratch(submission, slot, within)
+        environment = confinement.environment(self.scratch, target, self.marker)
         fds: list[int] = []
         try:
-            req_r, req_w = os.pipe()
-            fds += [req_r, req_w]
-            rep_r, rep_w = os.pipe()
-            fds += [rep_r, rep_w]
-            out_r, out_w = os.pipe()
-            fds += [out_r, out_w]
-            self.proc = subprocess.Popen(
+            req_r, req_w, rep_r, rep_w, out_r, out_w = _pipes(fds)
+            forked = _forked(zygote, confinement.policy.uid, environment, (req_r, rep_w, out_w))
+            if forked is None and zygote is not None:
+                # a zygote that failed may still fork late: that worker keeps pipes nobody uses
+                while fds:
+                    os.close(fds.pop())
+                req_r, req_w, rep_r, rep_w, out_r, out_w = _pipes(fds)
+            self.proc = forked or subprocess.Popen(
                 confinement.command(argv, self.scratch),
                 cwd=self.scratch,
-                env=confinement.environment(self.scratch, target, self.marker),
+                env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=subprocess.STDOUT,
@@ -264,7 +296,9 @@ class Generation:
 
     def _kill_tree(self) -> None:
         proc = self.proc
-        if self.confinement.mode == "bwrap":
+        if isinstance(proc, Forked):
+            proc.kill()  # every process of its uid, in the zygote's sandbox
+        elif self.confinement.mode == "bwrap":
             # The sandbox's pid 1 (bwrap's child): its death kills and reaps the namespace.
             if proc.poll() is None:
                 signal_all(children(proc.pid), signal.SIGKILL)

@@ -103,3 +103,19 @@ def signal_all(pids: Sequence[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
+
+
+def host_pid(root: int, inner: int) -> int | None:
+    """The pid, as this process sees it, of the process in ``root``'s tree whose pid in its own
+    (innermost) pid namespace is ``inner``: a sandbox's processes tell their pids as they see
+    them."""
+    for pid in process_tree(root):
+        try:
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith(b"NSpid:") and int(line.split()[-1]) == inner:
+                return pid
+    return None

@@ -289,9 +289,12 @@ class Confinement:
             subreaper=fallback,
         )
 
-    def make_scratch(self, submission: Path, slot: int) -> tuple[str, str]:
-        """A fresh scratch directory holding a copy of the submission, owned by the worker."""
-        scratch = _real(tempfile.mkdtemp(prefix=f"grader-worker-{slot}-"))
+    def make_scratch(
+        self, submission: Path, slot: int, within: str | None = None
+    ) -> tuple[str, str]:
+        """A fresh scratch directory holding a copy of the submission, owned by the worker;
+        ``within``: the folder a zygote's sandbox has writable (``grader.worker.warm``)."""
+        scratch = _real(tempfile.mkdtemp(prefix=f"grader-worker-{slot}-", dir=within))
         try:
             target = os.path.join(scratch, submission.name or "submission")
             if submission.is_dir():

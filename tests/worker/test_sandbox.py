@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.worker import framing, launch, policy, process, sandbox
+from grader.worker import framing, launch, policy, process, proctree, sandbox
 from grader.worker.framing import MAX_FRAME_BYTES
 from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.policy import Policy
@@ -40,6 +40,11 @@ ECHO = FIXTURES / "echo.py"
 FRAMING = REPO_ROOT / "grader" / "worker" / "framing.py"
 VENV = Path(sys.prefix)
 SITE = Path(next(p for p in sys.path if p.endswith("site-packages")))
+SITES = [Path(p) for p in sys.path if p.endswith("site-packages")]
+"""numpy's too, where a worktree's virtualenv reaches another's packages."""
+ZYGOTE = [REPO_ROOT / "grader" / "__init__.py", REPO_ROOT / "grader" / "worker" / "__init__.py"]
+ZYGOTE.append(REPO_ROOT / "grader" / "worker" / "zygote.py")
+"""What a zygote (``grader.worker.zygote``) imports, so that the workers here are forked."""
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 IS_ROOT = os.geteuid() == 0
 SMALL = Limits(memory_mb=1024)
@@ -111,7 +116,7 @@ class Factory:
             [str(python), "-I", str(script), self.token],
             first_slot=next(_slots),
             submission=submission or self.submission,
-            readable=[VENV, FIXTURES, FRAMING, *readable],
+            readable=[VENV, *SITES, FIXTURES, FRAMING, *ZYGOTE, *readable],
             hidden=list(hidden),
             limits=limits,
             sandbox=mode,
@@ -120,8 +125,19 @@ class Factory:
         assert mode == "auto" or worker.mode == mode
         return worker
 
+    def zygotes(self) -> set[int]:
+        """The processes of the live zygotes themselves (bubblewrap, its init, the zygote, with
+        the token on their command line, as their forks have), not their workers."""
+        found: set[int] = set()
+        for worker in self.workers:
+            for zygote in worker._resources.zygotes:
+                if zygote.pid is not None:
+                    inside = proctree.process_tree(zygote.pid)
+                    found |= set(proctree.process_tree(zygote.proc.pid)) - set(inside[1:])
+        return found
+
     def survivors(self) -> list[int]:
-        left = processes_with(self.token)
+        left = [pid for pid in processes_with(self.token) if pid not in self.zygotes()]
         for worker in self.workers:
             if worker.uid is not None:
                 left += _processes_of_uid(worker.uid)
@@ -520,7 +536,10 @@ def test_inside_view(make, mode):
         assert info["no_new_privs"] == "1"
     if mode == "bwrap":
         assert info["cap_eff"] == "0000000000000000"
-        assert info["pid"] == 2 and info["hostname"] == "sandbox"  # pid and uts namespaces
+        # pid and uts namespaces: pid 1 is bubblewrap's; with a uid of its own the worker is
+        # its zygote's (2) first fork
+        assert info["pid"] == (2 if worker.uid is None else 3)
+        assert info["hostname"] == "sandbox"
         assert any("no network" in p for p in worker.protections)
     else:
         assert any(p.startswith("NO filesystem isolation") for p in worker.protections)
@@ -596,7 +615,7 @@ def test_a_slot_serves_one_worker_at_a_time(make):
         Worker(
             [sys.executable, "-I", str(CHAOS)],
             submission=make.submission,
-            readable=[VENV, FIXTURES, FRAMING],
+            readable=[VENV, *SITES, FIXTURES, FRAMING],
             hidden=[],
             sandbox="bwrap",
             slot=first.uid - sandbox.BASE_UID,
@@ -605,7 +624,7 @@ def test_a_slot_serves_one_worker_at_a_time(make):
     again = Worker(
         [sys.executable, "-I", str(CHAOS), make.token],
         submission=make.submission,
-        readable=[VENV, FIXTURES, FRAMING],
+        readable=[VENV, *SITES, FIXTURES, FRAMING],
         hidden=[],
         sandbox="bwrap",
         slot=first.uid - sandbox.BASE_UID,
