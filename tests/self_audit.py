@@ -119,7 +119,7 @@ def _mutants(target: Target) -> tuple[Mutant, ...]:
 
 
 FAKE_WORKER = ("tests/checks/test_checks_fake_worker.py",)
-SANDBOX = ("tests/worker/test_sandbox.py",)
+SANDBOX = ("tests/sandbox/test_sandbox.py",)
 IN_USE = "tests/checks/test_in_use.py"
 """The walk and ledger checks on graphs in use, through fake workers on planted engines."""
 WALK_HOOKS = "tests/worker/test_walk_hooks.py"
@@ -129,10 +129,10 @@ TARGETS = (
     Target("grader/grading/scoring.py", ("tests/grading/test_scoring.py",)),
     Target("grader/grading/completeness.py", ("tests/batch/test_unfinished_grades.py",)),
     Target("grader/batch/ledger.py", ("tests/batch/test_ledger.py", "tests/batch/test_regrade.py")),
-    Target("grader/worker/policy.py", SANDBOX),
+    Target("grader/sandbox/policy.py", SANDBOX),
     Target("grader/worker/protocol.py", FAKE_WORKER),
-    Target("grader/worker/framing.py", SANDBOX, named("body_size", "decode_body")),
-    Target("grader/worker/process.py", SANDBOX, named("_reply")),
+    Target("grader/sandbox/framing.py", SANDBOX, named("body_size", "decode_body")),
+    Target("grader/sandbox/process.py", SANDBOX, named("_reply")),
     Target("grader/language/verdicts.py", FAKE_WORKER, named("Tolerance", "mismatch")),
     Target("grader/worker/answers.py", FAKE_WORKER),
     Target("grader/worker/replies.py", FAKE_WORKER),

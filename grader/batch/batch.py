@@ -16,7 +16,7 @@ compares the new ``grades.csv`` with the last run's (kept as ``previous/grades.c
 ``changes.csv`` lists every student whose grade moved.
 
 Every worker takes the first free uid slot from ``--slot`` (see
-``grader.worker.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
+``grader.sandbox.launch.worker_in_free_slot``), so parallel lanes, concurrent batches and the
 threads of a Dask worker never share a uid.
 
 With ``--scheduler`` the uploads, the rubric and the reference must be visible at the same

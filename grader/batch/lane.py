@@ -10,7 +10,7 @@ pipe and stay in its memory; the batch passes them on to its other lanes, so eve
 submission replays them, secret seed or not: they are never written to disk. So do the reference
 oracle's answers a run worked out (``grader.oracles.reference.KNOWN``): the lane's next runs
 take them instead of evaluating the same examples on the reference again. So do the sandbox's
-probes (``grader.worker.sandbox``): the lane's next runs start their workers without asking
+probes (``grader.sandbox.sandbox``): the lane's next runs start their workers without asking
 again whether bubblewrap and the interpreter work under the same policy.
 
 Protocol (the batch's ``Lanes`` and ``python -I -m grader.batch.lane``): one JSON request
@@ -48,7 +48,7 @@ from grader.layout import DEFAULT_PROFILE, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.run.api import in_subprocess, pytest_words
 from grader.run.prestart import grading_environment
-from grader.worker import sandbox
+from grader.sandbox import sandbox
 
 OUTPUT = "pytest.out"
 

@@ -20,9 +20,9 @@ import numpy as np
 
 from grader.checks.launcher import LaunchSettings, sandboxed_worker
 from grader.checks.session import IMPORT_BUDGET_FACTOR, Answered, GradingSession
+from grader.sandbox.launch import SandboxUnavailable, SlotBusy, Worker, WorkerFailure
 from grader.worker import fresh as fresh_worker
 from grader.worker import protocol
-from grader.worker.launch import SandboxUnavailable, SlotBusy, Worker, WorkerFailure
 from grader.worker.protocol import Probe
 
 MODULE = "grader.worker.fresh"

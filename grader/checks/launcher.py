@@ -10,7 +10,7 @@ from typing import Protocol
 
 from grader.layout import SECRET, worker_readable
 from grader.oracles import torch_oracle
-from grader.worker.launch import Limits, Worker, worker_in_free_slot
+from grader.sandbox.launch import Limits, Worker, worker_in_free_slot
 
 
 class LaunchSettings(Protocol):

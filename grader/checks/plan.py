@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from grader.sandbox.launch import WorkerFailure
 from grader.worker import protocol
-from grader.worker.launch import WorkerFailure
 from grader.worker.protocol import Request
 
 BATCH_CASES = 16

@@ -32,8 +32,8 @@ from grader.language.profiles import Profile
 from grader.language.tensor_api import BABYGRAD_API
 from grader.language.verdicts import Tolerance, WrongAnswer
 from grader.oracles.chain import Oracles
+from grader.sandbox.launch import Limits, Worker, WorkerFailure
 from grader.worker import protocol, replies
-from grader.worker.launch import Limits, Worker, WorkerFailure
 from grader.worker.protocol import Probe, Request
 from grader.worker.replies import Answer
 

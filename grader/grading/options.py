@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
 from grader.layout import DEFAULT_REFERENCE, DEFAULT_RUBRIC
-from grader.worker.launch import Limits
-from grader.worker.sandbox import MODES
+from grader.sandbox.launch import Limits
+from grader.sandbox.sandbox import MODES
 
 if TYPE_CHECKING:  # the command-line process has no need of pytest itself
     import pytest

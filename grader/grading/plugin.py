@@ -34,7 +34,7 @@ from grader.language.editions import Edition
 from grader.language.profiles import Profile
 from grader.language.verdicts import WrongAnswer
 from grader.oracles import reference
-from grader.worker.launch import Limits
+from grader.sandbox.launch import Limits
 
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
 """No example database to reuse, and no "explain" phase: its extra runs of a failing example

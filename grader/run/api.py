@@ -35,7 +35,7 @@ from grader.report.document import GradeReport
 from grader.run import prestart
 from grader.run.prestart import grading_environment
 from grader.run.submissions import not_submitted, submitted
-from grader.worker.sanitize import last_line
+from grader.sandbox.sanitize import last_line
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_GRADER = 0, 1, 2, 3
 

@@ -54,7 +54,7 @@ from grader.layout import SECRET, worker_readable
 from grader.report.document import GradeReport
 from grader.run import notebook
 from grader.run.unpack import Refused, unsafe_path
-from grader.worker.launch import Limits, WorkerFailure, worker_in_free_slot
+from grader.sandbox.launch import Limits, WorkerFailure, worker_in_free_slot
 
 SUFFIXES = (".py", ".ipynb")
 KINDS = {".zip": "zip", ".py": "py", ".ipynb": "ipynb"}

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import PurePosixPath
 from typing import Any
 
-from grader.worker import framing
+from grader.sandbox import framing
 
 CHUNK = 1 << 16
 

@@ -18,10 +18,10 @@ import numpy as np
 
 from grader.language.graphs import MICROGRAD_PRIMITIVES, OPS, param_from_json
 from grader.language.verdicts import show
+from grader.sandbox.sanitize import sanitize_message
 from grader.worker.probes.untouched import MAX_REPORTED, OUT_GRAD
 from grader.worker.protocol import InvalidAnswer
 from grader.worker.recording import MAX_NODES
-from grader.worker.sanitize import sanitize_message
 
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 

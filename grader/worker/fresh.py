@@ -31,7 +31,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from grader.worker import framing
+from grader.sandbox import framing
 from grader.worker.confine import MAX_MESSAGE, confine_imports
 
 MAX_PRINTED = 16 * 1024
@@ -153,7 +153,7 @@ def _limit_cpu(seconds: float) -> None:
 
 def preload(names: list[str]) -> None:
     """Import the modules named (numpy, for a tensor engine): before the submission can shadow
-    them and once for all runs (a zygote, ``grader.worker.zygote``, does it once for all its
+    them and once for all runs (a zygote, ``grader.sandbox.zygote``, does it once for all its
     workers); nothing else of the grader's is."""
     for name in names:
         importlib.import_module(name)

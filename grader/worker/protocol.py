@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from grader.worker.sanitize import sanitize_message
+from grader.sandbox.sanitize import sanitize_message
 
 STATUSES = {"missing", "error", "invalid"}
 

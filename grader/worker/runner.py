@@ -18,7 +18,8 @@ import numpy as np  # noqa: F401 - imported before the submission can shadow it
 from grader.language import adapters
 from grader.language.function_api import FunctionApi
 from grader.language.tensor_api import BABYGRAD_API, TensorApi
-from grader.worker import engines, framing, probes
+from grader.sandbox import framing
+from grader.worker import engines, probes
 from grader.worker.confine import MAX_MESSAGE, confine_imports
 from grader.worker.deviations import deviation
 from grader.worker.encoding import ProbeError

@@ -13,7 +13,7 @@ from grader.batch.lane import Lanes, _collect, _fork
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
 from grader.run.api import GradeOptions, UsageFailure, grade
-from grader.worker import sandbox
+from grader.sandbox import sandbox
 from tests.helpers.grading import REFERENCE, comparable, planted
 from tests.helpers.planted import TANH_DERIVATIVE
 from tests.helpers.programs import needs_torch

@@ -33,8 +33,8 @@ from grader.language.graphs import Graph, Node
 from grader.language.snippets import tensor_dag_snippet
 from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
 from grader.layout import COURSES
+from grader.sandbox.launch import WorkerFailure
 from grader.worker import answers, probes, protocol
-from grader.worker.launch import WorkerFailure
 from grader.worker.probes import stand_ins
 from tests.helpers.fake_worker import (
     DAG,

@@ -26,7 +26,7 @@ from grader.layout import REPLAY_CACHE
 from grader.oracles import reference
 from grader.run.api import GradeOptions, grade
 from grader.run.arguments import add_grading_options, grade_options
-from grader.worker.launch import WorkerFailure
+from grader.sandbox.launch import WorkerFailure
 from grader.workflows.bench import with_classic_bugs
 from tests.helpers import fake_worker as fake
 from tests.helpers.grading import REFERENCE, comparable, grade_report, runs_in_this_course

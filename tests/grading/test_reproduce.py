@@ -33,9 +33,9 @@ from grader.grading.reproduce import (
 )
 from grader.language.dags import diamonds
 from grader.layout import DEFAULT_RUBRIC
+from grader.sandbox.launch import Limits
 from grader.worker import probes
 from grader.worker.engines import isolated, load_engine
-from grader.worker.launch import Limits
 from grader.worker.protocol import Probe
 from tests.helpers.grading import REFERENCE
 

@@ -24,9 +24,9 @@ from grader.language.dags import Dag
 from grader.language.graphs import Graph, Node
 from grader.language.verdicts import WrongAnswer
 from grader.layout import DEFAULT_RUBRIC
+from grader.sandbox.launch import WorkerFailure
 from grader.worker import encoding, probes
 from grader.worker.engines import load_engine
-from grader.worker.launch import WorkerFailure
 from tests.helpers.planted import REFERENCE
 
 RUBRIC = rubric_module.load(DEFAULT_RUBRIC)

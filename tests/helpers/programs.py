@@ -23,7 +23,7 @@ import pytest
 
 from grader.oracles import torch_oracle
 from grader.report import drawing as pictures
-from grader.worker.sandbox import bwrap_status
+from grader.sandbox.sandbox import bwrap_status
 
 INSTALL = {
     "bwrap": "apt-get install bubblewrap",

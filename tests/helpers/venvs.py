@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.worker.sandbox import bwrap_status
+from grader.sandbox.sandbox import bwrap_status
 from tests.helpers import REPO_ROOT
 
 BWRAP_OK = bwrap_status()[0]

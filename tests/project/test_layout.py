@@ -10,6 +10,7 @@ from grader.layout import PACKAGE
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("language",),
+    ("sandbox",),
     ("worker",),
     ("oracles",),
     ("checks",),

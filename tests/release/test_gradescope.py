@@ -24,7 +24,7 @@ from grader.grading.rubric import load
 from grader.layout import shipped_courses
 from grader.release.release import build_gradescope
 from grader.report.formats.gradescope import SCHEMA
-from grader.worker.sandbox import bwrap_status
+from grader.sandbox.sandbox import bwrap_status
 from tests.helpers.planted import one_bug_of, plant
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("gradescope")]  # one autograder each

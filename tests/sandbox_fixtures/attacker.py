@@ -1,6 +1,7 @@
-"""A fake runner for tests/test_zygote.py: runs the code each request carries, as student code.
+"""A fake runner for tests/sandbox/test_zygote.py: runs the code each request carries, as
+student code would run.
 
-Frames come in on fd 3 and go out on fd 4 through grader/worker/framing.py, loaded by path as
+Frames come in on fd 3 and go out on fd 4 through grader/sandbox/framing.py, loaded by path as
 chaos.py does. A request ``{"code": source}`` runs ``source`` with ``reply`` (a dict) in its
 namespace and answers ``reply``; an exception it raises is answered as its type and message.
 """
@@ -11,7 +12,7 @@ import sys
 
 _FRAMING = os.path.normpath(
     os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "worker", "framing.py"
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "sandbox", "framing.py"
     )
 )
 _spec = importlib.util.spec_from_file_location("_framing", _FRAMING)

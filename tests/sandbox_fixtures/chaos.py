@@ -1,6 +1,6 @@
-"""A fake runner for tests/worker/test_sandbox.py: echoes requests and misbehaves on command.
+"""A fake runner for tests/sandbox/test_sandbox.py: echoes requests and misbehaves on command.
 
-Frames come in on fd 3 and go out on fd 4 through grader/worker/framing.py, loaded by path so
+Frames come in on fd 3 and go out on fd 4 through grader/sandbox/framing.py, loaded by path so
 that nothing else of the grader package runs. ``argv[1]`` is a token unique to the test: every
 process started here carries it on its command line, so the test can look for survivors.
 Every bomb is bounded: a few hundred processes, a few GiB, children that exit by themselves.
@@ -16,7 +16,7 @@ import time
 
 _FRAMING = os.path.normpath(
     os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "worker", "framing.py"
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "sandbox", "framing.py"
     )
 )
 _spec = importlib.util.spec_from_file_location("_framing", _FRAMING)

@@ -6,7 +6,7 @@ import sys
 
 _FRAMING = os.path.normpath(
     os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "worker", "framing.py"
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "sandbox", "framing.py"
     )
 )
 _spec = importlib.util.spec_from_file_location("_framing", _FRAMING)

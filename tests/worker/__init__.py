@@ -1,2 +1,1 @@
-"""The sandboxed worker: its sandbox, hostile and threaded engines, probes and hooks
-(``grader/worker/``)."""
+"""The sandboxed worker: hostile and threaded engines, probes and hooks (``grader/worker/``)."""

@@ -31,7 +31,7 @@ import pytest
 from grader.layout import DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.run.api import GradeOptions, GraderFailure, grade
-from grader.worker.policy import DEFAULT_LIMITS
+from grader.sandbox.policy import DEFAULT_LIMITS
 from tests.helpers.grading import EXERCISES, REFERENCE, REPO, planted
 from tests.helpers.planted import TANH_DERIVATIVE
 from tests.helpers.processes import processes_with

@@ -13,7 +13,7 @@ import pytest
 from grader import ONE_THREAD
 from grader.layout import PACKAGE
 from grader.run.prestart import grading_environment
-from grader.worker.policy import Policy
+from grader.sandbox.policy import Policy
 
 THREADS = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
 

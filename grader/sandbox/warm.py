@@ -1,4 +1,4 @@
-"""Workers forked from a warm zygote: the trusted parent's side (``grader.worker.zygote``).
+"""Workers forked from a warm zygote: the trusted parent's side (``grader.sandbox.zygote``).
 
 Starting Python and importing numpy and the worker's modules is most of what a sandboxed
 worker costs; a grade starts several (one per assignment's runs, a fresh one after each
@@ -33,12 +33,12 @@ import threading
 import time
 from collections.abc import Sequence
 
-from grader.worker.output import OutputSink
-from grader.worker.policy import zygote_arguments
-from grader.worker.proctree import children, host_pid, signal_all
-from grader.worker.sandbox import Confinement, sweep_uid
+from grader.sandbox.output import OutputSink
+from grader.sandbox.policy import zygote_arguments
+from grader.sandbox.proctree import children, end_sandbox, host_pid
+from grader.sandbox.sandbox import Confinement, sweep_uid
 
-MODULE = "grader.worker.zygote"
+MODULE = "grader.sandbox.zygote"
 READY_S = 60.0  # how long a zygote may take to import the worker's modules (a loaded machine)
 ANSWER_S = 10.0  # how long it may take to answer a fork or a wait
 _POLL_S = 0.01
@@ -178,15 +178,9 @@ class Zygote:
     def close(self) -> None:
         """Kill the sandbox and every process in it, remove the scratch folder."""
         self.broken = True
-        proc = self.proc
-        if proc.poll() is None:
-            signal_all(children(proc.pid), signal.SIGKILL)
-            try:
-                proc.wait(0.5)
-            except subprocess.TimeoutExpired:
-                proc.kill()  # its children die with it (--die-with-parent)
+        end_sandbox(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5.0)
+            self.proc.wait(5.0)
         self._socket.close()
         self.output.finish(timeout=1.0)
         shutil.rmtree(self.root, ignore_errors=True)

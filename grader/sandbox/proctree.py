@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import subprocess
 from collections.abc import Sequence
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -119,3 +121,14 @@ def host_pid(root: int, inner: int) -> int | None:
             if line.startswith(b"NSpid:") and int(line.split()[-1]) == inner:
                 return pid
     return None
+
+
+def end_sandbox(proc: subprocess.Popen) -> None:
+    """Kill a bubblewrap sandbox started as ``proc``: its child is the sandbox's pid 1, whose
+    death kills and reaps the namespace; bubblewrap itself is killed if that takes long."""
+    if proc.poll() is None:
+        signal_all(children(proc.pid), signal.SIGKILL)
+        try:
+            proc.wait(0.5)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # its children die with it (--die-with-parent)

@@ -25,11 +25,11 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.worker import framing, warm
-from grader.worker.policy import DEFAULT_LIMITS, Limits, Policy
-from grader.worker.process import Generation, Trouble
-from grader.worker.proctree import tree_cpu_seconds
-from grader.worker.sandbox import (
+from grader.sandbox import framing, warm
+from grader.sandbox.policy import DEFAULT_LIMITS, Limits, Policy
+from grader.sandbox.process import Generation, Trouble
+from grader.sandbox.proctree import tree_cpu_seconds
+from grader.sandbox.sandbox import (
     Confinement,
     SandboxUnavailable,
     SlotBusy,
@@ -38,7 +38,7 @@ from grader.worker.sandbox import (
     sweep_uid,
     uid_for_slot,
 )
-from grader.worker.warm import Zygote
+from grader.sandbox.warm import Zygote
 
 __all__ = [
     "Limits",

@@ -10,7 +10,7 @@ import os
 import select
 import threading
 
-from grader.worker.sanitize import sanitize_output
+from grader.sandbox.sanitize import sanitize_output
 
 
 class OutputSink:

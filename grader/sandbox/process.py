@@ -39,18 +39,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.worker import framing
-from grader.worker.output import OutputSink
-from grader.worker.policy import WALL_GRACE_S
-from grader.worker.proctree import (
-    children,
+from grader.sandbox import framing
+from grader.sandbox.output import OutputSink
+from grader.sandbox.policy import WALL_GRACE_S
+from grader.sandbox.proctree import (
+    end_sandbox,
     marked_processes,
     process_tree,
     signal_all,
     tree_cpu_seconds,
 )
-from grader.worker.sandbox import Confinement, sweep_uid
-from grader.worker.warm import Forked, Zygote, ZygoteBroken
+from grader.sandbox.sandbox import Confinement, sweep_uid
+from grader.sandbox.warm import Forked, Zygote, ZygoteBroken
 
 CPU_POLL_GRACE_S = 0.05  # how long a reply may take before /proc is consulted at all
 CPU_POLL_MAX_S = 0.25  # longest gap between two /proc polls
@@ -299,13 +299,7 @@ class Generation:
         if isinstance(proc, Forked):
             proc.kill()  # every process of its uid, in the zygote's sandbox
         elif self.confinement.mode == "bwrap":
-            # The sandbox's pid 1 (bwrap's child): its death kills and reaps the namespace.
-            if proc.poll() is None:
-                signal_all(children(proc.pid), signal.SIGKILL)
-                try:
-                    proc.wait(0.5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()  # its children die with it (--die-with-parent)
+            end_sandbox(proc)
         else:
             # Freeze first so nothing forks or reparents while we collect pids.
             victims: list[int] = []

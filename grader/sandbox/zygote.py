@@ -1,7 +1,7 @@
 """A warm worker inside the sandbox: it imports a worker's modules once, then forks workers.
 
-Started by the trusted parent (``grader.worker.warm``) in the sandbox a worker would have had,
-as ``python -I -m grader.worker.zygote TARGET...``, TARGET being what the worker runs
+Started by the trusted parent (``grader.sandbox.warm``) in the sandbox a worker would have had,
+as ``python -I -m grader.sandbox.zygote TARGET...``, TARGET being what the worker runs
 (``-m grader.worker.runner``, or a script and its arguments). It runs as root inside the
 sandbox with no capability but CAP_SETUID, CAP_SETGID and CAP_SETPCAP (to hand each worker its
 own uid) and ``no_new_privs``. It imports the target's modules (and what the target's
@@ -154,7 +154,7 @@ def _become(spec: dict, fds: list[int], warmed: set[str]) -> None:
     import fcntl
     import resource
 
-    from grader.worker.framing import REPLY_FD, REQUEST_FD
+    from grader.sandbox.framing import REPLY_FD, REQUEST_FD
 
     request, reply, output = (fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds)
     os.dup2(output, 1)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import itertools
 import json
 import os
 import pickle
@@ -20,131 +19,32 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
-from grader.worker import framing, launch, policy, process, proctree, sandbox
-from grader.worker.framing import MAX_FRAME_BYTES
-from grader.worker.launch import Limits, Worker, WorkerFailure
-from grader.worker.policy import Policy
-from grader.worker.sanitize import sanitize_message, sanitize_output
-from tests.helpers import REPO_ROOT, SANDBOX_FIXTURES
+from grader.sandbox import framing, policy, process, sandbox
+from grader.sandbox.framing import MAX_FRAME_BYTES
+from grader.sandbox.launch import Limits, Worker, WorkerFailure
+from grader.sandbox.policy import Policy
+from grader.sandbox.sanitize import sanitize_message, sanitize_output
+from tests.helpers import REPO_ROOT
 from tests.helpers.processes import processes_with
 from tests.helpers.programs import SANDBOX_MODES, needs_bwrap
-
-FIXTURES = SANDBOX_FIXTURES
-CHAOS = FIXTURES / "chaos.py"
-ECHO = FIXTURES / "echo.py"
-FRAMING = REPO_ROOT / "grader" / "worker" / "framing.py"
-VENV = Path(sys.prefix)
-SITE = Path(next(p for p in sys.path if p.endswith("site-packages")))
-SITES = [Path(p) for p in sys.path if p.endswith("site-packages")]
-"""numpy's too, where a worktree's virtualenv reaches another's packages."""
-ZYGOTE = [REPO_ROOT / "grader" / "__init__.py", REPO_ROOT / "grader" / "worker" / "__init__.py"]
-ZYGOTE.append(REPO_ROOT / "grader" / "worker" / "zygote.py")
-"""What a zygote (``grader.worker.zygote``) imports, so that the workers here are forked."""
-SYSTEM_PYTHON = Path("/usr/bin/python3")
-IS_ROOT = os.geteuid() == 0
-SMALL = Limits(memory_mb=1024)
-
-
-def _lane() -> range:
-    """This process's own worker slots, high above the grading runs' (which search upwards
-    from 0, 40, 100, 200). Each xdist worker gets its own share, so one's check that no
-    process of a uid survives never sees another's live worker on that uid."""
-    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
-    size = 100 // count
-    return range(900 + index * size, 900 + (index + 1) * size)
-
-
-_slots = itertools.cycle(_lane())
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _processes_of_uid(uid: int) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/status") as fh:
-                    status = dict(line.split(":", 1) for line in fh if ":" in line)
-            except OSError:
-                continue
-            if int(status["Uid"].split()[0]) == uid and status["State"].strip()[0] != "Z":
-                found.append(int(name))
-    return found
-
-
-def _eventually(check, timeout: float = 30.0):
-    """``check()`` once it is truthy, or its last value after ``timeout`` s: the wait ends as
-    soon as the check holds, so a long timeout costs nothing and leaves room for a loaded
-    machine."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
-
-
-class Factory:
-    def __init__(self, tmp_path: Path) -> None:
-        self.token = f"sandbox-test-{uuid.uuid4().hex}"
-        self.tmp = tmp_path
-        self.submission = tmp_path / "submission"
-        self.submission.mkdir()
-        (self.submission / "engine.py").write_text("VALUE = 42\n")
-        self.workers: list[Worker] = []
-
-    def __call__(
-        self,
-        mode: str,
-        *,
-        limits: Limits = SMALL,
-        readable=(),
-        hidden=(),
-        python: Path | str = sys.executable,
-        script: Path = CHAOS,
-        submission: Path | None = None,
-    ) -> Worker:
-        worker = launch.worker_in_free_slot(  # free: another run on this machine may hold one
-            [str(python), "-I", str(script), self.token],
-            first_slot=next(_slots),
-            submission=submission or self.submission,
-            readable=[VENV, *SITES, FIXTURES, FRAMING, *ZYGOTE, *readable],
-            hidden=list(hidden),
-            limits=limits,
-            sandbox=mode,
-        )
-        self.workers.append(worker)
-        assert mode == "auto" or worker.mode == mode
-        return worker
-
-    def zygotes(self) -> set[int]:
-        """The processes of the live zygotes themselves (bubblewrap, its init, the zygote, with
-        the token on their command line, as their forks have), not their workers."""
-        found: set[int] = set()
-        for worker in self.workers:
-            for zygote in worker._resources.zygotes:
-                if zygote.pid is not None:
-                    inside = proctree.process_tree(zygote.pid)
-                    found |= set(proctree.process_tree(zygote.proc.pid)) - set(inside[1:])
-        return found
-
-    def survivors(self) -> list[int]:
-        left = [pid for pid in processes_with(self.token) if pid not in self.zygotes()]
-        for worker in self.workers:
-            if worker.uid is not None:
-                left += _processes_of_uid(worker.uid)
-        return left
-
-    def assert_none_left(self) -> None:
-        assert _eventually(lambda: not self.survivors()), f"left behind: {self.survivors()}"
+from tests.helpers.sandboxes import (
+    CHAOS,
+    ECHO,
+    FIXTURES,
+    FRAMING,
+    IS_ROOT,
+    SITE,
+    SITES,
+    SMALL,
+    SYSTEM_PYTHON,
+    VENV,
+    Factory,
+    eventually,
+)
 
 
 @pytest.fixture
@@ -564,7 +464,7 @@ def test_submission_is_a_private_copy(make, mode):
     assert worker.request({"op": "write", "path": target}, 5.0)["error"] is None
     assert (make.submission / "engine.py").read_text() == "VALUE = 42\n"  # original untouched
     assert worker.request({"op": "exit_after_reply"}, 5.0) == {"bye": True}
-    assert _eventually(lambda: not worker.running)
+    assert eventually(lambda: not worker.running)
     # died between requests: replaced quietly, with a fresh scratch directory and copy
     second = worker.request({"op": "info"}, 5.0)["env"]
     assert second["GRADER_SCRATCH"] != first["GRADER_SCRATCH"]
@@ -756,7 +656,7 @@ def test_setsid_daemon_does_not_survive(make, mode, then):
 def test_ten_megabytes_of_output(make, mode):
     worker = make(mode)
     assert worker.request({"op": "print", "bytes": 10 << 20}, 10.0) == {"printed": 10 << 20}
-    excerpt = _eventually(lambda: (text := worker.output_excerpt()).endswith("the end \n") and text)
+    excerpt = eventually(lambda: (text := worker.output_excerpt()).endswith("the end \n") and text)
     assert excerpt, worker.output_excerpt()[-200:]
     assert len(excerpt) <= SMALL.output_cap_bytes + 100
     assert excerpt.startswith("red  bell nul start\n")  # escapes and controls are gone
@@ -806,7 +706,7 @@ def test_unsolicited_reply(make, mode):
     worker = make(mode)
     scratch = Path(worker.request({"op": "info"}, 5.0)["cwd"])
     assert worker.request({"op": "late"}, 5.0) == {"on_time": True}
-    assert _eventually((scratch / "late-sent").exists)  # the late frame is in the pipe
+    assert eventually((scratch / "late-sent").exists)  # the late frame is in the pipe
     failure, _ = _fails(worker, {"next": 1})
     assert failure.kind == "invalid" and "without being asked" in failure.detail
     _still_serves(worker)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from grader import ONE_THREAD
-from grader.worker.framing import MAX_FRAME_BYTES, REPLY_FD, REQUEST_FD
+from grader.sandbox.framing import MAX_FRAME_BYTES, REPLY_FD, REQUEST_FD
 
 MIB = 1024 * 1024
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -170,6 +170,14 @@ def _make_parents(path: str, made: set[str], bound: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------- the derivations
 
 
+_UID_CAPABILITIES = (
+    *("--cap-add", "CAP_SETUID"),
+    *("--cap-add", "CAP_SETGID"),
+    *("--cap-add", "CAP_SETPCAP"),
+)
+"""What root inside the sandbox keeps to hand a worker its own uid and drop every capability."""
+
+
 def bwrap_arguments(policy: Policy, scratch: str, setpriv: str) -> list[str]:
     """bubblewrap's arguments, between its path and the worker's argv, enforcing ``policy``.
 
@@ -180,12 +188,7 @@ def bwrap_arguments(policy: Policy, scratch: str, setpriv: str) -> list[str]:
         return [*args, "--"]
     return [
         *args,
-        "--cap-add",
-        "CAP_SETUID",
-        "--cap-add",
-        "CAP_SETGID",
-        "--cap-add",
-        "CAP_SETPCAP",
+        *_UID_CAPABILITIES,
         "--",
         setpriv,
         f"--reuid={policy.uid}",
@@ -199,22 +202,11 @@ def bwrap_arguments(policy: Policy, scratch: str, setpriv: str) -> list[str]:
 
 
 def zygote_arguments(policy: Policy, scratch: str) -> list[str]:
-    """bubblewrap's arguments for a zygote (``grader.worker.zygote``): the sandbox a worker
+    """bubblewrap's arguments for a zygote (``grader.sandbox.zygote``): the sandbox a worker
     under ``policy`` has, ``scratch`` holding the workers' scratch directories, and root
     inside with no capability but those it needs to give each forked worker the uid of its
     own (``policy.uid`` says only that there is one)."""
-    return [
-        *_sandbox_arguments(policy, scratch),
-        "--cap-drop",
-        "ALL",
-        "--cap-add",
-        "CAP_SETUID",
-        "--cap-add",
-        "CAP_SETGID",
-        "--cap-add",
-        "CAP_SETPCAP",
-        "--",
-    ]
+    return [*_sandbox_arguments(policy, scratch), "--cap-drop", "ALL", *_UID_CAPABILITIES, "--"]
 
 
 def _sandbox_arguments(policy: Policy, scratch: str) -> list[str]:

@@ -1,10 +1,10 @@
-"""Workers forked from a zygote (``grader.worker.warm``): attacks aimed at the design.
+"""Workers forked from a zygote (``grader.sandbox.warm``): attacks aimed at the design.
 
 A zygote serves the workers of one grading process (one upload's assignment) that share a
 confinement; each worker it forks has the uid of its own Worker's slot. Every worker here runs
 tests/sandbox_fixtures/attacker.py, which runs the code each request carries, as student code
-would run. The catalog of tests/worker/test_sandbox.py and tests/worker/test_hostile.py runs against forked
-workers too (where workers are forked: bubblewrap, as root).
+would run. The catalog of tests/sandbox/test_sandbox.py and tests/worker/test_hostile.py runs
+against forked workers too (where workers are forked: bubblewrap, as root).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import textwrap
 
 import pytest
 
-from grader.worker import warm
-from grader.worker.launch import Worker, WorkerFailure
+from grader.sandbox import warm
+from grader.sandbox.launch import Worker, WorkerFailure
 from tests.helpers.programs import needs_bwrap
-from tests.worker.test_sandbox import FIXTURES, IS_ROOT, Factory, _eventually
+from tests.helpers.sandboxes import FIXTURES, IS_ROOT, Factory, eventually
 
 ATTACKER = FIXTURES / "attacker.py"
 pytestmark = [
@@ -207,7 +207,7 @@ def test_a_zygote_that_dies_is_replaced(make):
     assert run(worker, "reply['ok'] = 1") == {"ok": 1}
     (zygote,) = worker._resources.zygotes
     os.kill(zygote.pid, signal.SIGKILL)
-    assert _eventually(lambda: not warm._running(zygote.pid))
+    assert eventually(lambda: not warm._running(zygote.pid))
     # its fork is taken for dead (its pid reaped by another) between requests, and replaced
     assert run(worker, "reply['ok'] = 1") == {"ok": 1}
     assert zygote.broken

@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.worker.policy import (
+from grader.sandbox.policy import (
     SAFE_PATH,
     Limits,
     Policy,
@@ -48,7 +48,7 @@ from grader.worker.policy import (
     is_under,
     protections,
 )
-from grader.worker.sanitize import last_line
+from grader.sandbox.sanitize import last_line
 
 MODES = ("auto", "bwrap", "none")
 BASE_UID = 64000
@@ -293,7 +293,7 @@ class Confinement:
         self, submission: Path, slot: int, within: str | None = None
     ) -> tuple[str, str]:
         """A fresh scratch directory holding a copy of the submission, owned by the worker;
-        ``within``: the folder a zygote's sandbox has writable (``grader.worker.warm``)."""
+        ``within``: the folder a zygote's sandbox has writable (``grader.sandbox.warm``)."""
         scratch = _real(tempfile.mkdtemp(prefix=f"grader-worker-{slot}-", dir=within))
         try:
             target = os.path.join(scratch, submission.name or "submission")
