@@ -493,6 +493,11 @@ class Profile:
     text: str = field(default="", repr=False)
     """The file as read, and its adapters' text: a rubric's digest covers it (what is graded
     depends on it)."""
+    _by_kind: dict[str, Assignment] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """``assignment``'s answers: the checks ask it thousands of times a grading run, and each
+    answer built its API's spelling anew (a profile never changes; ``replace`` starts empty)."""
 
     def of(self, assignment: str) -> AssignmentProfile:
         return self.assignments[assignment]
@@ -503,6 +508,11 @@ class Profile:
     def assignment(self, kind: str) -> Assignment:
         """The assignment that grades graphs of ``kind`` in this course: its name (the
         rubric's item prefix) and its API's spelling."""
+        if kind not in self._by_kind:
+            self._by_kind[kind] = self._assignment(kind)
+        return self._by_kind[kind]
+
+    def _assignment(self, kind: str) -> Assignment:
         own = self.of_kind(kind)
         if own is None:
             return of_kind(kind)
