@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import itertools
 import json
 import os
@@ -115,11 +116,19 @@ def _warm_up() -> None:
     """Import what every grading run imports, once, before the forks: the grading suites too (a
     fork applies the run's settings to its own copy of them), with their explicit examples for
     this course where it is installed (``strata.build_ahead``), and compute the digest of the
-    grader's source that keys every recording."""
+    grader's source that keys every recording. pytest's own plugins too, and the debugger its
+    debugging plugin imports at every configure (``pdb``, with ``readline``): pytest imports
+    them as it starts each run, 7 ms of every fork's CPU."""
+    import pdb  # noqa: F401
+
     import hypothesis.extra.pytestplugin  # noqa: F401 - imported once, for every fork
+    from _pytest.config import default_plugins
 
     import grader.grading.plugin  # noqa: F401
     from grader.grading.suites import test_babygrad, test_micrograd, test_scalar_functions
+
+    for name in default_plugins:
+        importlib.import_module(f"_pytest.{name}")
 
     if DEFAULT_PROFILE.is_file():  # an install of another course alone ships none
         strata.build_ahead([test_babygrad, test_micrograd, test_scalar_functions])
