@@ -107,7 +107,7 @@ def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
     except (ValueError, AttributeError, KeyError, TypeError):
         recorded, needed_torch, answers, probes = {}, False, {}, []
     replay.MEMORY.update(recorded)
-    reference.learn(answers)
+    reference.learn(answers, decode=True)  # once here, not in each fork
     sandbox.learn_probes(probes)
     return os.waitstatus_to_exitcode(status), recorded, needed_torch
 

@@ -22,6 +22,7 @@ from grader.layout import grader_digest
 from grader.oracles import Evaluation, OracleUnavailable
 from grader.worker import answers, probes
 from grader.worker.engines import load_engine, reinstate
+from grader.worker.protocol import InvalidAnswer
 
 name = "reference"
 KNOWN: dict[str, dict[str, Any]] = {}
@@ -33,18 +34,42 @@ FOUND: dict[str, dict[str, Any]] = {}
 """Those of ``KNOWN`` this process worked out itself, for its lane to keep."""
 KNOWN_AT_MOST = 200_000
 """Answers kept at most (a few kilobytes each)."""
+DECODED: dict[str, tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = {}
+"""Of ``KNOWN``, the answers a lane learnt, decoded there once (``learn(..., decode=True)``):
+their values and gradients, read-only. Every fork of the lane decoded each answer again for
+every example it replayed, a twelfth of a replaying babygrad run's CPU."""
+DECODED_AT_MOST = 20_000
+"""Answers kept decoded at most (a graph's arrays take a kilobyte or so)."""
 ANSWER_FILES = 32
 """Files of answers a folder keeps per grader source (``keep_answers``), the newest."""
 
 
-def learn(answers: object) -> None:
+def learn(answers: object, decode: bool = False) -> None:
     """Take ``answers`` (a trusted grading run's ``FOUND``, as it came back over a pipe or
-    from a file) into ``KNOWN``, as far as there is room; anything but answers is ignored."""
+    from a file) into ``KNOWN``, as far as there is room; anything but answers is ignored.
+    ``decode``: into ``DECODED`` too (a lane, whose forks share them)."""
     if not isinstance(answers, dict):
         return
     room = max(0, KNOWN_AT_MOST - len(KNOWN))
     found = ((str(k), v) for k, v in answers.items() if isinstance(v, dict))
-    KNOWN.update(itertools.islice(found, room))
+    learnt = dict(itertools.islice(found, room))
+    KNOWN.update(learnt)
+    room = max(0, DECODED_AT_MOST - len(DECODED)) if decode else 0
+    for key, answer in itertools.islice(learnt.items(), room):
+        with contextlib.suppress(InvalidAnswer, KeyError, TypeError):  # decoded where asked
+            DECODED[key] = _decoded(answer)
+
+
+def _decoded(answer: dict[str, Any]) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """A graph's answer's values and gradients, read-only: every fork shares the arrays."""
+    values = tuple(_read_only(answers.decode_array(v, "reference value")) for v in answer["values"])
+    grads = tuple(_read_only(answers.decode_array(g, "reference grad")) for g in answer["grads"])
+    return values, grads
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 def _answer_files() -> str:
@@ -129,7 +154,9 @@ class ReferenceOracle:
 
     def answer(self, kind: str, case: dict[str, Any]) -> dict[str, Any]:
         """The reference's answer to ``case``: known already, or worked out now."""
-        key = self.key(kind, case)
+        return self._answer(self.key(kind, case), kind, case)
+
+    def _answer(self, key: str, kind: str, case: dict[str, Any]) -> dict[str, Any]:
         known = KNOWN.get(key)
         if known is None:
             engine = self.engine(kind)
@@ -167,16 +194,23 @@ class ReferenceOracle:
         case: dict[str, Any] = {"graph": graph.to_json()}
         if out_grad is not None:
             case["out_grad"] = np.asarray(out_grad).tolist()
-        result = self.answer(graph.kind, case)
-        values = [answers.decode_array(v, "reference value") for v in result["values"]]
-        grads = result["grads"]
+        key = self.key(graph.kind, case)
+        decoded = DECODED.get(key) if key in KNOWN else None
+        if decoded is None:
+            result = self._answer(key, graph.kind, case)
+            grads = (
+                result["grads"] if out_grad is not None else result["grads"][: len(graph.leaves)]
+            )
+            decoded = (
+                tuple(answers.decode_array(v, "reference value") for v in result["values"]),
+                tuple(answers.decode_array(g, "reference grad") for g in grads),
+            )
+        values, grads = decoded
         if out_grad is None:
             grads = grads[: len(graph.leaves)]
         else:  # the op probe reports only the output's value
-            values = [*graph.leaves, *values]
-        return Evaluation(
-            tuple(values), tuple(answers.decode_array(g, "reference grad") for g in grads)
-        )
+            values = (*graph.leaves, *values)
+        return Evaluation(values, grads)
 
 
 def _float64(tensor_class: type) -> Any:

@@ -339,6 +339,7 @@ def asked(monkeypatch) -> list[tuple]:
     """The reference's evaluations from here on, in a process that knows no answer yet."""
     monkeypatch.setattr(reference, "KNOWN", {})
     monkeypatch.setattr(reference, "FOUND", {})
+    monkeypatch.setattr(reference, "DECODED", {})
     calls: list[tuple] = []
     probe = probes.probe_graph
     monkeypatch.setattr(probes, "probe_graph", lambda *a: calls.append(a) or probe(*a))
@@ -361,6 +362,32 @@ def test_the_reference_answers_an_example_once_and_knows_it_after(tmp_path, aske
     )
     ReferenceOracle(changed).evaluate_graph(GRAPH)
     assert len(asked) == 2 and len(reference.KNOWN) == 2
+
+
+def test_a_lane_decodes_the_answers_it_learns_once_for_its_forks(monkeypatch, asked):
+    """A lane decodes the answers its runs send back (``learn(..., decode=True)``), read-only,
+    and its next runs take those arrays instead of decoding the answer again; answers learnt
+    otherwise (a fork's, from a folder) stay undecoded, and a decoded answer the process does
+    not know (``KNOWN``) is never taken."""
+    first = ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
+    found = dict(reference.FOUND)
+    reference.learn(found)
+    assert reference.DECODED == {}
+    monkeypatch.setattr(reference, "KNOWN", {})  # the lane, after its first run
+    reference.learn(found, decode=True)
+    ((values, grads),) = reference.DECODED.values()
+    assert not any(a.flags.writeable for a in values + grads)
+    again = ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
+    assert len(asked) == 1
+    taken = zip(again.values + again.grads, values + grads[: len(GRAPH.leaves)], strict=True)
+    assert all(a is b for a, b in taken)  # the lane's arrays themselves
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(first.values + first.grads, again.values + again.grads, strict=True)
+    )
+    monkeypatch.setattr(reference, "KNOWN", {})
+    ReferenceOracle(REFERENCE).evaluate_graph(GRAPH)
+    assert len(asked) == 2
 
 
 def test_a_folder_keeps_the_answers_for_the_next_grading_runs(tmp_path, monkeypatch, asked):
