@@ -11,7 +11,10 @@ submission replays them, secret seed or not: they are never written to disk. So 
 oracle's answers a run worked out (``grader.oracles.reference.KNOWN``): the lane's next runs
 take them instead of evaluating the same examples on the reference again. So do the sandbox's
 probes (``grader.sandbox.sandbox``): the lane's next runs start their workers without asking
-again whether bubblewrap and the interpreter work under the same policy.
+again whether bubblewrap and the interpreter work under the same policy. So do the warm
+zygotes that fork sandboxed workers (``grader.sandbox.sharing``): the lane starts the one a run
+asks for, in its main thread, and every later run's workers are forked by it; between two
+uploads the lane clears it of what the last left.
 
 Protocol (the batch's ``Lanes`` and ``python -I -m grader.batch.lane``): one JSON request
 per line on stdin, ``{"id": n, "args": [pytest arguments], "cwd": folder, "recordings": {key:
@@ -36,11 +39,11 @@ import itertools
 import json
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO
 
 import pytest
 
@@ -49,27 +52,30 @@ from grader.layout import DEFAULT_PROFILE, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.run.api import in_subprocess, pytest_words
 from grader.run.prestart import grading_environment
-from grader.sandbox import sandbox
+from grader.sandbox import sandbox, sharing
 
 OUTPUT = "pytest.out"
 
 
 def _fork(
     args: list[str], cwd: str, output: str = OUTPUT, answers: bool = True
-) -> tuple[int, IO[str]]:
+) -> tuple[int, int, socket.socket]:
     """Fork; the child runs pytest on ``args`` in ``cwd``, its output in ``cwd/output``, and
     hands back what it recorded, whether it had to import PyTorch (an oracle there), the
     sandbox's probes that worked (``sandbox.settled_probes``) and, with ``answers``, the
     reference's answers it worked out (a lane keeps them; a single grade's
-    process exits after its runs, so its forks send none): the child's pid and the pipe to read
-    that from (``_collect``), opened here, so that nothing else closes a descriptor it was
-    handed."""
+    process exits after its runs, so its forks send none): the child's pid, the pipe to read
+    that from (``_runs``), opened here, so that nothing else closes a descriptor it was
+    handed, and the link on which it asks the lane for zygotes (``sharing.Lane``)."""
     readable, writable = os.pipe()
+    ours, theirs = sharing.Lane.link()
     pid = os.fork()
     if pid == 0:  # the grading run
         code = 3
         try:
             os.close(readable)
+            ours.close()
+            sharing.use_lane(theirs)
             os.chdir(cwd)
             out = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             null = os.open(os.devnull, os.O_RDONLY)
@@ -90,16 +96,29 @@ def _fork(
                 sys.stderr.flush()
             os._exit(code)
     os.close(writable)
-    return pid, os.fdopen(readable)
+    theirs.close()
+    return pid, readable, ours
 
 
-def _collect(pid: int, pipe: IO[str]) -> tuple[int, dict[str, str], bool]:
+def _runs(
+    forks: list[tuple[int, int, socket.socket]], zygotes: sharing.Lane
+) -> list[tuple[int, dict[str, str], bool]]:
+    """Each forked run's exit code, what it recorded, and whether it imported PyTorch; their
+    requests for zygotes answered meanwhile, in this, the lane's main thread."""
+    carried = zygotes.serve([link for _, _, link in forks], [pipe for _, pipe, _ in forks])
+    done = []
+    for (pid, pipe, link), found in zip(forks, carried, strict=True):
+        os.close(pipe)
+        link.close()
+        done.append(_collect(pid, found))
+    return done
+
+
+def _collect(pid: int, found: bytes) -> tuple[int, dict[str, str], bool]:
     """A forked run's exit code, what it recorded, and whether it imported PyTorch."""
-    with pipe:
-        fresh = pipe.read()
     _, status = os.waitpid(pid, 0)
     try:
-        reply = json.loads(fresh)
+        reply = json.loads(found)
         recorded = {str(k): str(v) for k, v in reply["recordings"].items()}
         needed_torch = reply["torch"] is True
         answers = reply["reference"]
@@ -146,23 +165,33 @@ def serve_once() -> None:
     if not text:  # started ahead of a grade that stopped before it had runs
         return
     runs = json.loads(text)
-    forks = [_fork(run["args"], run["cwd"], run["output"], answers=False) for run in runs]
-    print(json.dumps([_collect(*fork)[0] for fork in forks]), flush=True)
+    zygotes = sharing.Lane()
+    try:
+        forks = [_fork(run["args"], run["cwd"], run["output"], answers=False) for run in runs]
+        print(json.dumps([done[0] for done in _runs(forks, zygotes)]), flush=True)
+    finally:
+        zygotes.close()
 
 
 def serve() -> None:
     """The lane process: warm up, then one forked grading run per request. Once a run has had
     to import PyTorch, the lane imports it too, so the runs after it fork with it loaded."""
     _warm_up()
-    for line in sys.stdin:
-        request = json.loads(line)
-        replay.MEMORY.update(request["recordings"])
-        returncode, recorded, needed_torch = _collect(*_fork(request["args"], request["cwd"]))
-        if needed_torch and "torch" not in sys.modules:  # once: it costs more than a grade
-            with contextlib.suppress(OracleUnavailable):
-                torch_oracle.load()
-        reply = {"id": request["id"], "returncode": returncode, "recordings": recorded}
-        print(json.dumps({**reply, "answers": len(reference.KNOWN)}), flush=True)
+    zygotes = sharing.Lane()
+    try:
+        for line in sys.stdin:
+            request = json.loads(line)
+            replay.MEMORY.update(request["recordings"])
+            fork = _fork(request["args"], request["cwd"])
+            ((returncode, recorded, needed_torch),) = _runs([fork], zygotes)
+            if needed_torch and "torch" not in sys.modules:  # once: it costs more than a grade
+                with contextlib.suppress(OracleUnavailable):
+                    torch_oracle.load()
+            reply = {"id": request["id"], "returncode": returncode, "recordings": recorded}
+            print(json.dumps({**reply, "answers": len(reference.KNOWN)}), flush=True)
+            zygotes.clear()  # of this upload's leftovers, while the batch reads the reply
+    finally:
+        zygotes.close()
 
 
 class Lane:

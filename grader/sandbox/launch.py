@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.sandbox import framing, warm
+from grader.sandbox import framing, sharing
 from grader.sandbox.policy import DEFAULT_LIMITS, Limits, Policy
 from grader.sandbox.process import Generation, Trouble
 from grader.sandbox.proctree import tree_cpu_seconds
@@ -103,10 +103,10 @@ class _Resources:
         self.zygotes: list[Zygote] = []
 
     def zygote(self, confinement: Confinement, argv: Sequence[str]) -> Zygote | None:
-        """The zygote to fork the next worker (``warm.zygote_for``), held until release."""
-        zygote = warm.zygote_for(confinement, argv)
+        """The zygote to fork the next worker (``sharing.zygote_for``), held until release."""
+        zygote = sharing.zygote_for(confinement, argv)
         if zygote in self.zygotes:
-            warm.release(zygote)  # held already
+            sharing.release(zygote)  # held already
         elif zygote is not None:
             self.zygotes.append(zygote)
         return zygote
@@ -118,7 +118,7 @@ class _Resources:
             if generation is not None:
                 generation.finish()
             for zygote in zygotes:
-                warm.release(zygote)
+                sharing.release(zygote)
         finally:
             if self.slot_lock is not None:
                 self.slot_lock.release()

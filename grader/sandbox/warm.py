@@ -7,20 +7,21 @@ the very sandbox a worker would have (``policy.zygote_arguments``: the same moun
 namespaces and limits), imports the worker's modules, and forks each worker, which takes the
 uid of its own ``Worker``'s slot, its own scratch directory (inside the zygote's, unreadable to
 the others) and its own channel (three pipes passed over the zygote's control socket, which
-only this process holds).
+only the trusted side holds: this process, or a lane and the grading runs it forked).
 
-Which workers share one: those of this process and thread with the same confinement but for
-the uid, and the same command (``zygote_for``); the zygote ends when the last ``Worker`` that
-used it closes. Only where the sandbox is bubblewrap and each worker has a uid of its own (the
-grader runs as root): elsewhere a worker could signal its zygote or its siblings, and starts
-as before. A zygote that fails to start, to answer or to fork is ended and never asked again;
-the worker it did not give starts as before (``process.Generation``), so no grade is lost.
+Which workers share one (``grader.sandbox.sharing``): those of a grading process with the same
+confinement but for the uid, and the same command, or of every run a lane forks. Only where
+the sandbox is bubblewrap and each worker has a uid of its own (the grader runs as root):
+elsewhere a worker could signal its zygote or its siblings, and starts as before. A zygote
+that fails to start, to answer or to fork is ended and never asked again; the worker it did
+not give starts as before (``process.Generation``), so no grade is lost.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import fcntl
+import itertools
 import json
 import os
 import select
@@ -31,11 +32,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from grader.sandbox.output import OutputSink
 from grader.sandbox.policy import zygote_arguments
-from grader.sandbox.proctree import children, end_sandbox, host_pid
+from grader.sandbox.proctree import children, end_sandbox, host_pid, process_tree, signal_all
 from grader.sandbox.sandbox import Confinement, sweep_uid
 
 MODULE = "grader.sandbox.zygote"
@@ -50,7 +51,8 @@ class ZygoteBroken(Exception):
 
 class Zygote:
     """A started zygote: its sandbox, its control socket and the folder of its workers'
-    scratch directories. Thread-safe: one order at a time."""
+    scratch directories. One order at a time, across threads and processes (``_turn``): a
+    lane's forked runs share it (``adopt``)."""
 
     def __init__(self, confinement: Confinement, argv: Sequence[str]) -> None:
         assert confinement.bwrap is not None
@@ -58,6 +60,8 @@ class Zygote:
         self.broken = False
         self.holders = 0
         self._lock = threading.Lock()
+        self._orders = itertools.count()
+        self.turn = _turn_file()
         self.root = os.path.realpath(tempfile.mkdtemp(prefix="grader-zygote-"))
         os.chmod(self.root, 0o711)  # workers reach their own folder in it, list nothing
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -86,14 +90,48 @@ class Zygote:
         except BaseException:
             ours.close()
             os.close(out_r)
+            os.close(self.turn)
             shutil.rmtree(self.root, ignore_errors=True)
             raise
         finally:
             theirs.close()
             os.close(out_w)
         self._socket = ours
-        self.output = OutputSink(out_r, confinement.policy.limits.output_cap_bytes)
+        self.output: OutputSink | None = OutputSink(
+            out_r, confinement.policy.limits.output_cap_bytes
+        )
+        self.sandbox = self.proc.pid
         self.pid: int | None = None  # the zygote's pid here, once it said it is ready
+
+    @classmethod
+    def adopt(
+        cls, confinement: Confinement, control: socket.socket, turn: int, root: str, sandbox: int
+    ) -> Zygote:
+        """A zygote another process (a lane) started and owns, as one of its forked runs uses
+        it: its control socket and turn file, handed over; it ends with its owner, not here."""
+        zygote = cls.__new__(cls)
+        zygote.confinement, zygote.broken, zygote.holders = confinement, False, 0
+        zygote._lock, zygote._orders = threading.Lock(), itertools.count()
+        # a lock of its own: flock locks belong to an open file, which the owner's is
+        zygote.turn = os.open(f"/proc/self/fd/{turn}", os.O_RDWR)
+        os.close(turn)
+        zygote._socket, zygote.root = control, root
+        zygote.proc, zygote.output, zygote.sandbox, zygote.pid = None, None, sandbox, None
+        return zygote
+
+    def handover(self) -> tuple[list[int], dict]:
+        """What ``adopt`` takes in another process: the control socket's and turn file's
+        descriptors, and where the sandbox and the scratch folder are."""
+        return [self._socket.fileno(), self.turn], {"root": self.root, "sandbox": self.sandbox}
+
+    def alive(self) -> bool:
+        """Whether the sandbox runs: from /proc where this process is not its parent (a lane's
+        run, whose ``Popen.poll`` of another's child would say it ended)."""
+        if self.broken:
+            return False
+        if self.proc is not None:
+            return self.proc.poll() is None
+        return _running(self.sandbox)
 
     # ---- orders
 
@@ -108,7 +146,7 @@ class Zygote:
                 "processes": self.confinement.policy.limits.processes,
             }
         }
-        with self._lock:
+        with self._turn():
             zygote = self._ready()
             answer = self._ask(order, fds)
             inner = answer.get("pid")
@@ -122,7 +160,7 @@ class Zygote:
     def reap(self, inner: int) -> int | None:
         """The exit status of an ended worker as bubblewrap reports one (128 + N for signal
         N), reaped; None while it lives."""
-        with self._lock:
+        with self._turn():
             status = self._ask({"wait": inner}).get("status", "?")
         if status is None:
             return None
@@ -134,24 +172,48 @@ class Zygote:
                 return code
         return 128 + signal.SIGKILL  # reaped by someone else: its status is lost
 
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """One order at a time: a thread lock within this process, the turn file's lock across
+        the processes that share the control socket (each opened the file on its own)."""
+        with self._lock:
+            fcntl.flock(self.turn, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self.turn, fcntl.LOCK_UN)
+
     def _ready(self) -> int:
+        """The zygote's pid here. Whoever takes the first turn reads its "ready" and writes the
+        pid in the turn file, where the other processes that share it read it."""
         if self.pid is None:
+            written = os.pread(self.turn, 32, 0)
+            if written:
+                self.pid = int(written)
+                return self.pid
             answer = self._receive(READY_S)
             inner = answer.get("ready")
-            host = host_pid(self.proc.pid, inner) if isinstance(inner, int) else None
+            host = host_pid(self.sandbox, inner) if isinstance(inner, int) else None
             if host is None:
                 raise self._broke(f"did not start ({answer!r})")
+            os.pwrite(self.turn, str(host).encode(), 0)
             self.pid = host
         return self.pid
 
     def _ask(self, order: dict, fds: Sequence[int] = ()) -> dict:
+        """The zygote's answer to ``order``, which carries an id the answer must echo: a late
+        answer to an order that timed out is never taken for the next one's."""
         if self.broken:
             raise ZygoteBroken("broken before")
+        tag = f"{os.getpid()}.{next(self._orders)}"
         try:
-            socket.send_fds(self._socket, [json.dumps(order).encode()], list(fds))
+            socket.send_fds(self._socket, [json.dumps({**order, "id": tag}).encode()], list(fds))
         except OSError as exc:
             raise self._broke(f"cannot be written to ({exc})") from None
-        return self._receive(ANSWER_S)
+        answer = self._receive(ANSWER_S)
+        if answer.get("id") != tag:
+            raise self._broke(f"answered another order than {tag}")
+        return answer
 
     def _receive(self, seconds: float) -> dict:
         if self.broken:
@@ -170,20 +232,54 @@ class Zygote:
         return answer
 
     def _broke(self, why: str) -> ZygoteBroken:
+        """Never ask it again, nor let any process that shares it: the socket shut down ends
+        the zygote (it reads the hang-up) and fails every other holder's next order."""
         self.broken = True
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
         return ZygoteBroken(why)
 
     # ---- ending
 
+    def clear(self) -> None:
+        """Between two uploads in a lane, none of whose workers may run on: end every process
+        in the sandbox but its init and the zygote, reap them, and remove what they left (the
+        scratch folders, /dev/shm, System V IPC objects), so that the next upload's workers,
+        whose uids are the same slots', find nothing of it. ``ZygoteBroken`` if it cannot."""
+        with self._turn():
+            zygote = self._ready()
+            keep = {self.sandbox, zygote, *_parents(zygote)}
+            ended = [pid for pid in process_tree(self.sandbox) if pid not in keep]
+            signal_all(ended, signal.SIGKILL)
+            deadline = time.monotonic() + ANSWER_S
+            while any(_running(pid) for pid in ended) and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+            self._ask({"reap": None})
+        for folder in (self.root, f"/proc/{zygote}/root/dev/shm"):
+            _empty(folder)
+        ipc = subprocess.run(
+            ["nsenter", f"--ipc=/proc/{zygote}/ns/ipc", "ipcrm", "--all"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=ANSWER_S,
+            check=False,
+        )
+        if ipc.returncode != 0:
+            raise self._broke(f"its IPC objects stay ({ipc.stderr.decode(errors='replace')})")
+
     def close(self) -> None:
-        """Kill the sandbox and every process in it, remove the scratch folder."""
+        """Kill the sandbox and every process in it, remove the scratch folder; where another
+        process owns it (``adopt``), only let go of its socket and turn file."""
         self.broken = True
-        end_sandbox(self.proc)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(5.0)
+        if self.proc is not None:
+            end_sandbox(self.proc)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5.0)
         self._socket.close()
-        self.output.finish(timeout=1.0)
-        shutil.rmtree(self.root, ignore_errors=True)
+        os.close(self.turn)
+        if self.output is not None:
+            self.output.finish(timeout=1.0)
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 class Forked:
@@ -219,23 +315,14 @@ class Forked:
         the zygote's /dev/shm, which the next worker would see (a worker started alone has a
         /dev/shm of its own)."""
         sweep_uid(self.uid)
-        if self.zygote.pid is None:
-            return
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(f"/proc/{self.zygote.pid}/root/dev/shm"):
-                with contextlib.suppress(OSError):
-                    if entry.stat(follow_symlinks=False).st_uid != self.uid:
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path)
-                    else:
-                        os.unlink(entry.path)
+        if self.zygote.pid is not None:
+            _empty(f"/proc/{self.zygote.pid}/root/dev/shm", self.uid)
 
 
 def _alive(pid: int, zygote: Zygote) -> bool:
     """Whether the forked worker ``pid`` runs. Not once its zygote is gone: then its pid is
     reaped by bubblewrap's init and may be another process's."""
-    if zygote.proc.poll() is not None or zygote.pid is None:
+    if zygote.pid is None or not zygote.alive():
         return False
     return _running(zygote.pid) and _running(pid)
 
@@ -249,46 +336,30 @@ def _running(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
-# --------------------------------------------------------------------------- sharing
-
-_zygotes: dict[tuple, Zygote] = {}
-_registry_lock = threading.Lock()
-
-
-def zygote_for(confinement: Confinement, argv: Sequence[str]) -> Zygote | None:
-    """The zygote that forks workers of ``argv`` under ``confinement`` for this process and
-    thread (the sandbox dies with the thread that started it), started if none works; None
-    where workers are not forked (see the module's docstring) or it cannot start. The caller
-    holds it (``holders``) until ``release``."""
-    policy = confinement.policy
-    if confinement.mode != "bwrap" or policy.uid is None or list(argv[1:2]) != ["-I"]:
-        return None
-    key = (
-        os.getpid(),
-        threading.get_ident(),
-        confinement.bwrap,
-        dataclasses.replace(policy, uid=None),
-        tuple(argv),
-    )
-    with _registry_lock:
-        zygote = _zygotes.get(key)
-        if zygote is None or zygote.broken:
-            try:
-                zygote = Zygote(confinement, argv)
-            except (OSError, subprocess.SubprocessError):
-                return None
-            _zygotes[key] = zygote
-        zygote.holders += 1
-        return zygote
+def _parents(pid: int) -> list[int]:
+    """``pid``'s parent (the sandbox's init, for a zygote), as /proc says."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return [int(fh.read().rpartition(b")")[2].split()[1])]
+    except (OSError, IndexError, ValueError):
+        return []
 
 
-def release(zygote: Zygote) -> None:
-    """One holder less; the last one ends the zygote."""
-    with _registry_lock:
-        zygote.holders -= 1
-        if zygote.holders > 0:
-            return
-        for key, held in list(_zygotes.items()):
-            if held is zygote:
-                del _zygotes[key]
-    zygote.close()
+def _empty(folder: str, uid: int | None = None) -> None:
+    """Remove what ``folder`` holds (only what ``uid`` owns, given one)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            with contextlib.suppress(OSError):
+                if uid is not None and entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+
+
+def _turn_file() -> int:
+    """An unlinked file whose lock gives the turn and which holds the zygote's pid once read."""
+    fd, path = tempfile.mkstemp(prefix="grader-zygote-turn-")
+    os.unlink(path)
+    return fd

@@ -8,13 +8,15 @@ own uid) and ``no_new_privs``. It imports the target's modules (and what the tar
 ``preload`` names), never a submission: no student code runs in it, and no submission is on its
 ``sys.path``.
 
-Control: one ``SOCK_SEQPACKET`` socket on fd 3 that only the trusted parent holds, a JSON
-message per packet. ``{"fork": {...}}`` with three descriptors (the worker's request pipe, its
-reply pipe and its output pipe) forks a worker and answers its pid; ``{"wait": pid}`` reaps a
-worker that has ended and answers how. The fork becomes the worker as a fresh
-``python -I`` would (``become``): its own session, descriptors 0-4 only, its scratch directory
-and environment, its own uid with no capabilities, its process limit; then the target runs as
-``__main__``, and the submission goes on ``sys.path`` there, as in a worker started alone.
+Control: one ``SOCK_SEQPACKET`` socket on fd 3 that only the trusted side holds (the grading
+process, or a lane and its grading runs), a JSON message per packet, each with an ``"id"`` its
+answer echoes. ``{"fork": {...}}`` with three descriptors (the worker's request pipe, its reply
+pipe and its output pipe) forks a worker and answers its pid; ``{"wait": pid}`` reaps a worker
+that has ended and answers how; ``{"reap": null}`` reaps every one that has ended. The fork
+becomes the worker as a fresh ``python -I`` would (``become``): its own session, descriptors
+0-4 only, its scratch directory and environment, its own uid with no capabilities, its process
+limit, no POSIX message queue; then the target runs as ``__main__``, and the submission goes
+on ``sys.path`` there, as in a worker started alone.
 """
 
 from __future__ import annotations
@@ -99,8 +101,11 @@ def serve(control: socket.socket) -> tuple[dict, list[int]] | None:
             reply = _fork(fds, control)
             if reply is None:
                 return order["fork"], fds
+        elif "reap" in order:
+            reply = {"reaped": reap_all()}
         else:
             reply = {"status": reap(int(order["wait"]))}
+        reply["id"] = order.get("id")  # which order this answers
         control.send(json.dumps(reply).encode())
 
 
@@ -138,6 +143,20 @@ def reap(pid: int) -> list[int | None] | None:
     return [None, os.waitstatus_to_exitcode(status)]
 
 
+def reap_all() -> int:
+    """Reap every worker that has ended (a lane clears its zygote between two uploads, once
+    it killed them all): how many."""
+    reaped = 0
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if not done:
+            return reaped
+        reaped += 1
+
+
 def become(order: tuple[dict, list[int]], warmed: set[str]) -> None:
     """In the fork: everything a worker started alone gets before its first line (the sandbox's
     setup and ``setpriv``'s), or exit before any of the target runs."""
@@ -167,6 +186,9 @@ def _become(spec: dict, fds: list[int], warmed: set[str]) -> None:
     os.environ.update({str(k): str(v) for k, v in spec["env"].items()})
     uid, processes = int(spec["uid"]), int(spec["processes"])
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    # POSIX message queues live as long as the zygote's IPC namespace, shared by the next
+    # upload's workers in a lane, which nothing could list to remove them: none at all
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
     libc = ctypes.CDLL(None, use_errno=True)
     with open("/proc/sys/kernel/cap_last_cap") as fh:
         last = int(fh.read())

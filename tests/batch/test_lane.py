@@ -4,19 +4,21 @@ or answers another run's request, costs no submission its grade."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
 import pytest
 
-from grader.batch.lane import Lanes, _collect, _fork
+from grader.batch.lane import Lanes, _fork, _runs
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
 from grader.run.api import GradeOptions, UsageFailure, grade
-from grader.sandbox import sandbox
+from grader.sandbox import sandbox, sharing
+from grader.sandbox.proctree import children
 from tests.helpers.grading import REFERENCE, comparable, planted
 from tests.helpers.planted import TANH_DERIVATIVE
-from tests.helpers.programs import needs_torch
+from tests.helpers.programs import needs_bwrap, needs_torch
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lane")]
 
@@ -45,11 +47,37 @@ def test_a_forked_run_hands_the_lane_the_probes_it_settled(tmp_path, monkeypatch
     """The sandbox's probes a run found to work stay with the lane, for its next forks."""
     settled = ("probe", "bwrap", 64000, ("/usr",), (), (), "/usr/bin/python3")
     monkeypatch.setattr(sandbox, "_probe_cache", {settled: (True, "")})
-    pid, pipe = _fork(["--version"], str(tmp_path))  # the child has it, as if it probed
+    fork = _fork(["--version"], str(tmp_path))  # the child has it, as if it probed
     sandbox._probe_cache.clear()
-    returncode, _, _ = _collect(pid, pipe)
+    ((returncode, _, _),) = _runs([fork], sharing.Lane())
     assert returncode == 0
     assert sandbox._probe_cache == {settled: (True, "")}
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers are forked only with a uid of their own")
+def test_the_uploads_a_lane_grades_share_the_zygotes_it_started():
+    """The zygotes the lane started for its first upload's workers (bubblewrap, the lane's own
+    children) fork the next upload's too, and the grade is a fresh process's."""
+    options = GradeOptions(REFERENCE, assignment="micrograd", only=ONLY[:1])
+    fresh = comparable(grade(options))
+    with Lanes(1) as lanes:
+        (lane,) = lanes._all
+        assert comparable(grade(options, lanes)) == fresh
+        zygotes = _sandboxes(lane._process.pid)
+        assert zygotes
+        assert comparable(grade(options, lanes)) == fresh
+        assert _sandboxes(lane._process.pid) == zygotes
+
+
+def _sandboxes(pid: int) -> set[int]:
+    """The bubblewrap processes among ``pid``'s children (not the lane's other helpers)."""
+    found = set()
+    for child in children(pid):
+        with contextlib.suppress(OSError), open(f"/proc/{child}/comm") as comm:
+            if comm.read().strip() == "bwrap":
+                found.add(child)
+    return found
 
 
 def test_a_lane_that_dies_costs_no_grade(tmp_path):

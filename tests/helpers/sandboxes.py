@@ -89,10 +89,11 @@ class Factory:
         python: Path | str = sys.executable,
         script: Path = CHAOS,
         submission: Path | None = None,
+        slot: int | None = None,
     ) -> Worker:
         worker = launch.worker_in_free_slot(  # free: another run on this machine may hold one
             [str(python), "-I", str(script), self.token],
-            first_slot=next(_slots),
+            first_slot=self.slot() if slot is None else slot,
             submission=submission or self.submission,
             readable=[VENV, *SITES, FIXTURES, FRAMING, *ZYGOTE, *readable],
             hidden=list(hidden),
@@ -102,6 +103,11 @@ class Factory:
         self.workers.append(worker)
         assert mode == "auto" or worker.mode == mode
         return worker
+
+    @staticmethod
+    def slot() -> int:
+        """The next of this process's own slots."""
+        return next(_slots)
 
     def zygotes(self) -> set[int]:
         """The processes of the live zygotes themselves (bubblewrap, its init, the zygote, with

@@ -9,6 +9,8 @@ against forked workers too (where workers are forked: bubblewrap, as root).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -16,7 +18,7 @@ import textwrap
 
 import pytest
 
-from grader.sandbox import warm
+from grader.sandbox import sharing, warm
 from grader.sandbox.launch import Worker, WorkerFailure
 from tests.helpers.programs import needs_bwrap
 from tests.helpers.sandboxes import FIXTURES, IS_ROOT, Factory, eventually
@@ -220,3 +222,160 @@ def test_a_zygote_that_cannot_start_leaves_its_workers_to_start_alone(make, monk
     worker = make()
     assert run(worker, "reply['ok'] = 1") == {"ok": 1}
     assert isinstance(worker._resources.generation.proc, subprocess.Popen)
+
+
+# --------------------------------------------------------------------------- a lane's zygote
+
+
+def _run_in_lane(lane: sharing.Lane, factory: Factory, slot: int, code: str) -> dict:
+    """``code`` run by a worker on ``slot`` in a grading run forked as a lane forks its runs
+    (``grader.batch.lane``), which asks the lane for its zygote and then exits at once, as a
+    run that crashed would, closing nothing; the lane clears the zygote afterwards."""
+    readable, writable = os.pipe()
+    ours, theirs = sharing.Lane.link()
+    pid = os.fork()
+    if pid == 0:  # the run: whatever happens, it reports and exits
+        try:
+            os.close(readable)
+            sharing.use_lane(theirs)
+            worker = factory("bwrap", script=ATTACKER, slot=slot)
+            try:
+                found = run(worker, code)
+            except WorkerFailure as failure:
+                found = {"failure": failure.kind}
+            proc = worker._resources.generation.proc
+            found["zygote"] = proc.zygote.sandbox if isinstance(proc, warm.Forked) else None
+            os.write(writable, json.dumps(found).encode())
+        finally:
+            os._exit(0)
+    os.close(writable)
+    theirs.close()
+    (carried,) = lane.serve([ours], [readable])
+    os.close(readable)
+    ours.close()
+    os.waitpid(pid, 0)
+    lane.clear()
+    return json.loads(carried)
+
+
+@pytest.fixture
+def lane(tmp_path):
+    factory = Factory(tmp_path)
+    zygotes = sharing.Lane()
+    yield zygotes, factory, factory.slot()
+    zygotes.close()
+    factory.assert_none_left()
+
+
+LEAVE = """
+    import ctypes, os, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    for path in ('/dev/shm/left', os.path.join(os.environ['HOME'], 'left')):
+        with open(path, 'w') as fh:
+            fh.write('upload A')
+        os.chmod(path, 0o666)
+    os.mkdir('/dev/shm/dir', 0o777)
+    reply['scratch'] = os.environ['HOME']
+    reply['shm'] = libc.shmget(0x5EED, 4096, 0o1666)  # IPC_CREAT, readable by all
+    reply['sem'] = libc.semget(0x5EED, 1, 0o1666)
+    reply['mq'] = libc.mq_open(b'/left', 0o100 | 0o2, 0o666, None)  # O_CREAT | O_RDWR
+    try:
+        open('/tmp/left', 'w')
+        reply['tmp'] = 'written'
+    except OSError as exc:
+        reply['tmp'] = type(exc).__name__
+    if os.fork() == 0:  # a process left running, out of its session
+        os.setsid()
+        time.sleep(60)
+        os._exit(0)
+    os.planted = 'upload A'
+"""
+
+LOOK = """
+    import ctypes, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    reply['shm_dir'] = sorted(os.listdir('/dev/shm'))
+    reply['scratch'] = os.path.exists({scratch!r})
+    reply['shm'] = libc.shmget(0x5EED, 0, 0)
+    reply['sem'] = libc.semget(0x5EED, 0, 0)
+    reply['mq'] = libc.mq_open(b'/left', 0o2)
+    me = os.getuid()
+    reply['processes'] = [
+        pid for pid in os.listdir('/proc')
+        if pid.isdigit() and int(pid) != os.getpid() and os.stat(f'/proc/{{pid}}').st_uid == me
+    ]
+    reply['planted'] = hasattr(os, 'planted')
+"""
+
+
+def test_the_next_upload_in_a_lane_finds_nothing_of_the_last(lane):
+    """Upload A's run leaves files in /dev/shm and its scratch, System V IPC objects, a
+    process out of its session and a changed module, then exits closing nothing; upload B's
+    worker, forked by the same zygote on the same slot (the same uid), finds none of it."""
+    zygotes, factory, slot = lane
+    left = _run_in_lane(zygotes, factory, slot, LEAVE)
+    assert left["zygote"] is not None
+    assert left["shm"] >= 0 and left["sem"] >= 0  # made: they are the zygote's namespace's
+    assert left["mq"] == -1 and left["tmp"] == "PermissionError"  # never made at all
+    seen = _run_in_lane(zygotes, factory, slot, LOOK.format(scratch=left["scratch"]))
+    assert seen == {
+        "shm_dir": [],
+        "scratch": False,
+        "shm": -1,
+        "sem": -1,
+        "mq": -1,
+        "processes": [],
+        "planted": False,
+        "zygote": left["zygote"],  # the lane's one zygote forked both
+    }
+
+
+def test_runs_forked_at_once_share_the_lanes_zygote_one_order_at_a_time(lane):
+    """A single grade's two runs (``--once``) ask at once: one zygote serves both, and each
+    order's answer is its own."""
+    zygotes, factory, slot = lane
+    readable, writable = os.pipe()
+    links, pids = [], []
+    for n in range(2):
+        ours, theirs = sharing.Lane.link()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sharing.use_lane(theirs)
+                worker = factory("bwrap", script=ATTACKER, slot=slot + 1 + n)
+                replies = []
+                for i in range(20):
+                    if i % 5 == 4:  # a crash: the next request needs a fresh fork
+                        with contextlib.suppress(WorkerFailure):
+                            run(worker, "import os; os._exit(3)")
+                    replies.append(run(worker, f"reply['n'] = {n * 100 + i}")["n"])
+                zygote = worker._resources.generation.proc.zygote.sandbox
+                os.write(writable, json.dumps([n, replies, zygote]).encode() + b"\n")
+                worker.close()
+            finally:
+                os._exit(0)
+        theirs.close()
+        links.append(ours)
+        pids.append(pid)
+    os.close(writable)
+    (carried,) = zygotes.serve(links, [readable])
+    for pid in pids:
+        os.waitpid(pid, 0)
+    found = sorted(json.loads(line) for line in carried.splitlines())
+    assert [replies for _, replies, _ in found] == [list(range(20)), list(range(100, 120))]
+    assert found[0][2] == found[1][2] is not None
+
+
+def test_a_late_answer_is_never_taken_for_the_next_orders(make):
+    """An answer to an order nobody waits for any more (one that timed out): the next order
+    reads it first, sees it is not its own, and that zygote is never asked again."""
+    worker = make()
+    assert run(worker, "reply['ok'] = 1") == {"ok": 1}
+    (zygote,) = worker._resources.zygotes
+    zygote._socket.send(json.dumps({"wait": 99999, "id": "timed out"}).encode())  # unread
+    with pytest.raises(WorkerFailure):
+        run(worker, "import os; os._exit(3)")
+    assert run(worker, "reply['ok'] = 1") == {"ok": 1}
+    assert zygote.broken
+    proc = worker._resources.generation.proc
+    assert not isinstance(proc, warm.Forked) or proc.zygote is not zygote
