@@ -1,10 +1,12 @@
 """Workers forked from a zygote (``grader.sandbox.warm``): attacks aimed at the design.
 
-A zygote serves the workers of one grading process (one upload's assignment) that share a
-confinement; each worker it forks has the uid of its own Worker's slot. Every worker here runs
-tests/sandbox_fixtures/attacker.py, which runs the code each request carries, as student code
-would run. The catalog of tests/sandbox/test_sandbox.py and tests/worker/test_hostile.py runs
-against forked workers too (where workers are forked: bubblewrap, as root).
+A zygote serves the workers of one grading process that share a confinement, or of every run
+a lane forks (``grader.sandbox.sharing``: here the test plays the lane and forks the runs),
+upload after upload; each worker it forks has the uid of its own Worker's slot. Every worker
+here runs tests/sandbox_fixtures/attacker.py, which runs the code each request carries, as
+student code would run. The catalog of tests/sandbox/test_sandbox.py and
+tests/worker/test_hostile.py runs against forked workers too (where workers are forked:
+bubblewrap, as root).
 """
 
 from __future__ import annotations
