@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+SMALL = 32
+"""Arrays of at most this many float64 numbers are compared as Python floats: the same IEEE
+operations on each element, without numpy's cost per call (4-7 us against 1-2): a grading run
+compares thousands of arrays of a few numbers."""
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -22,6 +27,10 @@ class Tolerance:
     def close(self, got: np.ndarray, expected: np.ndarray) -> bool:
         if got.shape != expected.shape:
             return False
+        if got.size <= SMALL and got.dtype == expected.dtype == np.float64:
+            atol, rtol = self.atol, self.rtol
+            pairs = zip(got.ravel().tolist(), expected.ravel().tolist(), strict=True)
+            return all(abs(g - e) <= atol + rtol * abs(e) for g, e in pairs)
         with np.errstate(invalid="ignore"):  # abs and .all(): np.abs and np.all, less overhead
             return bool((abs(got - expected) <= self.atol + self.rtol * abs(expected)).all())
 

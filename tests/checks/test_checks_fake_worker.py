@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from grader.checks import accumulation, broadcasting, bugs, graphs, ops, stopwatch, walks
 from grader.checks import session as session_module
@@ -644,6 +647,23 @@ def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
     assert mismatch("x", np.float64(1.0), np.float64(2.0), half) is None  # 1 <= 0.6 * 2
     assert not half.close(np.ones(3), np.ones(1))
     assert not half.close(np.ones((2, 1)), np.ones((1, 2)))
+
+
+@given(
+    st.integers(1, 40).flatmap(
+        lambda n: st.tuples(*[arrays(np.float64, n, elements=st.floats(width=64))] * 2)
+    ),
+    st.sampled_from([0.0, 1e-9, 1e-6, 0.5]),
+    st.sampled_from([0.0, 1e-9, 1e-6, 0.5]),
+)
+def test_small_arrays_compare_as_numpy_compares_them(pair, atol, rtol):
+    """``close`` compares small float64 arrays as Python floats (``verdicts.SMALL``): the
+    same verdict as numpy's elementwise bound, NaN, infinities and signed zeros included."""
+    got, expected = pair
+    got = np.where(np.arange(got.size) % 3 == 0, expected, got)  # some equal, most not
+    with np.errstate(invalid="ignore", over="ignore"):
+        numpy = bool(np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected)))
+    assert Tolerance(atol, rtol).close(got, expected) is numpy
 
 
 def test_an_error_report_keeps_five_frames_of_at_most_200_characters_on_one_line():
