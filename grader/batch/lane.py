@@ -47,8 +47,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import replay, strata
-from grader.layout import DEFAULT_PROFILE, grader_digest
+from grader.grading import replay, rubric, strata
+from grader.layout import DEFAULT_PROFILE, DEFAULT_RUBRIC, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.run.api import in_subprocess, pytest_words
 from grader.run.prestart import grading_environment
@@ -151,6 +151,8 @@ def _warm_up() -> None:
 
     if DEFAULT_PROFILE.is_file():  # an install of another course alone ships none
         strata.build_ahead([test_babygrad, test_micrograd, test_scalar_functions])
+    with contextlib.suppress(rubric.RubricError):  # a fork says what is wrong
+        rubric.load(DEFAULT_RUBRIC)  # read and validated once: the forks take it (yamlfiles)
     grader_digest()
     sandbox.bwrap_status()  # whether bubblewrap works here: each fork would probe it again
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it

@@ -6,6 +6,7 @@ import pytest
 
 from grader.grading import rubric as rubric_module
 from grader.grading.options import GradeOptions, pytest_arguments
+from grader.language import yamlfiles
 from tests.helpers.grading import REFERENCE
 
 pytest_plugins = ["pytester"]
@@ -113,3 +114,27 @@ def test_invalid_yaml_is_refused_at_its_line(tmp_path) -> None:
     with pytest.raises(rubric_module.RubricError, match="not valid YAML") as error:
         rubric_module.load(path)
     assert int(str(error.value).split(":")[1]) in (broken + 1, broken + 2)
+
+
+def test_a_rubric_read_again_is_not_parsed_again_and_a_changed_one_is(tmp_path, monkeypatch):
+    """A process keeps the files it found valid (``yamlfiles``: a lane reads the rubric once,
+    for all its forks): the same text again is not parsed, its data comes back as a fresh copy
+    equal to the first, and a file whose text changed is read and judged anew."""
+    path = tmp_path / "rubric.yaml"
+    path.write_text(RUBRIC)
+    first = rubric_module.load(path)
+    parsed: list[str] = []
+    real = yamlfiles.yaml.load
+    monkeypatch.setattr(
+        yamlfiles.yaml, "load", lambda text, **kw: parsed.append(text) or real(text, **kw)
+    )
+    again = rubric_module.load(path)
+    assert parsed == [] and again == first and again.items is not first.items
+    data, _ = yamlfiles.load_validated(path, rubric_module.SCHEMA, "", "", ValueError)
+    data["items"].clear()  # a caller's copy is its own
+    assert rubric_module.load(path) == first
+    path.write_text(RUBRIC.replace("points: 10", "points: 11", 1))
+    assert rubric_module.load(path) != first and len(parsed) == 1
+    path.write_text(RUBRIC.replace("points: 10", "points: -1", 1))
+    with pytest.raises(rubric_module.RubricError):
+        rubric_module.load(path)
