@@ -17,9 +17,16 @@ BESIDE_THE_STAGES = {"flows", "project"}
 HELPERS = TESTS / "helpers"
 DATA = {ENGINES, FIXTURES, SANDBOX_FIXTURES}
 """Folders of engines and programs the tests run, not tests: never imported as test code."""
-ON_TOP = {"__init__.py", "conftest.py", "same_grades.py", "seed_sweep.py", "self_audit.py"}
-"""The package's marker, pytest's shared fixtures and the three commands (``python -m
-tests.same_grades``, ``tests.seed_sweep``, ``tests.self_audit``)."""
+ON_TOP = {
+    "__init__.py",
+    "conftest.py",
+    "fork_costs.py",
+    "same_grades.py",
+    "seed_sweep.py",
+    "self_audit.py",
+}
+"""The package's marker, pytest's shared fixtures and the four commands (``python -m
+tests.same_grades``, ``tests.seed_sweep``, ``tests.self_audit``, ``tests.fork_costs``)."""
 
 
 def _stages() -> set[str]:
