@@ -16,7 +16,7 @@ from grader.checks.session import Aborted, NotGradable
 from grader.grading import course
 from grader.layout import DEFAULT_RUBRIC
 from grader.worker.engines import isolated
-from tests.helpers import programs
+from tests.helpers import memo, programs
 
 
 def _import_isolated(root, name):
@@ -44,6 +44,17 @@ def fast_rubric(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("rubric") / "rubric.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kept_grades(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The run's grades, kept for its other tests (``tests.helpers.memo``) in a folder its
+    pytest-xdist workers share: their temporary folders' parent."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if hasattr(request.config, "workerinput") else base
+    memo.folder = shared / "kept-grades"
+    yield
+    memo.folder = None
 
 
 def pytest_configure() -> None:

@@ -18,7 +18,7 @@ from grader.language import profiles
 from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.run.api import GradeOptions, grade
-from tests.helpers import ENGINES
+from tests.helpers import ENGINES, memo
 from tests.helpers.planted import REFERENCE, Edit, plant
 
 REPO = REFERENCE.parent
@@ -75,21 +75,23 @@ def grade_report(
     tests of replay and of lanes prove that is the grade of a fresh process without replay).
     ``reference=None`` and ``torch=False`` choose the oracle configuration (both: finite
     differences alone, as the student release without torch); ``replay``: also a recordings
-    folder, or None: every test runs under Hypothesis."""
-    return grade(
-        GradeOptions(
-            submission=submission,
-            assignment=assignment,
-            seed=seed,
-            only=tuple(only or ()),
-            reference=reference,
-            torch=torch,
-            sandbox=sandbox,
-            replay=replay,
-            rubric=rubric,
-        ),
-        lanes(),
+    folder, or None: every test runs under Hypothesis. A grade that replays from the lanes'
+    memory is graded once per run (``tests.helpers.memo``)."""
+    options = GradeOptions(
+        submission=submission,
+        assignment=assignment,
+        seed=seed,
+        only=tuple(only or ()),
+        reference=reference,
+        torch=torch,
+        sandbox=sandbox,
+        replay=replay,
+        rubric=rubric,
     )
+    if replay != IN_MEMORY:
+        return grade(options, lanes())
+    key = memo.key_of(submission, assignment, seed, options.only, reference, torch, sandbox, rubric)
+    return memo.kept(key, lambda: grade(options, lanes()))
 
 
 def grade_command(
