@@ -34,7 +34,7 @@ from grader.language.dags import Dag
 from grader.language.domains import Domain
 from grader.language.graphs import Graph, Node
 from grader.language.snippets import tensor_dag_snippet
-from grader.language.verdicts import Tolerance, WrongAnswer, mismatch
+from grader.language.verdicts import SMALL, Tolerance, WrongAnswer, mismatch
 from grader.layout import COURSES
 from grader.sandbox.launch import WorkerFailure
 from grader.worker import answers, probes, protocol
@@ -650,20 +650,33 @@ def test_closeness_is_relative_to_the_expected_value_and_never_broadcasts():
 
 
 @given(
-    st.integers(1, 40).flatmap(
+    st.integers(1, SMALL + 8).flatmap(
         lambda n: st.tuples(*[arrays(np.float64, n, elements=st.floats(width=64))] * 2)
     ),
     st.sampled_from([0.0, 1e-9, 1e-6, 0.5]),
     st.sampled_from([0.0, 1e-9, 1e-6, 0.5]),
 )
 def test_small_arrays_compare_as_numpy_compares_them(pair, atol, rtol):
-    """``close`` compares small float64 arrays as Python floats (``verdicts.SMALL``): the
-    same verdict as numpy's elementwise bound, NaN, infinities and signed zeros included."""
+    """``close`` compares small float64 arrays as Python floats (``verdicts.SMALL``), larger
+    ones with numpy: the same verdict as numpy's elementwise bound, NaN, infinities and signed
+    zeros included."""
     got, expected = pair
     got = np.where(np.arange(got.size) % 3 == 0, expected, got)  # some equal, most not
     with np.errstate(invalid="ignore", over="ignore"):
         numpy = bool(np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected)))
     assert Tolerance(atol, rtol).close(got, expected) is numpy
+
+
+def test_closeness_is_numpys_bound_in_the_arrays_own_dtype_on_either_path():
+    """Only float64 arrays take the Python path: a float32 one is judged by numpy's bound in
+    float32, which rounds this tolerance up to the difference (float64 keeps it just below);
+    and numpy's path, for arrays larger than ``SMALL``, holds the same bound."""
+    ones = np.ones(1, dtype=np.float32)
+    just_under = Tolerance(0.0, 2.0**-23 * (1 - 2.0**-30))  # float32 rounds rtol to 2**-23
+    assert just_under.close(ones + np.float32(2.0**-23), ones)
+    assert not just_under.close((ones + np.float32(2.0**-23)).astype(float), ones.astype(float))
+    many, half = np.full(SMALL + 1, 2.0), Tolerance(atol=0.0, rtol=0.6)
+    assert half.close(many * 1.5, many) and not half.close(many * 2, many)
 
 
 def test_an_error_report_keeps_five_frames_of_at_most_200_characters_on_one_line():
