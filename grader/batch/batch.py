@@ -188,7 +188,8 @@ def _local(jobs: list[Job], workers: int, tracker: Tracker) -> Iterator[tuple[Jo
         tracker.start(job.upload.student)
         return grade_upload(job, lanes)
 
-    with Lanes(2 * max(1, workers) if jobs else 0) as lanes:
+    sandbox = jobs[0].options.grading.sandbox if jobs else "auto"  # one batch, one sandbox
+    with Lanes(2 * max(1, workers) if jobs else 0, sandbox) as lanes:
         try:
             futures = {pool.submit(started, job, lanes): job for job in jobs}
             for future in as_completed(futures):

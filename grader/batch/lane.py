@@ -12,9 +12,10 @@ oracle's answers a run worked out (``grader.oracles.reference.KNOWN``): the lane
 take them instead of evaluating the same examples on the reference again. So do the sandbox's
 probes (``grader.sandbox.sandbox``): the lane's next runs start their workers without asking
 again whether bubblewrap and the interpreter work under the same policy. So do the warm
-zygotes that fork sandboxed workers (``grader.sandbox.sharing``): the lane starts the one a run
-asks for, in its main thread, and every later run's workers are forked by it; between two
-uploads the lane clears it of what the last left.
+zygotes that fork sandboxed workers (``grader.sandbox.sharing``): the lane starts, in its main
+thread, the one its runs' probes' worker will ask for as it warms up (``_zygote_ahead``), and
+any other a run asks for when it does; every later run's workers are forked by it; between
+two uploads the lane clears it of what the last left.
 
 Protocol (the batch's ``Lanes`` and ``python -I -m grader.batch.lane``): one JSON request
 per line on stdin, ``{"id": n, "args": [pytest arguments], "cwd": folder, "recordings": {key:
@@ -44,15 +45,18 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from grader.checks import launcher
 from grader.grading import replay, rubric, strata
 from grader.layout import DEFAULT_PROFILE, DEFAULT_RUBRIC, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
-from grader.run.api import in_subprocess, pytest_words
+from grader.run.api import GradeOptions, given_reference, in_subprocess, pytest_words
 from grader.run.prestart import grading_environment
 from grader.sandbox import sandbox, sharing
+from grader.sandbox.launch import Limits
 
 OUTPUT = "pytest.out"
 
@@ -158,29 +162,50 @@ def _warm_up() -> None:
     gc.freeze()  # the warm heap is the forks' too: their collections need not scan it
 
 
-def serve_once() -> None:
+def _zygote_ahead(zygotes: sharing.Lane, sandbox_mode: str) -> None:
+    """Before the warm-up, in the main thread (the sandbox dies with it): start the zygote the
+    runs' probes' worker will ask for under the default grading options and ``sandbox_mode``
+    (the lane's ``--sandbox``), where one would fork it (``launcher.zygote_ahead``). It
+    imports while the lane warms up and forks, so the first worker is forked from a ready
+    zygote; a run of other options asks for its own, as before."""
+    if sandbox_mode not in sandbox.MODES:
+        return
+    options = GradeOptions(Path.cwd(), sandbox=sandbox_mode)  # no upload yet: any folder
+    settings = SimpleNamespace(
+        submission=options.submission,
+        reference_dir=given_reference(options.reference),
+        slot=options.slot,
+        limits=Limits(memory_mb=options.memory_mb),
+        sandbox=options.sandbox,
+    )
+    launcher.zygote_ahead(zygotes, settings)
+
+
+def serve_once(sandbox_mode: str) -> None:
     """A grade's one grading process (``api.in_one_process``): warm up once, then read the
     runs (it may be started before they are known: ``grader.run.prestart``), one fork
     per assignment, all at once, each with its output file; their exit codes on stdout."""
-    _warm_up()
-    text = sys.stdin.read()
-    if not text:  # started ahead of a grade that stopped before it had runs
-        return
-    runs = json.loads(text)
     zygotes = sharing.Lane()
     try:
+        _zygote_ahead(zygotes, sandbox_mode)
+        _warm_up()
+        text = sys.stdin.read()
+        if not text:  # started ahead of a grade that stopped before it had runs
+            return
+        runs = json.loads(text)
         forks = [_fork(run["args"], run["cwd"], run["output"], answers=False) for run in runs]
         print(json.dumps([done[0] for done in _runs(forks, zygotes)]), flush=True)
     finally:
         zygotes.close()
 
 
-def serve() -> None:
+def serve(sandbox_mode: str) -> None:
     """The lane process: warm up, then one forked grading run per request. Once a run has had
     to import PyTorch, the lane imports it too, so the runs after it fork with it loaded."""
-    _warm_up()
     zygotes = sharing.Lane()
     try:
+        _zygote_ahead(zygotes, sandbox_mode)
+        _warm_up()
         for line in sys.stdin:
             request = json.loads(line)
             replay.MEMORY.update(request["recordings"])
@@ -201,7 +226,9 @@ class Lane:
     does, in a fork of the warm lane. A lane that dies is replaced; that run falls back to a
     fresh subprocess, so no submission's grade is lost to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, sandbox: str = "auto") -> None:
+        self._sandbox = sandbox
+        """The runs' sandbox (``--sandbox``): a zygote is started ahead only where they use one."""
         self._process = self._start()
         self.known: set[str] = set()
         """The recordings (keys) the lane process holds in memory."""
@@ -209,10 +236,9 @@ class Lane:
         """How many of the reference oracle's answers the lane process holds."""
         self._requests = itertools.count()
 
-    @staticmethod
-    def _start() -> subprocess.Popen[str]:
+    def _start(self) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-I", "-m", "grader.batch.lane"],
+            [sys.executable, "-I", "-m", "grader.batch.lane", "--sandbox", self._sandbox],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=grading_environment(),
@@ -263,9 +289,9 @@ class Lanes:
     """A pool of warm lanes shared by a batch's threads (an ``api.Runner``): a grading command
     takes a free lane; what one lane records, every lane is given before its next run."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, sandbox: str = "auto") -> None:
         self._free: queue.Queue[Lane] = queue.Queue()
-        self._all = [Lane() for _ in range(count)]
+        self._all = [Lane(sandbox) for _ in range(count)]
         for lane in self._all:
             self._free.put(lane)
         self._shared: dict[str, str] = {}
@@ -292,5 +318,7 @@ class Lanes:
 
 
 if __name__ == "__main__":
+    words = sys.argv[1:]  # [--once] [--sandbox MODE]: the runs' sandbox, for _zygote_ahead
+    mode = words[words.index("--sandbox") + 1] if "--sandbox" in words[:-1] else "auto"
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a batch: the batch says so
-        serve_once() if sys.argv[1:] == ["--once"] else serve()
+        serve_once(mode) if "--once" in words else serve(mode)

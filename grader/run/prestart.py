@@ -38,11 +38,12 @@ def grading_environment() -> dict[str, str]:
     return env
 
 
-def start() -> subprocess.Popen[str]:
+def start(sandbox: str = "auto") -> subprocess.Popen[str]:
     """A grading process that warms up at once, then waits for its runs on stdin
-    (``grader.batch.lane.serve_once``)."""
+    (``grader.batch.lane.serve_once``); ``sandbox``: theirs, so that it starts a zygote for
+    their workers only where one would fork them."""
     return subprocess.Popen(
-        [sys.executable, "-I", "-m", "grader.batch.lane", "--once"],
+        [sys.executable, "-I", "-m", "grader.batch.lane", "--once", "--sandbox", sandbox],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -56,7 +57,18 @@ def begin(argv: list[str]) -> None:
     ``check-reference``, not their help), for ``take`` to hand over."""
     command = next((word for word in argv if not word.startswith("-")), "")
     if command in ("grade", "check-reference") and not {"-h", "--help"} & set(argv):
-        _started.append(start())
+        _started.append(start(_sandbox(argv)))
+
+
+def _sandbox(argv: list[str]) -> str:
+    """The sandbox ``argv`` asks for (``--sandbox``, as the command will read it; a spelling
+    missed here costs a zygote started for nothing, or not started ahead: never a grade)."""
+    for n, word in enumerate(argv):
+        if word == "--sandbox" and n + 1 < len(argv):
+            return argv[n + 1]
+        if word.startswith("--sandbox="):
+            return word.partition("=")[2]
+    return "auto"
 
 
 def take() -> subprocess.Popen[str]:

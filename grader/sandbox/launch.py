@@ -190,6 +190,11 @@ class Worker:
         return self._confinement.mode
 
     @property
+    def confinement(self) -> Confinement:
+        """How it runs: what its zygote, where one forks it, is keyed by (``sharing``)."""
+        return self._confinement
+
+    @property
     def uid(self) -> int | None:
         """The worker's own uid, or None when it runs as the grader's uid."""
         return self._confinement.policy.uid

@@ -5,10 +5,11 @@ A batch lane (``grader.batch.lane``) and a single grade's ``--once`` lane fork t
 runs. Each run's workers would otherwise have a zygote of their own, which costs a worker's
 start again in every run; a lane's runs ask the lane instead (``use_lane``). The lane starts
 the zygote a run asks for in its main thread (the sandbox dies with the thread that started
-it), keeps it for its next runs, and hands each run that asks its control socket and turn
-file; between two uploads it clears the zygote of whatever the last one left
-(``Zygote.clear``). A run whose zygote breaks shuts its socket down: nobody asks it again,
-the lane ends it and starts another for the next run, and the worker starts alone.
+it), or before any run asks, as it warms up (``Lane.head_start``), keeps it for its next
+runs, and hands each run that asks its control socket and turn file; between two uploads
+it clears the zygote of whatever the last one left (``Zygote.clear``). A run whose zygote
+breaks shuts its socket down: nobody asks it again, the lane ends it and starts another for
+the next run, and the worker starts alone.
 """
 
 from __future__ import annotations
@@ -142,6 +143,14 @@ class Lane:
                         poller.unregister(fd)
                         waiting.discard(fd)
         return [bytes(carried[fd]) for fd in pipes]
+
+    def head_start(self, confinement: Confinement, argv: Sequence[str]) -> bool:
+        """Start now, in the lane's main thread, the zygote a run will ask for, without
+        waiting for it: it imports the worker's modules while the lane warms up and forks its
+        runs, whose first worker is then forked from a ready zygote. Whether one starts: none
+        where workers are not forked (``_key``), nor where it cannot start (a run's request
+        tries again; where that fails too, the worker starts alone)."""
+        return self._zygote(confinement, argv) is not None
 
     def _answer(self, link: socket.socket) -> bool:
         try:

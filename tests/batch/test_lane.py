@@ -7,18 +7,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
-from grader.batch.lane import Lanes, _fork, _runs
+from grader.batch.lane import Lanes, _fork, _runs, _zygote_ahead
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_RUBRIC
 from grader.run.api import GradeOptions, UsageFailure, grade
 from grader.sandbox import sandbox, sharing
 from grader.sandbox.proctree import children
+from grader.sandbox.warm import MODULE
 from tests.helpers.grading import REFERENCE, comparable, planted
 from tests.helpers.planted import TANH_DERIVATIVE
 from tests.helpers.programs import needs_bwrap, needs_torch
+from tests.helpers.sandboxes import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lane")]
 
@@ -56,26 +59,52 @@ def test_a_forked_run_hands_the_lane_the_probes_it_settled(tmp_path, monkeypatch
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="workers are forked only with a uid of their own")
-def test_the_uploads_a_lane_grades_share_the_zygotes_it_started():
-    """The zygotes the lane started for its first upload's workers (bubblewrap, the lane's own
-    children) fork the next upload's too, and the grade is a fresh process's."""
+def test_the_uploads_a_lane_grades_share_the_zygote_it_started_at_its_warm_up():
+    """The lane starts its zygote (bubblewrap, the lane's own child) as it warms up, before any
+    run asks for it; it forks the first upload's workers (no other is started) and the
+    next upload's too, and the grade is a fresh process's."""
     options = GradeOptions(REFERENCE, assignment="micrograd", only=ONLY[:1])
     fresh = comparable(grade(options))
     with Lanes(1) as lanes:
         (lane,) = lanes._all
+        ahead = eventually(lambda: _zygotes(lane._process.pid))
+        assert len(ahead) == 1
         assert comparable(grade(options, lanes)) == fresh
-        zygotes = _sandboxes(lane._process.pid)
-        assert zygotes
+        assert _zygotes(lane._process.pid) == ahead
         assert comparable(grade(options, lanes)) == fresh
-        assert _sandboxes(lane._process.pid) == zygotes
+        assert _zygotes(lane._process.pid) == ahead
 
 
-def _sandboxes(pid: int) -> set[int]:
-    """The bubblewrap processes among ``pid``'s children (not the lane's other helpers)."""
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers are forked only with a uid of their own")
+@pytest.mark.parametrize(
+    ("mode", "root", "started"),
+    [("auto", True, 1), ("bwrap", True, 1), ("none", True, 0), ("auto", False, 0)],
+)
+def test_a_lane_starts_a_zygote_ahead_only_where_one_would_fork_its_workers(
+    monkeypatch, mode, root, started
+):
+    """Bubblewrap as root, each worker a uid of its own: the zygote starts ahead. Without
+    bubblewrap (``--sandbox none``), or not as root, workers start alone: none is started."""
+    if not root:
+        monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    zygotes = sharing.Lane()
+    try:
+        _zygote_ahead(zygotes, mode)
+        assert len(_zygotes(os.getpid())) == started
+    finally:
+        zygotes.close()
+    assert not _zygotes(os.getpid())
+
+
+def _zygotes(pid: int) -> set[int]:
+    """The zygotes' sandboxes among ``pid``'s children (bubblewrap running the zygote, not a
+    probe nor the lane's other helpers)."""
     found = set()
     for child in children(pid):
-        with contextlib.suppress(OSError), open(f"/proc/{child}/comm") as comm:
-            if comm.read().strip() == "bwrap":
+        with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as cmdline:
+            words = cmdline.read().split(b"\0")
+            if Path(words[0].decode()).name == "bwrap" and MODULE.encode() in words:
                 found.add(child)
     return found
 

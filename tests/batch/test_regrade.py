@@ -201,7 +201,9 @@ def test_a_points_only_change_rescores_what_is_stored_and_says_why(
     options, _ = first_run
     again = copy_of_output(options, tmp_path)
     monkeypatch.setattr(batch, "grade_upload", no_grading)
-    monkeypatch.setattr(batch, "Lanes", lambda count: count and no_grading() or nullcontext())
+    monkeypatch.setattr(
+        batch, "Lanes", lambda count, sandbox: count and no_grading() or nullcontext()
+    )
     monkeypatch.setattr(trust, "grade", no_grading)
     assert batch_command(options, again.out, rubric_with_tanh(tmp_path, points=12)) == 0
     said = " ".join(capsys.readouterr().err.split())
