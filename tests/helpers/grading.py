@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.batch.lane import Lanes
+from grader.grading import rubric as rubric_module
 from grader.grading.options import IN_MEMORY
 from grader.language import profiles
 from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC
@@ -88,10 +89,21 @@ def grade_report(
         replay=replay,
         rubric=rubric,
     )
-    if replay != IN_MEMORY:
+    course = course_digest(rubric)
+    if replay != IN_MEMORY or course is None:
         return grade(options, lanes())
-    key = memo.key_of(submission, assignment, seed, options.only, reference, torch, sandbox, rubric)
+    key = memo.key_of(submission, assignment, seed, options.only, reference, torch, sandbox, course)
     return memo.kept(key, lambda: grade(options, lanes()))
+
+
+def course_digest(rubric: Path) -> str | None:
+    """What a grade reads of its course: the rubric, its profile and the profile's adapters
+    (a test may copy a course and change its profile alone); None for a rubric that does not
+    load, whose grade is left to say so."""
+    try:
+        return rubric_module.load(rubric).digest
+    except (rubric_module.RubricError, OSError):
+        return None
 
 
 def grade_command(

@@ -7,7 +7,9 @@ import shutil
 
 import pytest
 
+from grader.layout import COURSES
 from tests.helpers import memo
+from tests.helpers.grading import course_digest
 
 
 @pytest.fixture
@@ -58,3 +60,16 @@ def test_an_uploads_key_follows_its_files_not_its_folder(tmp_path):
     (moved / "pkg" / "engine.py").write_text("x = 1\n")
     (moved / "pkg" / "more.py").write_text("")
     assert memo.key_of(upload, "all", None) != memo.key_of(moved, "all", None)
+
+
+def test_a_course_whose_profile_alone_changed_is_another_course(tmp_path):
+    """A test copies a course and changes its profile alone (what the starter gives): the
+    grade of the copy is not the shipped course's."""
+    course = tmp_path / "needle-hw1"
+    shutil.copytree(COURSES / "needle-hw1", course, ignore=shutil.ignore_patterns("reference"))
+    shipped = course_digest(COURSES / "needle-hw1" / "rubric.yaml")
+    assert course_digest(course / "rubric.yaml") == shipped
+    profile = course / "profile.yaml"
+    profile.write_text(profile.read_text() + "\n# told otherwise\n")
+    assert course_digest(course / "rubric.yaml") != shipped
+    assert course_digest(tmp_path / "nowhere.yaml") is None
