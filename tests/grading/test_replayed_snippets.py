@@ -80,7 +80,12 @@ def test_every_example_shown_for_a_planted_bug_replays(tmp_path, bugs: tuple[Bug
                     else f"{where}: its example replays now: drop it from NOT_PRINTED"
                 )
     if state:
-        assert state <= notes, f"state bug without its note on {state - notes}"
+        # The bug's own item meets its state on every draw; the other item of its region only
+        # where a new object takes a freed one's id (``tests/grading/test_blame.py``): wherever
+        # an item of the region loses, it says why its example may not replay.
+        lost = {item["id"] for item in report.items if item["score"] < item["max_score"]}
+        own = {bug.item for bug in bugs if bug in STATE_BUGS}
+        assert own | (state & lost) <= notes, f"state bug without its note on {state - notes}"
     else:
         assert notes == set(), "an example of a catalogue bug did not replay alone"
     assert not problems, "\n".join(problems)
