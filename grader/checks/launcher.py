@@ -6,15 +6,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from grader.layout import SECRET, worker_readable
 from grader.oracles import torch_oracle
 from grader.sandbox import sharing
 from grader.sandbox.launch import Limits, Worker, worker_in_free_slot
 from grader.sandbox.sandbox import SandboxUnavailable, SlotBusy
-
-RUNNER = "grader.worker.runner"
 
 
 class LaunchSettings(Protocol):
@@ -27,42 +25,31 @@ class LaunchSettings(Protocol):
     sandbox: str
 
 
-def worker_command(
-    session: LaunchSettings, module: str = RUNNER, arguments: Sequence[str] = ()
-) -> tuple[list[str], dict[str, Any]]:
-    """The command of the worker ``session`` asks for (``module`` with ``arguments``) and what
-    confines it: what ``Worker`` takes but the submission and the slot. Hidden from it:
+def sandboxed_worker(
+    session: LaunchSettings,
+    module: str = "grader.worker.runner",
+    submission: Path | None = None,
+    arguments: Sequence[str] = (),
+) -> Worker:
+    """The worker for ``session``'s submission, sandbox, slot and limits. Hidden from it:
     ``SECRET`` (the grading tests, the oracles, the reference solutions), PyTorch, and the
-    reference this grade was given."""
+    reference this grade was given. ``module``: what runs inside (the probes' runner, or
+    ``grader.worker.fresh`` for snippets), with ``arguments``; ``submission``: another folder
+    to copy in (the reference, whose snippets' output is the expected one)."""
     hidden = list(SECRET)
     torch_dir = torch_oracle.location()
     if torch_dir is not None:
         hidden.append(torch_dir)
     if session.reference_dir is not None:
         hidden.append(session.reference_dir.resolve())
-    argv = [sys.executable, "-I", "-m", module, *arguments]
-    confined = {
-        "readable": worker_readable(),
-        "hidden": hidden,
-        "limits": session.limits,
-        "sandbox": session.sandbox,
-    }
-    return argv, confined
-
-
-def sandboxed_worker(
-    session: LaunchSettings,
-    module: str = RUNNER,
-    submission: Path | None = None,
-    arguments: Sequence[str] = (),
-) -> Worker:
-    """The worker for ``session``'s submission, sandbox, slot and limits (``worker_command``).
-    ``module``: what runs inside (the probes' runner, or ``grader.worker.fresh`` for
-    snippets), with ``arguments``; ``submission``: another folder to copy in (the reference,
-    whose snippets' output is the expected one)."""
-    argv, confined = worker_command(session, module, arguments)
     return worker_in_free_slot(
-        argv, first_slot=session.slot, submission=submission or session.submission, **confined
+        [sys.executable, "-I", "-m", module, *arguments],
+        first_slot=session.slot,
+        submission=submission or session.submission,
+        readable=worker_readable(),
+        hidden=hidden,
+        limits=session.limits,
+        sandbox=session.sandbox,
     )
 
 
@@ -72,12 +59,9 @@ def zygote_ahead(zygotes: sharing.Lane, session: LaunchSettings) -> bool:
     (``Lane.head_start``): whether one starts. The sandbox's probes run first, as a run's
     would: in a ``Worker`` that holds its slot and swept its uid (nothing else runs as it),
     which starts no process; the forks take what they found."""
-    argv, confined = worker_command(session)
     try:
-        worker = worker_in_free_slot(
-            argv, first_slot=session.slot, submission=session.submission, **confined
-        )
+        worker = sandboxed_worker(session)
     except (SandboxUnavailable, SlotBusy, OSError):
         return False
     with worker:
-        return zygotes.head_start(worker.confinement, argv)
+        return zygotes.head_start(worker.confinement, worker.argv)

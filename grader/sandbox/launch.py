@@ -191,8 +191,14 @@ class Worker:
 
     @property
     def confinement(self) -> Confinement:
-        """How it runs: what its zygote, where one forks it, is keyed by (``sharing``)."""
+        """How it runs: with ``argv``, what its zygote, where one forks it, is keyed by
+        (``sharing``)."""
         return self._confinement
+
+    @property
+    def argv(self) -> list[str]:
+        """What runs inside."""
+        return list(self._argv)
 
     @property
     def uid(self) -> int | None:
