@@ -57,19 +57,20 @@ def learn(answers: object, decode: bool = False) -> None:
     room = max(0, DECODED_AT_MOST - len(DECODED)) if decode else 0
     for key, answer in itertools.islice(learnt.items(), room):
         with contextlib.suppress(InvalidAnswer, KeyError, TypeError):  # decoded where asked
-            DECODED[key] = _decoded(answer)
+            values, grads = _decoded(answer)
+            for array in (*values, *grads):
+                array.flags.writeable = False  # every fork shares the arrays
+            DECODED[key] = values, grads
 
 
-def _decoded(answer: dict[str, Any]) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """A graph's answer's values and gradients, read-only: every fork shares the arrays."""
-    values = tuple(_read_only(answers.decode_array(v, "reference value")) for v in answer["values"])
-    grads = tuple(_read_only(answers.decode_array(g, "reference grad")) for g in answer["grads"])
-    return values, grads
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
+def _decoded(
+    answer: dict[str, Any], grads: int | None = None
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """A graph's answer's values and gradients (the first ``grads`` of them, or all)."""
+    return (
+        tuple(answers.decode_array(v, "reference value") for v in answer["values"]),
+        tuple(answers.decode_array(g, "reference grad") for g in answer["grads"][:grads]),
+    )
 
 
 def _answer_files() -> str:
@@ -196,15 +197,9 @@ class ReferenceOracle:
             case["out_grad"] = np.asarray(out_grad).tolist()
         key = self.key(graph.kind, case)
         decoded = DECODED.get(key) if key in KNOWN else None
-        if decoded is None:
-            result = self._answer(key, graph.kind, case)
-            grads = (
-                result["grads"] if out_grad is not None else result["grads"][: len(graph.leaves)]
-            )
-            decoded = (
-                tuple(answers.decode_array(v, "reference value") for v in result["values"]),
-                tuple(answers.decode_array(g, "reference grad") for g in grads),
-            )
+        if decoded is None:  # the leaves' gradients alone are asked of a whole graph
+            leaves = len(graph.leaves) if out_grad is None else None
+            decoded = _decoded(self._answer(key, graph.kind, case), leaves)
         values, grads = decoded
         if out_grad is None:
             grads = grads[: len(graph.leaves)]
