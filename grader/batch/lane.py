@@ -54,7 +54,7 @@ from grader.grading import replay, rubric, strata
 from grader.layout import DEFAULT_PROFILE, DEFAULT_RUBRIC, grader_digest
 from grader.oracles import OracleUnavailable, reference, torch_oracle
 from grader.run.api import GradeOptions, given_reference, in_subprocess, pytest_words
-from grader.run.prestart import grading_environment
+from grader.run.prestart import grading_environment, sandbox_of
 from grader.sandbox import sandbox, sharing
 from grader.sandbox.launch import Limits
 
@@ -319,6 +319,5 @@ class Lanes:
 
 if __name__ == "__main__":
     words = sys.argv[1:]  # [--once] [--sandbox MODE]: the runs' sandbox, for _zygote_ahead
-    mode = words[words.index("--sandbox") + 1] if "--sandbox" in words[:-1] else "auto"
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a batch: the batch says so
-        serve_once(mode) if "--once" in words else serve(mode)
+        (serve_once if "--once" in words else serve)(sandbox_of(words))

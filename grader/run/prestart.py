@@ -57,10 +57,10 @@ def begin(argv: list[str]) -> None:
     ``check-reference``, not their help), for ``take`` to hand over."""
     command = next((word for word in argv if not word.startswith("-")), "")
     if command in ("grade", "check-reference") and not {"-h", "--help"} & set(argv):
-        _started.append(start(_sandbox(argv)))
+        _started.append(start(sandbox_of(argv)))
 
 
-def _sandbox(argv: list[str]) -> str:
+def sandbox_of(argv: list[str]) -> str:
     """The sandbox ``argv`` asks for (``--sandbox``, as the command will read it; a spelling
     missed here costs a zygote started for nothing, or not started ahead: never a grade)."""
     for n, word in enumerate(argv):
