@@ -1,27 +1,20 @@
 """A fake runner for tests/sandbox/test_sandbox.py: echoes requests and misbehaves on command.
 
-Frames come in on fd 3 and go out on fd 4 through grader/sandbox/framing.py, loaded by path so
-that nothing else of the grader package runs. ``argv[1]`` is a token unique to the test: every
+Frames come in on fd 3 and go out on fd 4 through channel.py, so that nothing else of the
+grader package runs. ``argv[1]`` is a token unique to the test: every
 process started here carries it on its command line, so the test can look for survivors.
 Every bomb is bounded: a few hundred processes, a few GiB, children that exit by themselves.
 """
 
 import errno
-import importlib.util
 import os
 import socket
 import sys
 import threading
 import time
 
-_FRAMING = os.path.normpath(
-    os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader", "sandbox", "framing.py"
-    )
-)
-_spec = importlib.util.spec_from_file_location("_framing", _FRAMING)
-framing = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(framing)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
+import channel  # noqa: E402
 
 HOLD_S = 60  # how long forked children and daemons live if nobody kills them
 
@@ -160,7 +153,7 @@ def raw(msg):
 def late(_msg):
     def later():
         time.sleep(0.2)
-        framing.write_frame(4, {"late": True})
+        channel.reply({"late": True})
         open("late-sent", "w").close()  # the frame is in the pipe: the test may go on
 
     threading.Thread(target=later).start()
@@ -199,7 +192,7 @@ def write(msg):
 
 
 def exit_after_reply(_msg):
-    framing.write_frame(4, {"bye": True})
+    channel.reply({"bye": True})
     os._exit(0)
 
 
@@ -217,18 +210,14 @@ OPS = {
 
 
 def main():
-    while True:
-        try:
-            message = framing.read_frame(3)
-        except framing.FrameError:
-            sys.exit(0)
+    for message in channel.requests():
         op = message.get("op") if isinstance(message, dict) else None
         if op is None:
-            framing.write_frame(4, message)
+            channel.reply(message)
             continue
         reply = OPS[op](message)
         if op not in ("raw", "exit_after_reply"):
-            framing.write_frame(4, reply)
+            channel.reply(reply)
 
 
 if __name__ == "__main__":
