@@ -70,6 +70,18 @@ def _stat_fields(pid: int) -> list[bytes] | None:
     return data.rpartition(b")")[2].split()
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (neither a zombie nor dead)."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] not in (b"Z", b"X")
+
+
+def parent(pid: int) -> int | None:
+    """``pid``'s parent, as /proc says."""
+    fields = _stat_fields(pid)
+    return int(fields[1]) if fields and len(fields) > 1 and fields[1].isdigit() else None
+
+
 def tree_cpu_seconds(root: int) -> float:
     """CPU time of ``root``'s process tree: user + system of the live processes plus what they
     collected from their reaped children."""

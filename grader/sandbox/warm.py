@@ -36,7 +36,15 @@ from collections.abc import Iterator, Sequence
 
 from grader.sandbox.output import OutputSink
 from grader.sandbox.policy import zygote_arguments
-from grader.sandbox.proctree import children, end_sandbox, host_pid, process_tree, signal_all
+from grader.sandbox.proctree import (
+    children,
+    end_sandbox,
+    host_pid,
+    parent,
+    process_tree,
+    running,
+    signal_all,
+)
 from grader.sandbox.sandbox import Confinement, sweep_uid
 
 MODULE = "grader.sandbox.zygote"
@@ -131,7 +139,7 @@ class Zygote:
             return False
         if self.proc is not None:
             return self.proc.poll() is None
-        return _running(self.sandbox)
+        return running(self.sandbox)
 
     # ---- orders
 
@@ -248,11 +256,11 @@ class Zygote:
         whose uids are the same slots', find nothing of it. ``ZygoteBroken`` if it cannot."""
         with self._turn():
             zygote = self._ready()
-            keep = {self.sandbox, zygote, *_parents(zygote)}
+            keep = {self.sandbox, zygote, parent(zygote)}
             ended = [pid for pid in process_tree(self.sandbox) if pid not in keep]
             signal_all(ended, signal.SIGKILL)
             deadline = time.monotonic() + ANSWER_S
-            while any(_running(pid) for pid in ended) and time.monotonic() < deadline:
+            while any(running(pid) for pid in ended) and time.monotonic() < deadline:
                 time.sleep(_POLL_S)
             self._ask({"reap": None})
         for folder in (self.root, f"/proc/{zygote}/root/dev/shm"):
@@ -324,25 +332,7 @@ def _alive(pid: int, zygote: Zygote) -> bool:
     reaped by bubblewrap's init and may be another process's."""
     if zygote.pid is None or not zygote.alive():
         return False
-    return _running(zygote.pid) and _running(pid)
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().rpartition(b")")[2].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
-
-
-def _parents(pid: int) -> list[int]:
-    """``pid``'s parent (the sandbox's init, for a zygote), as /proc says."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return [int(fh.read().rpartition(b")")[2].split()[1])]
-    except (OSError, IndexError, ValueError):
-        return []
+    return running(zygote.pid) and running(pid)
 
 
 def _empty(folder: str, uid: int | None = None) -> None:

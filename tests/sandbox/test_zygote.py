@@ -20,7 +20,7 @@ import textwrap
 
 import pytest
 
-from grader.sandbox import sharing, warm
+from grader.sandbox import proctree, sharing, warm
 from grader.sandbox.launch import Worker, WorkerFailure
 from tests.helpers.programs import needs_bwrap
 from tests.helpers.sandboxes import FIXTURES, IS_ROOT, Factory, eventually
@@ -211,7 +211,7 @@ def test_a_zygote_that_dies_is_replaced(make):
     assert run(worker, "reply['ok'] = 1") == {"ok": 1}
     (zygote,) = worker._resources.zygotes
     os.kill(zygote.pid, signal.SIGKILL)
-    assert eventually(lambda: not warm._running(zygote.pid))
+    assert eventually(lambda: not proctree.running(zygote.pid))
     # its fork is taken for dead (its pid reaped by another) between requests, and replaced
     assert run(worker, "reply['ok'] = 1") == {"ok": 1}
     assert zygote.broken
