@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
+import weakref
 from collections.abc import Sequence
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -74,6 +76,36 @@ def running(pid: int) -> bool:
     """Whether ``pid`` is a process that has not ended (neither a zombie nor dead)."""
     fields = _stat_fields(pid)
     return bool(fields) and fields[0] not in (b"Z", b"X")
+
+
+class Exit:
+    """Whether one process has ended (as ``running`` tells it: a zombie has), asked often: a
+    grading run asks before each request whether its forked worker and the worker's zygote
+    still run. A pidfd, taken while the process is known to be that one, answers with one
+    ``poll`` and stays that process's even once its pid is reused; without pidfds (an old
+    kernel), ``running`` reads /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._poller: select.poll | None = None
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            return
+        self._poller = select.poll()
+        self._poller.register(fd, select.POLLIN)
+        self._release = weakref.finalize(self, os.close, fd)
+
+    def ended(self) -> bool:
+        if self._poller is None:
+            return not running(self.pid)
+        return bool(self._poller.poll(0))
+
+    def close(self) -> None:
+        """Let go of the pidfd (``ended`` then reads /proc)."""
+        if self._poller is not None:
+            self._poller = None
+            self._release()
 
 
 def parent(pid: int) -> int | None:

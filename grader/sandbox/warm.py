@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from grader.sandbox.output import OutputSink
 from grader.sandbox.policy import zygote_arguments
 from grader.sandbox.proctree import (
+    Exit,
     children,
     end_sandbox,
     host_pid,
@@ -110,6 +111,8 @@ class Zygote:
         )
         self.sandbox = self.proc.pid
         self.pid: int | None = None  # the zygote's pid here, once it said it is ready
+        self.exit: Exit | None = None  # the zygote's, once its pid is known
+        self._sandbox_exit: Exit | None = None  # bubblewrap's, where another process owns it
 
     @classmethod
     def adopt(
@@ -125,6 +128,7 @@ class Zygote:
         os.close(turn)
         zygote._socket, zygote.root = control, root
         zygote.proc, zygote.output, zygote.sandbox, zygote.pid = None, None, sandbox, None
+        zygote.exit, zygote._sandbox_exit = None, Exit(sandbox)
         return zygote
 
     def handover(self) -> tuple[list[int], dict]:
@@ -139,7 +143,7 @@ class Zygote:
             return False
         if self.proc is not None:
             return self.proc.poll() is None
-        return running(self.sandbox)
+        return self._sandbox_exit is not None and not self._sandbox_exit.ended()
 
     # ---- orders
 
@@ -163,7 +167,7 @@ class Zygote:
             pid = host_pid(zygote, inner)
             if pid is None or pid not in children(zygote):
                 raise self._broke(f"forked pid {inner}, which is no child of it")
-        return Forked(self, pid, inner, uid)
+            return Forked(self, pid, inner, uid)  # its Exit taken before any order may reap it
 
     def reap(self, inner: int) -> int | None:
         """The exit status of an ended worker as bubblewrap reports one (128 + N for signal
@@ -198,6 +202,7 @@ class Zygote:
             written = os.pread(self.turn, 32, 0)
             if written:
                 self.pid = int(written)
+                self.exit = Exit(self.pid)
                 return self.pid
             answer = self._receive(READY_S)
             inner = answer.get("ready")
@@ -206,6 +211,7 @@ class Zygote:
                 raise self._broke(f"did not start ({answer!r})")
             os.pwrite(self.turn, str(host).encode(), 0)
             self.pid = host
+            self.exit = Exit(host)
         return self.pid
 
     def _ask(self, order: dict, fds: Sequence[int] = ()) -> dict:
@@ -279,6 +285,9 @@ class Zygote:
         """Kill the sandbox and every process in it, remove the scratch folder; where another
         process owns it (``adopt``), only let go of its socket and turn file."""
         self.broken = True
+        for watch in (self.exit, self._sandbox_exit):
+            if watch is not None:
+                watch.close()
         if self.proc is not None:
             end_sandbox(self.proc)
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -299,14 +308,16 @@ class Forked:
         self.pid = pid
         self.inner = inner
         self.uid = uid
+        self.exit = Exit(pid)
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and not _alive(self.pid, self.zygote):
+        if self.returncode is None and not _alive(self):
             try:
                 self.returncode = self.zygote.reap(self.inner)
             except ZygoteBroken:
                 self.returncode = 128 + signal.SIGKILL  # the sandbox ended, and it with it
+            self.exit.close()
         return self.returncode
 
     def wait(self, timeout: float) -> int:
@@ -327,12 +338,13 @@ class Forked:
             _empty(f"/proc/{self.zygote.pid}/root/dev/shm", self.uid)
 
 
-def _alive(pid: int, zygote: Zygote) -> bool:
-    """Whether the forked worker ``pid`` runs. Not once its zygote is gone: then its pid is
+def _alive(worker: Forked) -> bool:
+    """Whether the forked ``worker`` runs. Not once its zygote is gone: then its pid is
     reaped by bubblewrap's init and may be another process's."""
-    if zygote.pid is None or not zygote.alive():
+    zygote = worker.zygote
+    if zygote.exit is None or not zygote.alive():
         return False
-    return running(zygote.pid) and running(pid)
+    return not zygote.exit.ended() and not worker.exit.ended()
 
 
 def _empty(folder: str, uid: int | None = None) -> None:
