@@ -14,10 +14,10 @@ notebook engine; ``$SECRET`` is a seed and ``python`` the venv's, as after
 ``. .venv/bin/activate``. Commands that would run for long or forever get what make reads from
 the environment, or a Ctrl-C: ``make test`` and ``make check`` run one small test file
 (``ARGS``; they would otherwise run these tests again), ``make bench`` one grade and a batch of
-one at ``-j 2``, ``make audit`` a sample of four mutants, ``make self-audit`` one small
-module's mutants, and ``make watch`` is stopped once it watches. Commands that build on each
-other (the install's, the worked example's new course) form a chain, run by one worker in the
-page's order.
+one at ``-j 2``, ``make audit`` a sample of four mutants, ``make self-audit`` two mutants of
+one small module (its whole flow: the module's tests unmutated, each mutant, the table), and
+``make watch`` is stopped once it watches. Commands that build on each other (the install's,
+the worked example's new course) form a chain, run by one worker in the page's order.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 
+from tests import self_audit
 from tests.helpers import ENGINES
 from tests.helpers.grading import REFERENCE, REPO
 from tests.helpers.programs import needs_mkdocs
@@ -45,12 +46,20 @@ README = REPO / "README.md"
 PAGES = sorted((REPO / "docs").glob("*.md"))
 """The documentation site's pages (``mkdocs.yml``)."""
 SECRET = "20261123"
+
+
+def _first_mutants(module: str, count: int) -> str:
+    """``--mutant`` options for ``module``'s first ``count`` mutants in the self-audit."""
+    (target,) = [t for t in self_audit.TARGETS if t.name == module]
+    return " ".join(f"--mutant {mutant.id}" for mutant in target.mutants()[:count])
+
+
 ENVIRONMENT = {  # what make reads from the environment, per command
     "make test": {"ARGS": "tests/report/test_formats.py"},
     "make check": {"ARGS": "tests/report/test_formats.py"},
     "make bench": {"ARGS": "--repeats 1 --batch 1 --jobs 2"},
     "make audit": {"ARGS": "--sample 4 --programs 20 -j 2"},
-    "make self-audit": {"MODULE": "batch/ledger"},
+    "make self-audit": {"MODULE": "batch/ledger", "ARGS": _first_mutants("batch/ledger", 2)},
 }
 PRODUCES = {
     "make release": "dist/student/rubric.yaml",
