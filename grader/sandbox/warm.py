@@ -201,17 +201,15 @@ class Zygote:
         if self.pid is None:
             written = os.pread(self.turn, 32, 0)
             if written:
-                self.pid = int(written)
-                self.exit = Exit(self.pid)
-                return self.pid
-            answer = self._receive(READY_S)
-            inner = answer.get("ready")
-            host = host_pid(self.sandbox, inner) if isinstance(inner, int) else None
-            if host is None:
-                raise self._broke(f"did not start ({answer!r})")
-            os.pwrite(self.turn, str(host).encode(), 0)
-            self.pid = host
-            self.exit = Exit(host)
+                host = int(written)
+            else:
+                answer = self._receive(READY_S)
+                inner = answer.get("ready")
+                host = host_pid(self.sandbox, inner) if isinstance(inner, int) else None
+                if host is None:
+                    raise self._broke(f"did not start ({answer!r})")
+                os.pwrite(self.turn, str(host).encode(), 0)
+            self.pid, self.exit = host, Exit(host)
         return self.pid
 
     def _ask(self, order: dict, fds: Sequence[int] = ()) -> dict:
