@@ -12,16 +12,13 @@ one's id, which a replay's batched requests may lay out otherwise than the run t
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from grader.grading.options import IN_MEMORY
 from grader.grading.reproduce import CAUSES
 from tests.helpers.grading import REFERENCE, grade_report
 from tests.helpers.planted import PAIRS, STATE_BUG_ITEMS, STATE_BUGS, Bug, pair_label, plant
+from tests.helpers.processes import as_a_student
 
 pytestmark = pytest.mark.slow
 
@@ -35,14 +32,6 @@ NOT_PRINTED = {
 """A bug and a test whose example fails alike in a fresh worker (so it stands) but does not
 print what went wrong: the walk's example prints the gradients of the first leaf and the
 root, and the frozen leaf that wrongly got one is neither."""
-
-
-def as_a_student(snippet: str, folder: Path) -> tuple[int, str]:
-    """``snippet`` run in a fresh interpreter in ``folder``: its exit code and output."""
-    done = subprocess.run(
-        [sys.executable, "-c", snippet], cwd=folder, capture_output=True, text=True, timeout=300
-    )
-    return done.returncode, done.stdout
 
 
 def noted(failure: dict) -> bool:

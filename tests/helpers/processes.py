@@ -4,6 +4,7 @@ their command line, so that whatever the machine's speed a test can say none of 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -24,14 +25,22 @@ def processes_with(token: str) -> list[int]:
     return found
 
 
-SNIPPET_TIMEOUT = 60
-"""Seconds a replay may take: one that runs out hangs where the reference finishes (a walk that
-revisits shared nodes on the diamonds), which shows the failure."""
+SNIPPET_CPU_SECONDS = 10
+"""CPU seconds a replay may spend: one that runs out hangs where the reference finishes (a walk
+that revisits shared nodes on the diamonds), which shows the failure. A limit on CPU, not on
+time, so a loaded machine does not stop a reference's replay (it spends a fraction of a second)
+and a hang costs the suite seconds, not a minute."""
+SNIPPET_TIMEOUT = 120
+"""Wall seconds, for a replay that waits rather than computes."""
+
+
+def _limit_cpu() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (SNIPPET_CPU_SECONDS, SNIPPET_CPU_SECONDS))
 
 
 def as_a_student(snippet: str, folder: Path) -> tuple[int | None, str]:
-    """``snippet`` run in a fresh interpreter in ``folder``: its exit code and output (None:
-    it ran out of time)."""
+    """``snippet`` run in a fresh interpreter in ``folder``: its exit code and output (the
+    exit code is ``-SIGXCPU`` past the CPU limit, None past the wall limit)."""
     try:
         done = subprocess.run(
             [sys.executable, "-c", snippet],
@@ -39,6 +48,7 @@ def as_a_student(snippet: str, folder: Path) -> tuple[int | None, str]:
             capture_output=True,
             text=True,
             timeout=SNIPPET_TIMEOUT,
+            preexec_fn=_limit_cpu,
         )
     except subprocess.TimeoutExpired:
         return None, ""
