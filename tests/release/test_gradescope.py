@@ -9,12 +9,13 @@ and the fake tree sits in a temporary folder (AUTOGRADER_ROOT) rather than at /a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import jsonschema
@@ -73,24 +74,38 @@ def setup_sh(root: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="session")  # one image per course and run: see tests/conftest.py
 def installed(tmp_path_factory) -> Installer:
-    """``installed(course, edit=None)``: a fake /autograder whose setup.sh has run, its
-    source edited first by ``edit(source)`` where given (an instructor's change before
-    uploading). Images without an edit are built once per course."""
+    """``installed(course)``: a fake /autograder whose setup.sh has run, built once per course
+    and run (an install costs half a minute)."""
     built: dict[str, Path] = {}
 
-    def install(course: str, edit: Callable[[Path], None] | None = None) -> Path:
-        if edit is None and course in built:
-            return built[course]
-        root = unzip(course, tmp_path_factory.mktemp(f"autograder-{course}"))
-        if edit is not None:
-            edit(root / "source")
-        done = setup_sh(root)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        if edit is None:
+    def install(course: str) -> Path:
+        if course not in built:
+            root = unzip(course, tmp_path_factory.mktemp(f"autograder-{course}"))
+            done = setup_sh(root)
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
             built[course] = root
-        return root
+        return built[course]
 
     return install
+
+
+@contextlib.contextmanager
+def rubric_changed(root: Path, course: str, old: str, new: str) -> Iterator[None]:
+    """The course's rubric with ``old`` (once) made ``new``, in the image's source and in its
+    installed package, as if the instructor had changed it before uploading the zip (the
+    recordings and the reference's check, made by setup.sh for the rubric as it was, are
+    keyed by the rubric's digest: the grade draws again and checks the reference again)."""
+    rubrics = [root / "source" / "courses" / course / "rubric.yaml"]
+    rubrics.append(installed_courses(root) / course / "rubric.yaml")
+    saved = [path.read_text() for path in rubrics]
+    for path, text in zip(rubrics, saved, strict=True):
+        assert old in text, path
+        path.write_text(text.replace(old, new, 1))
+    try:
+        yield
+    finally:
+        for path, text in zip(rubrics, saved, strict=True):
+            path.write_text(text)
 
 
 def run_autograder(root: Path, submission: Path) -> tuple[dict, str]:
@@ -167,19 +182,14 @@ def test_an_engine_that_reads_the_installed_reference_earns_nothing_by_it(instal
 
 
 def test_results_json_has_every_item_and_hides_hidden_ones(installed, tmp_path):
-    def hide_deep(source: Path) -> None:
-        rubric = source / "courses" / "course" / "rubric.yaml"
-        text = rubric.read_text()
-        hidden = text.replace(
-            "    extra_credit: true\n", "    extra_credit: true\n    visibility: hidden\n", 1
-        )
-        assert hidden != text
-        rubric.write_text(hidden)
-
-    root = installed("course", hide_deep)
+    root = installed("course")
     bug = one_bug_of("course")
-    document, _ = run_autograder(root, plant(tmp_path, bug, reference=_reference(root, "course")))
-    items = load(root / "source" / "courses" / "course" / "rubric.yaml").items
+    hidden = ("    extra_credit: true\n", "    extra_credit: true\n    visibility: hidden\n")
+    with rubric_changed(root, "course", *hidden):
+        document, _ = run_autograder(
+            root, plant(tmp_path, bug, reference=_reference(root, "course"))
+        )
+        items = load(root / "source" / "courses" / "course" / "rubric.yaml").items
     tests = document["tests"]
     assert [t["name"].split(":")[0] for t in tests] == [i.id for i in items]
     assert [t["number"] for t in tests] == [str(n) for n in range(1, len(items) + 1)]
