@@ -6,12 +6,13 @@ on that item and keep full marks on every other item but its assignment's ``*.gr
 the only one with ``depends_on`` (it scores 0 while an item it uses fails: docs/items.md).
 
 The assignments are independent, so each submission carries one micrograd bug and one babygrad
-bug at once, and each grade runs every item but the ``*.graphs`` ones (which may lose anyway).
-The bugs are ``tests/helpers/planted.py``'s catalogue.
+bug at once, graded whole. The bugs are ``tests/helpers/planted.py``'s catalogue.
 
-Each submission is graded three times: without replay, replaying the reference's recorded runs
-(``grader.grading.replay``; that grade records the bug's failing runs), and replaying those as
-well. The three grades must be the same document, but for durations.
+Each submission is graded twice: without replay, and replaying its lane's memory (the
+reference's runs and other bugs' failing runs, as a batch's later uploads replay them; the
+grade ``tests/grading/test_replayed_snippets.py`` reads). The two must be the same document,
+but for durations. ``tests/grading/test_replay.py`` replays a folder of recordings, failing
+runs included, test by test.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 
 from grader.grading import rubric as rubric_module
 from grader.layout import DEFAULT_RUBRIC
-from tests.helpers.grading import REFERENCE, comparable, grade_report
+from tests.helpers.grading import comparable, grade_report, planted_grade
 from tests.helpers.planted import (
     BABYGRAD_BUGS,
     CALLS_OP_BACKWARD_WRONG,
@@ -48,14 +49,6 @@ def allowed_to_lose(bug: Bug) -> set[str]:
     return {bug.item, f"{bug.item.split('.')[0]}.graphs"}
 
 
-@pytest.fixture(scope="session")
-def recordings(tmp_path_factory) -> Path:
-    """The reference's examples, recorded by a grade of every item."""
-    folder = tmp_path_factory.mktemp("recordings")
-    grade_report(REFERENCE, replay=folder)
-    return folder
-
-
 def test_every_item_has_a_planted_bug():
     planted_items = {bug.item for bug in MICROGRAD_BUGS + BABYGRAD_BUGS}
     graded = {item.id for item in RUBRIC.items if not item.id.endswith(".graphs")}
@@ -64,26 +57,15 @@ def test_every_item_has_a_planted_bug():
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=[pair_label(p) for p in PAIRS])
-def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair, recordings):
+def test_a_planted_bug_costs_its_item_and_its_dependents_only(tmp_path, pair):
     bugs = [bug for bug in pair if bug is not None]
     submission = plant(tmp_path, *bugs)
-    assignments = {bug.item.split(".")[0] for bug in bugs}
     allowed = set().union(*(allowed_to_lose(bug) for bug in bugs))
-    # The *.graphs items may lose anyway: grading them (and shrinking) would only cost time.
-    only = [
-        item.id
-        for item in RUBRIC.items
-        if item.assignment in assignments and not item.id.endswith(".graphs")
-    ]
-    report = grade_report(submission, only=only, replay=None)
-    # Replaying the reference's runs (and other bugs' failing runs) records this bug's failing
-    # runs; the next grade replays those too.
-    for _ in range(2):
-        assert comparable(grade_report(submission, only=only, replay=recordings)) == comparable(
-            report
-        )
+    report = planted_grade(submission, bugs, replay=None)
+    assert comparable(planted_grade(submission, bugs)) == comparable(report)
     items = {item["id"]: item for item in report.items}
-    assert set(items) == set(only)
+    assignments = {bug.item.split(".")[0] for bug in bugs}
+    assert set(items) == {item.id for item in RUBRIC.items if item.assignment in assignments}
     problems = []
     for bug in bugs:
         mine = items[bug.item]

@@ -1,11 +1,13 @@
 """Replay: a grade that replays recorded examples is the grade Hypothesis would have given.
 
-The proof at scale is elsewhere: every planted bug (``test_blame``: without replay, replaying
-the reference's runs, then replaying its own failing runs too) and the reference over 20 seeds
-(``test_seeds``) are graded with and without replay, and the JSON documents must be equal but
-for durations. Here: every grading test is recorded and replayed, passing or failing; a replay
-follows only the run its outcomes match and gives up at the first outcome none had; nothing
-secret or unreadable is replayed; and a recording is exactly what was drawn.
+The proof at scale is elsewhere: every planted bug (``test_blame``: without replay, and
+replaying its lane's memory, the reference's runs and other bugs' failing runs) and the
+reference over 20 seeds (``test_seeds``: without replay, and replaying a folder of its
+recordings) are graded with and without replay, and the JSON documents must be equal but for
+durations. Here: every grading test is recorded into a folder and replayed, passing or
+failing, its own failing runs included; a replay follows only the run its outcomes match and
+gives up at the first outcome none had; nothing secret or unreadable is replayed; and a
+recording is exactly what was drawn.
 """
 
 from __future__ import annotations

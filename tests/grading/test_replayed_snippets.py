@@ -16,7 +16,7 @@ import pytest
 
 from grader.grading.options import IN_MEMORY
 from grader.grading.reproduce import CAUSES
-from tests.helpers.grading import REFERENCE, grade_report
+from tests.helpers.grading import REFERENCE, planted_grade
 from tests.helpers.planted import PAIRS, STATE_BUG_ITEMS, STATE_BUGS, Bug, pair_label, plant
 from tests.helpers.processes import as_a_student
 
@@ -41,13 +41,8 @@ def noted(failure: dict) -> bool:
 @pytest.mark.parametrize("bugs", CASES, ids=[pair_label(c) for c in CASES])
 def test_every_example_shown_for_a_planted_bug_replays(tmp_path, bugs: tuple[Bug, ...]):
     submission = plant(tmp_path, *bugs)
-    assignments = {bug.item.split(".")[0] for bug in bugs}
     state = set().union(*(STATE_BUG_ITEMS.get(b.item, set()) for b in bugs if b in STATE_BUGS))
-    report = grade_report(
-        submission,
-        assignment=assignments.pop() if len(bugs) == 1 else "all",
-        replay=None if state else IN_MEMORY,
-    )
+    report = planted_grade(submission, bugs, replay=None if state else IN_MEMORY)
     problems, notes = [], set()
     not_printed = {test for bug, test in NOT_PRINTED if bug in {b.label for b in bugs}}
     for item in report.items:

@@ -20,7 +20,7 @@ from grader.layout import COURSES, DEFAULT_REFERENCE, DEFAULT_RUBRIC
 from grader.report.document import GradeReport
 from grader.run.api import GradeOptions, grade
 from tests.helpers import ENGINES, memo
-from tests.helpers.planted import REFERENCE, Edit, plant
+from tests.helpers.planted import REFERENCE, Bug, Edit, plant
 
 REPO = REFERENCE.parent
 EXERCISES = REPO / "exercises"
@@ -104,6 +104,17 @@ def course_digest(rubric: Path) -> str | None:
         return rubric_module.load(rubric).digest
     except (rubric_module.RubricError, OSError):
         return None
+
+
+def planted_grade(
+    submission: Path, bugs: list[Bug] | tuple[Bug, ...], *, replay: Path | str | None = IN_MEMORY
+) -> GradeReport:
+    """A submission carrying ``bugs`` (one per assignment at most) graded whole: every item of
+    the assignments they are in. ``tests/grading/test_blame.py`` and
+    ``tests/grading/test_replayed_snippets.py`` both read this grade of each planted pair,
+    the same options giving the same grade once per run (``tests.helpers.memo``)."""
+    (assignment, *more) = sorted({bug.item.split(".")[0] for bug in bugs})
+    return grade_report(submission, assignment="all" if more else assignment, replay=replay)
 
 
 def grade_command(
