@@ -18,12 +18,14 @@ mutation-testing library whose operators work on parso parse trees and can be ap
 demand: ``Operator.mutation_positions(node)`` says where an operator applies and
 ``cosmic_ray.mutating.MutationVisitor.mutate_code(source, operator, occurrence)`` applies its
 n-th occurrence to a source text. The audit walks each region's enclosing function (dedented,
-so a parse stays small), counts each operator's occurrences, keeps those strictly inside the
-region and applies each with ``mutate_code``. cosmic-ray's own operators are used where it has
-them (chosen by class name from ``cosmic_ray.operators.provider.OperatorProvider``, a subset,
-so the audit stays small enough to grade in full): binary ``+ - * / **`` replacement,
-comparison replacement, unary minus and ``not`` deleted, numbers +1 and -1, ``True``/``False``,
-``and``/``or``, a condition negated, ``break``/``continue`` and a loop made to run zero times.
+so a parse stays small), finds each operator's occurrences, keeps those strictly inside the
+region and applies each as ``mutate_code`` would, to a copy of the one node it changes (a
+parse of the function for each mutant took most of the time). cosmic-ray's own operators are
+used where it has them (chosen by class name from
+``cosmic_ray.operators.provider.OperatorProvider``, a subset, so the audit stays small enough
+to grade in full): binary ``+ - * / **`` replacement, comparison replacement, unary minus and
+``not`` deleted, numbers +1 and -1, ``True``/``False``, ``and``/``or``, a condition negated,
+``break``/``continue`` and a loop made to run zero times.
 
 What cosmic-ray cannot do, and this project adds on its interface
 (``grader.audit.mutation_operators``, each an ``Operator`` subclass applied the same way):
@@ -54,6 +56,7 @@ import random
 import shutil
 from collections import Counter
 from collections.abc import Collection, Iterator
+from copy import deepcopy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -374,20 +377,46 @@ def _region_mutations(place: _Place) -> Iterator[tuple[str, list[str]]]:
     region, operator by operator, in the order of the places they apply."""
     import parso
     from cosmic_ray.ast import ast_nodes
-    from cosmic_ray.mutating import MutationVisitor
 
     snippet = place.dedented(place.original)
     offset = place.first - 1
+    starts = _line_starts(snippet)
     nodes = list(ast_nodes(parso.parse(snippet)))
     for names, operator in _operators():
-        occurrence = 0
         for node in nodes:
             for index, (start, stop) in enumerate(operator.mutation_positions(node)):
                 if place.region.holds(start[0] + offset, stop[0] + offset):
-                    mutated = MutationVisitor.mutate_code(snippet, operator, occurrence)
-                    if mutated is not None and mutated != snippet:
+                    mutated = _mutated(snippet, starts, node, operator, index)
+                    if mutated != snippet:
                         yield _name(names, index), place.indented(mutated)
-                occurrence += 1
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset in ``text`` at which each line starts (parso's line 1 is index 0)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _mutated(snippet: str, starts: list[int], node: Any, operator: Any, index: int) -> str:
+    """``snippet`` with ``operator``'s mutation ``index`` of ``node``: what cosmic-ray's
+    ``MutationVisitor.mutate_code`` gives, without parsing ``snippet`` again for each mutant
+    (most of the time a module's mutants took). The operator changes a copy of ``node`` (it
+    may change the node it is given), whose parent is still ``node``'s for the operators that
+    read around it; the copy's code, its prefix included, takes the place of ``node``'s."""
+    parent = node.parent
+    node.parent = None  # copy the node alone, not the tree it hangs in
+    try:
+        copy = deepcopy(node)
+    finally:
+        node.parent = parent
+    copy.parent = parent
+    replaced = operator.mutate(copy, index)
+    (line, column), (end_line, end_column) = node.get_start_pos_of_prefix(), node.end_pos
+    before, after = starts[line - 1] + column, starts[end_line - 1] + end_column
+    code = "" if replaced is None else replaced.get_code()
+    return snippet[:before] + code + snippet[after:]
 
 
 # ------------------------------------------------------------------------ do-nothing bodies

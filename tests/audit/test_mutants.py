@@ -308,6 +308,40 @@ def test_the_sample_is_seeded_and_spread(made):
 # ------------------------------------------------------------------------------- operators
 
 
+def test_each_mutation_is_what_cosmic_rays_mutate_code_makes_of_the_function():
+    """The generator applies a mutation to a copy of its node alone, not to a parse of the
+    whole function made again for each mutant: the same source, for every region of this
+    course's reference and of needle's (scalars and tensors), operator by operator."""
+    import parso
+    from cosmic_ray.ast import ast_nodes
+    from cosmic_ray.mutating import mutate_code
+
+    references = [REFERENCE, REPO_ROOT / "courses" / "needle-hw1" / "reference"]
+    compared = 0
+    for reference in references:
+        for relative, source in generator._sources(reference):
+            tree = generator.parse(source, relative)
+            for region in generator._regions_of(relative, source):
+                place = generator._place(region, source, tree)
+                snippet = place.dedented(place.original)
+                offset = place.first - 1
+                expected = []
+                for names, operator in generator._operators():
+                    occurrence = 0
+                    for node in ast_nodes(parso.parse(snippet)):
+                        for index, (start, stop) in enumerate(operator.mutation_positions(node)):
+                            if region.holds(start[0] + offset, stop[0] + offset):
+                                mutated = mutate_code(snippet, operator, occurrence)
+                                if mutated is not None and mutated != snippet:
+                                    expected.append(
+                                        (generator._name(names, index), place.indented(mutated))
+                                    )
+                            occurrence += 1
+                assert list(generator._region_mutations(place)) == expected, (relative, region)
+                compared += len(expected)
+    assert compared > 1000
+
+
 def test_the_projects_operators_rewrite_as_their_examples_say():
     from cosmic_ray.mutating import mutate_code
 
