@@ -1,6 +1,6 @@
 """``make bench``'s buggy engines: every pair of classic bugs plants, and each bug costs points
-in its own assignment (a pair that planted nothing would flatter the batch's throughput); and
-its count of the CPU a grade spent."""
+in its own assignment (a pair that planted nothing would flatter the batch's throughput); its
+count of the CPU a grade spent; and the PyTorch check a passing grade is held against."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import time
 
 import pytest
 
-from grader.workflows import bench
+from grader.oracles import torch_oracle
+from grader.workflows import baseline, bench
 from grader.workflows.bench import CLASSIC_BUGS, with_classic_bugs
 from tests.helpers.grading import REFERENCE, grade_report
+from tests.helpers.programs import TORCH_WHY
 
 
 @pytest.mark.slow
@@ -58,6 +60,29 @@ def test_the_grades_timed_take_turns_so_a_drifting_machine_moves_each_alike(monk
     monkeypatch.setattr(bench, "grade", lambda options: order.append(options.submission.name))
     monkeypatch.setattr(bench, "_machine_cpu", lambda: float(next(clock)))
     a, b = bench.GradeOptions(REFERENCE / "a"), bench.GradeOptions(REFERENCE / "b")
-    timings = bench.timed([a, b], 3)
+    timings = bench.timed([bench.graded(a), bench.graded(b)], 3)
     assert order == ["a", "b"] * 3
     assert [t.cpu_s for t in timings] == [1.0, 1.0]
+
+
+@pytest.mark.slow
+def test_the_baseline_is_a_check_that_passes_the_reference_and_fails_a_classic_bug(tmp_path):
+    """The two-test PyTorch check a grade is held against checks: a bug it would miss would
+    make it a cheaper baseline than a student's own check."""
+    if not torch_oracle.available():
+        pytest.skip(TORCH_WHY)
+    baseline.pytorch_check(REFERENCE, tmp_path / "right")()
+    buggy = with_classic_bugs(REFERENCE, tmp_path / "buggy")
+    with pytest.raises(subprocess.CalledProcessError):
+        baseline.pytorch_check(buggy, tmp_path / "wrong")()
+
+
+def test_the_passing_grade_is_held_against_the_baseline_or_says_why_not():
+    check, passing, warm = bench.Timing(3.0, 3.0), bench.Timing(1.5, 2.0), bench.Timing(0.9, 1.0)
+    line, shares = bench._baseline(check, passing, warm)
+    assert line.startswith("a two-test PyTorch check (the baseline)")
+    assert shares == ["0.50x the check", "; 0.30x the check: meets <= 0.4x"]
+    missed = bench._baseline(check, passing, passing)[1][1]
+    assert missed.endswith("0.50x the check: MISSES <= 0.4x")
+    line, shares = bench._baseline(None, passing, warm)
+    assert "not measured, no PyTorch here" in line and shares == ["", ""]
