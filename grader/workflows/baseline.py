@@ -3,10 +3,10 @@
 It is what a student does by hand before there is a grader: two pytest tests, one a scalar
 expression with ``Value``, one a tensor expression with ``Tensor``, each computed again with
 PyTorch and the gradients compared. A grade is worth its wait where it costs less than that
-check (issue 34's target: a passing grade within 0.4 times its wall time). Run as a student
-runs it, ``python -m pytest`` in a folder of its own, in the environment the grader is
-installed in (pytest loads the plugins installed there); the engine is found on
-``PYTHONPATH``.
+check (the target: a passing grade that replays its examples within 0.4 times its wall
+time). Run as a student runs it, ``python -m pytest`` in a folder of its own, in the
+environment the grader is installed in (pytest loads the plugins installed there); the engine
+is found on ``PYTHONPATH``.
 """
 
 from __future__ import annotations

@@ -157,7 +157,8 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
         _line("failing grade (a classic bug in each)", failing, f"{ratio:.2f}x passing: {target}")
     )
     warm_target = _verdict(warm.wall_s <= WARM_PASSING_S, f"<= {WARM_PASSING_S} s")
-    print(_line("passing grade, warm replay cache", warm, f"{warm_target}{shares[1]}"))
+    warm_notes = "; ".join(note for note in (warm_target, shares[1]) if note)
+    print(_line("passing grade, warm replay cache", warm, warm_notes))
     print(
         _line("failing grade, warm replay cache", warm_failing, f"{warm_ratio:.2f}x passing (warm)")
     )
@@ -173,7 +174,7 @@ def _baseline(check: Timing | None, passing: Timing, warm: Timing) -> tuple[str,
     target = _verdict(share <= BASELINE_SHARE, f"<= {BASELINE_SHARE}x")
     return _line("a two-test PyTorch check (the baseline)", check), [
         f"{passing.wall_s / check.wall_s:.2f}x the check",
-        f"; {share:.2f}x the check: {target}",
+        f"{share:.2f}x the check: {target}",
     ]
 
 

@@ -49,7 +49,7 @@ ISSUE_SCHEMA = {
     },
 }
 SEED = 777
-Installer = Callable[..., Path]
+Installer = Callable[[str], Path]
 
 
 def unzip(course: str, where: Path) -> Path:

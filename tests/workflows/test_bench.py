@@ -81,7 +81,7 @@ def test_the_passing_grade_is_held_against_the_baseline_or_says_why_not():
     check, passing, warm = bench.Timing(3.0, 3.0), bench.Timing(1.5, 2.0), bench.Timing(0.9, 1.0)
     line, shares = bench._baseline(check, passing, warm)
     assert line.startswith("a two-test PyTorch check (the baseline)")
-    assert shares == ["0.50x the check", "; 0.30x the check: meets <= 0.4x"]
+    assert shares == ["0.50x the check", "0.30x the check: meets <= 0.4x"]
     missed = bench._baseline(check, passing, passing)[1][1]
     assert missed.endswith("0.50x the check: MISSES <= 0.4x")
     line, shares = bench._baseline(None, passing, warm)
