@@ -6,6 +6,11 @@ folder, ``.py``, ``.ipynb`` or ``.zip``); each save prepares it again as ``grade
 re-grades just the assignments whose prepared files changed and prints the items that now pass
 or now fail. File events come from ``watchfiles`` (inotify where there is one), not from a
 polling loop of ours.
+
+Every grade of a watch forks the same warm grading processes (``grader.batch.lane``, one per
+assignment, kept until Ctrl-C), as a batch's uploads do: after the first grade, a save costs
+the grade's own work, not Python, pytest, Hypothesis and numpy started again. A lane's grade is
+a fresh process's (``tests/batch/test_lane.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import watchfiles
 from rich.console import Console
 from rich.markup import escape
 
+from grader.batch.lane import Lanes
 from grader.grading import rubric as rubric_module
 from grader.grading.scoring import ItemResult
 from grader.language.assignments import Assignment
@@ -96,8 +102,8 @@ def totals(items: Items, assignments: Iterable[str]) -> str:
     return ", ".join(f"{v.assignment} {points(v.score)}/{points(v.maximum)}" for v in views)
 
 
-def _grade(options: GradeOptions, folder: Path, scope: str) -> Items:
-    report = grade(dataclasses.replace(options, submission=folder, assignment=scope))
+def _grade(options: GradeOptions, folder: Path, scope: str, lanes: Lanes) -> Items:
+    report = grade(dataclasses.replace(options, submission=folder, assignment=scope), lanes)
     return {item.id: item for item in report.results}
 
 
@@ -111,10 +117,14 @@ def _print_notes(notes: list[str], console: Console) -> None:
 
 
 def _first_grade(
-    options: GradeOptions, found: Prepared, course: Sequence[Assignment], console: Console
+    options: GradeOptions,
+    found: Prepared,
+    course: Sequence[Assignment],
+    console: Console,
+    lanes: Lanes,
 ) -> Items:
     report = as_handed_in(
-        grade(dataclasses.replace(options, submission=found.folder)), found, course
+        grade(dataclasses.replace(options, submission=found.folder), lanes), found, course
     )
     items = {item.id: item for item in report.results}
     _print_notes(found.notes, console)
@@ -135,52 +145,55 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     prepared files changed, until Ctrl-C. A save that changes no engine (a notebook's outputs,
     a file that is not carried) re-grades nothing."""
     rubric = rubric_module.load(options.rubric)
-    verify_reference(options, rubric)
     course = selected_assignments(options, rubric)  # as grade: only what is graded is found
     order = [a.name for a in course]
     items: Items | None = None
     notes: list[str] = []
     before: Fingerprints = {}
     folder, watch_filter, recursive = watch_target(upload)
-    for changes in watchfiles.watch(
-        folder,
-        watch_filter=watch_filter,
-        recursive=recursive,
-        rust_timeout=TICK_MS,
-        yield_on_timeout=True,
-        raise_interrupt=True,
-    ):
-        if items is not None and not changes:
-            continue
-        with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
-            after = fingerprints(found.folder, course)
-            if items is None:
-                items, notes, before = (
-                    _first_grade(options, found, course, console),
-                    found.notes,
-                    after,
+    with Lanes(max(1, len(course)), options.sandbox) as lanes:
+        verify_reference(options, rubric, lanes)
+        for changes in watchfiles.watch(
+            folder,
+            watch_filter=watch_filter,
+            recursive=recursive,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
+            raise_interrupt=True,
+        ):
+            if items is not None and not changes:
+                continue
+            with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
+                after = fingerprints(found.folder, course)
+                if items is None:
+                    items, notes, before = (
+                        _first_grade(options, found, course, console, lanes),
+                        found.notes,
+                        after,
+                    )
+                    continue
+                if found.notes != notes:
+                    _print_notes(found.notes, console)
+                    notes = found.notes
+                watched = sorted({i.assignment for i in items.values()}, key=order.index)
+                assignments = changed_assignments(before, after, watched)
+                before = after
+                if not assignments:
+                    continue
+                saved = ", ".join(sorted(Path(p).name for _, p in changes))
+                console.print(
+                    f"[dim]{escape(saved)} saved: re-grading {', '.join(assignments)}[/dim]"
                 )
-                continue
-            if found.notes != notes:
-                _print_notes(found.notes, console)
-                notes = found.notes
-            watched = sorted({i.assignment for i in items.values()}, key=order.index)
-            assignments = changed_assignments(before, after, watched)
-            before = after
-            if not assignments:
-                continue
-            saved = ", ".join(sorted(Path(p).name for _, p in changes))
-            console.print(f"[dim]{escape(saved)} saved: re-grading {', '.join(assignments)}[/dim]")
-            try:
-                graded = _grade(options, found.folder, _scope(assignments))
-            except GraderFailure as exc:
-                console.print(f"[red]grader failure (not your fault):[/red] {escape(str(exc))}")
-                continue
-        lines = diff(items, graded) or ["no item changed"]
-        items.update(graded)
-        for line in lines:
-            console.print(f"  {line}")
-        console.print(f"[bold]{totals(items, assignments)}[/bold]")
+                try:
+                    graded = _grade(options, found.folder, _scope(assignments), lanes)
+                except GraderFailure as exc:
+                    console.print(f"[red]grader failure (not your fault):[/red] {escape(str(exc))}")
+                    continue
+            lines = diff(items, graded) or ["no item changed"]
+            items.update(graded)
+            for line in lines:
+                console.print(f"  {line}")
+            console.print(f"[bold]{totals(items, assignments)}[/bold]")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

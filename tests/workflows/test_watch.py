@@ -12,10 +12,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from watchfiles import Change
 
+from grader.grading.options import GradeOptions
 from grader.grading.scoring import ItemResult
+from grader.report.document import GradeReport
 from grader.run.submissions import Upload
+from grader.workflows import watch
 from grader.workflows.watch import changed_assignments, diff, totals, watch_target
 from tests.helpers.grading import REPO, planted
 from tests.helpers.shown_commands import Output
@@ -87,6 +91,50 @@ def test_a_folder_is_watched_for_its_sources_a_file_alone_in_its_folder(tmp_path
     assert (folder, recursive) == (tmp_path, False)
     assert accepts(Change.added, str(engine))
     assert not accepts(Change.modified, str(tmp_path / "other.ipynb"))
+
+
+def test_every_grade_of_a_watch_forks_the_lanes_it_keeps_until_it_stops(tmp_path, monkeypatch):
+    """The reference's check, the first grade and each re-grade go to one pool of warm lanes,
+    one per assignment graded, started once and closed when the watch ends."""
+    submission = planted(tmp_path, {"micrograd/engine.py": [("1.0 - t * t", BUGGY_TANH)]})
+    engine = submission / "micrograd" / "engine.py"
+    pools: list[Pool] = []
+    runners: list[object] = []
+
+    class Pool:
+        def __init__(self, count: int, sandbox: str) -> None:
+            self.count, self.sandbox, self.closed = count, sandbox, False
+            pools.append(self)
+
+        def __enter__(self) -> Pool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.closed = True
+
+    def graded(options: GradeOptions, runner: object) -> GradeReport:
+        assert not pools[-1].closed
+        runners.append(runner)
+        passes = "1.0 - t * t" in (options.submission / "micrograd" / "engine.py").read_text()
+        item = _item("micrograd.ops.tanh", *(("passed", 6) if passes else ("failed", 0)))
+        return GradeReport("micrograd", 0, [item.to_json()], [], [], 0.0)
+
+    def saves(*args: object, **kwargs: object) -> Iterator[set[tuple[Change, str]]]:
+        yield set()  # the first wake: the first grade
+        engine.write_text(engine.read_text().replace(BUGGY_TANH, "1.0 - t * t"))
+        yield {(Change.modified, str(engine))}
+
+    monkeypatch.setattr(watch, "Lanes", Pool)
+    monkeypatch.setattr(watch, "grade", graded)
+    monkeypatch.setattr(watch, "verify_reference", lambda o, r, runner: runners.append(runner))
+    monkeypatch.setattr(watch.watchfiles, "watch", saves)
+    options = GradeOptions(submission, assignment="micrograd", sandbox="none")
+    console = Console(record=True, width=200)
+    watch.run(options, Upload("s", submission, "folder"), console)
+    (pool,) = pools
+    assert (pool.count, pool.sandbox, pool.closed) == (1, "none", True)
+    assert runners == [pool] * 3
+    assert "+ micrograd.ops.tanh now passes 6/6" in console.export_text()
 
 
 @contextmanager
