@@ -5,10 +5,11 @@ Targets (2 cores, issues 34 and 52): a passing grade with a warm replay cache wi
 wall time of a two-test PyTorch check of the same engine (``grader.workflows.baseline``, timed
 in turn with the grades) and within 1.5 s; a failing grade (one classic bug in each
 assignment) within 1.2x a passing one; a batch of correct and buggy engines, half each, at 150
-submissions a minute or more. Each grade is reported as the median wall time of several runs
-and the CPU time the machine spent on it (the trusted grading processes and the sandboxed
-workers: measure on a quiet machine); then where that CPU time goes, process kind by process
-kind (``grader.workflows.profiling``).
+submissions a minute or more. Beside them, a re-grade as ``watch`` makes it, in the warm
+grading processes it keeps (no target of its own). Each grade is reported as the median wall
+time of several runs and the CPU time the machine spent on it (the trusted grading processes
+and the sandboxed workers: measure on a quiet machine); then where that CPU time goes, kind of
+process by kind of process (``grader.workflows.profiling``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from rich.console import Console
 
 from grader.batch.batch import BatchOptions, run
+from grader.batch.lane import Lanes
 from grader.grading.options import IN_MEMORY
 from grader.layout import DEFAULT_REFERENCE
 from grader.run.api import GradeOptions, grade
@@ -71,6 +73,8 @@ BASELINE_SHARE = 0.4
 FAILING_RATIO = 1.2
 WARM_PASSING_S = 1.5
 BATCH_PER_MINUTE = 150.0
+CORES = 2
+"""The cores of the machine the targets are set on."""
 
 
 @dataclass
@@ -113,8 +117,8 @@ def timed(runs: Sequence[Callable[[], object]], repeats: int) -> list[Timing]:
     ]
 
 
-def graded(options: GradeOptions) -> Callable[[], object]:
-    return lambda: grade(options)
+def graded(options: GradeOptions, runner: Lanes | None = None) -> Callable[[], object]:
+    return lambda: grade(options, runner)
 
 
 def with_classic_bugs(reference: Path, dest: Path, which: int = 0) -> Path:
@@ -144,12 +148,18 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
     runs = [graded(GradeOptions(reference)), graded(GradeOptions(buggy))]
     passing, failing, *checked = timed([*runs, *([check] if check else [])], repeats)
     grade(GradeOptions(reference, replay=cache))  # records the examples
-    warm, warm_failing = timed(
-        [graded(GradeOptions(reference, replay=cache)), graded(GradeOptions(buggy, replay=cache))],
-        repeats,
-    )
+    with Lanes(2) as lanes:
+        grade(GradeOptions(reference, replay=cache), lanes)  # a watch's first grade
+        warm, warm_failing, watched = timed(
+            [
+                graded(GradeOptions(reference, replay=cache)),
+                graded(GradeOptions(buggy, replay=cache)),
+                graded(GradeOptions(reference, replay=cache), lanes),
+            ],
+            repeats,
+        )
     ratio, warm_ratio = failing.cpu_s / passing.cpu_s, warm_failing.cpu_s / warm.cpu_s
-    check_line, shares = _baseline(checked[0] if checked else None, passing, warm)
+    check_line, shares = _baseline(checked[0] if checked else None, passing, warm, watched)
     print(check_line)
     print(_line("passing grade", passing, shares[0]))
     target = _verdict(ratio <= FAILING_RATIO, f"<= {FAILING_RATIO}x")
@@ -162,19 +172,24 @@ def bench_grades(reference: Path, work: Path, repeats: int) -> None:
     print(
         _line("failing grade, warm replay cache", warm_failing, f"{warm_ratio:.2f}x passing (warm)")
     )
+    print(_line("passing grade, re-graded by watch", watched, shares[2]))
 
 
-def _baseline(check: Timing | None, passing: Timing, warm: Timing) -> tuple[str, list[str]]:
+def _baseline(
+    check: Timing | None, passing: Timing, warm: Timing, watched: Timing
+) -> tuple[str, list[str]]:
     """The baseline's line, and what the passing grades' lines say of it: the share of its
     wall time each took. The target is the warm grade's, a student's grade after the first
-    (issue 52's figures, 0.47-0.54x, were that grade's); the first one draws every example."""
+    (issue 52's figures, 0.47-0.54x, were that grade's); the first one draws every example,
+    and ``watch`` re-grades in the warm grading processes it keeps (``watched``)."""
     if check is None:
-        return "a two-test PyTorch check (the baseline): not measured, no PyTorch here", ["", ""]
+        return "a two-test PyTorch check (the baseline): not measured, no PyTorch here", [""] * 3
     share = warm.wall_s / check.wall_s
     target = _verdict(share <= BASELINE_SHARE, f"<= {BASELINE_SHARE}x")
     return _line("a two-test PyTorch check (the baseline)", check), [
         f"{passing.wall_s / check.wall_s:.2f}x the check",
         f"{share:.2f}x the check: {target}",
+        f"{watched.wall_s / check.wall_s:.2f}x the check",
     ]
 
 
@@ -197,28 +212,39 @@ def bench_profile(reference: Path, work: Path) -> None:
 def bench_batch(reference: Path, work: Path, copies: int, jobs: tuple[int, ...] = (1, 2)) -> None:
     """Batch throughput on copies of the reference, every other one with a pair of classic bugs
     (each pair in turn), as ``python -m grader batch`` grades them (warm lanes, recordings in
-    memory); each copy differs by a comment, so none is a ledger hit."""
-    for n_jobs in jobs:
-        uploads = work / f"uploads-{n_jobs}"
-        for n in range(copies):
-            copy = uploads / f"student{n:03d}"
-            if n % 2:
-                with_classic_bugs(reference, copy, n // 2 % len(CLASSIC_BUGS))
+    memory); each copy differs by a comment, so none is a ledger hit. Then, at the last ``-j``,
+    the same batch without a bug: what an upload costs when nothing fails, beside the CPU the
+    target leaves each upload."""
+    for n, (n_jobs, buggy) in enumerate([*((j, True) for j in jobs), (jobs[-1], False)]):
+        uploads = work / f"uploads-{n}"
+        for k in range(copies):
+            copy = uploads / f"student{k:03d}"
+            if buggy and k % 2:
+                with_classic_bugs(reference, copy, k // 2 % len(CLASSIC_BUGS))
             else:
                 shutil.copytree(reference, copy, ignore=shutil.ignore_patterns("__pycache__"))
             with (copy / "micrograd" / "engine.py").open("a") as engine:
-                engine.write(f"\n# copy {n}\n")
+                engine.write(f"\n# copy {k}\n")
         options = BatchOptions(
-            uploads, work / f"out-{n_jobs}", GradeOptions(Path(), replay=IN_MEMORY), jobs=n_jobs
+            uploads, work / f"out-{n}", GradeOptions(Path(), replay=IN_MEMORY), jobs=n_jobs
         )
-        started = time.monotonic()
+        started, before = time.monotonic(), _machine_cpu()
         run(options, Console(quiet=True))
-        rate = copies / ((time.monotonic() - started) / 60)
-        print(
-            f"batch of {copies} (half with one of {len(CLASSIC_BUGS)} bugs), -j {n_jobs}: "
-            f"{rate:.1f} submissions per minute  "
-            f"{_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}"
-        )
+        spent = Timing(time.monotonic() - started, _machine_cpu() - before)
+        print(batch_line(copies, n_jobs, buggy, spent))
+
+
+def batch_line(copies: int, n_jobs: int, buggy: bool, spent: Timing) -> str:
+    """A batch's rate and the CPU each upload took; a batch half of whose uploads have bugs is
+    held against the target, one without is set beside the CPU the target leaves an upload
+    (``CORES`` busy for a minute, over ``BATCH_PER_MINUTE``)."""
+    rate, each = copies / (spent.wall_s / 60), spent.cpu_s / copies
+    mix = f"half with one of {len(CLASSIC_BUGS)} bugs" if buggy else "none with a bug"
+    measured = f"batch of {copies} ({mix}), -j {n_jobs}: {rate:.1f} a minute, {each:.2f} s CPU each"
+    if buggy:
+        return f"{measured}  {_verdict(rate >= BATCH_PER_MINUTE, f'>= {BATCH_PER_MINUTE:.0f}')}"
+    budget = CORES * 60 / BATCH_PER_MINUTE
+    return f"{measured}  (the target leaves {budget:.2f} s CPU each on {CORES} cores)"
 
 
 def main() -> None:

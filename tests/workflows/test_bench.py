@@ -57,7 +57,8 @@ def test_the_grades_timed_take_turns_so_a_drifting_machine_moves_each_alike(monk
     """One grade of each in turn: a ratio of their medians is not the machine's drift."""
     order: list[str] = []
     clock = iter(range(1000))
-    monkeypatch.setattr(bench, "grade", lambda options: order.append(options.submission.name))
+    graded = lambda options, runner: order.append(options.submission.name)  # noqa: E731
+    monkeypatch.setattr(bench, "grade", graded)
     monkeypatch.setattr(bench, "_machine_cpu", lambda: float(next(clock)))
     a, b = bench.GradeOptions(REFERENCE / "a"), bench.GradeOptions(REFERENCE / "b")
     timings = bench.timed([bench.graded(a), bench.graded(b)], 3)
@@ -79,10 +80,45 @@ def test_the_baseline_is_a_check_that_passes_the_reference_and_fails_a_classic_b
 
 def test_the_passing_grade_is_held_against_the_baseline_or_says_why_not():
     check, passing, warm = bench.Timing(3.0, 3.0), bench.Timing(1.5, 2.0), bench.Timing(0.9, 1.0)
-    line, shares = bench._baseline(check, passing, warm)
+    watched = bench.Timing(0.6, 0.8)
+    line, shares = bench._baseline(check, passing, warm, watched)
     assert line.startswith("a two-test PyTorch check (the baseline)")
-    assert shares == ["0.50x the check", "0.30x the check: meets <= 0.4x"]
-    missed = bench._baseline(check, passing, passing)[1][1]
+    assert shares == ["0.50x the check", "0.30x the check: meets <= 0.4x", "0.20x the check"]
+    missed = bench._baseline(check, passing, passing, watched)[1][1]
     assert missed.endswith("0.50x the check: MISSES <= 0.4x")
-    line, shares = bench._baseline(None, passing, warm)
-    assert "not measured, no PyTorch here" in line and shares == ["", ""]
+    line, shares = bench._baseline(None, passing, warm, watched)
+    assert "not measured, no PyTorch here" in line and shares == ["", "", ""]
+
+
+def test_a_batch_is_held_against_the_target_and_one_without_bugs_against_its_cpu_budget():
+    spent = bench.Timing(wall_s=10.0, cpu_s=16.0)
+    line = bench.batch_line(20, 2, True, spent)
+    assert line == (
+        f"batch of 20 (half with one of {len(CLASSIC_BUGS)} bugs), -j 2: 120.0 a minute, "
+        "0.80 s CPU each  MISSES >= 150"
+    )
+    assert bench.batch_line(20, 1, True, bench.Timing(6.0, 16.0)).endswith("meets >= 150")
+    assert bench.batch_line(20, 2, False, spent) == (
+        "batch of 20 (none with a bug), -j 2: 120.0 a minute, 0.80 s CPU each  "
+        "(the target leaves 0.80 s CPU each on 2 cores)"
+    )
+
+
+def test_the_batches_are_half_buggy_at_each_jobs_count_then_bug_free(tmp_path, monkeypatch):
+    """The bug-free batch is the same copies, none planted: what nothing failing costs."""
+    graded: list[tuple[int, int]] = []
+
+    def run(options, console):
+        planted = [
+            copy
+            for copy in options.submissions.iterdir()
+            if any(
+                path.read_text() != (REFERENCE / path.relative_to(copy)).read_text()
+                for path in (copy / "babygrad").glob("*.py")
+            )
+        ]
+        graded.append((options.jobs, len(planted)))
+
+    monkeypatch.setattr(bench, "run", run)
+    bench.bench_batch(REFERENCE, tmp_path, 4, (1, 2))
+    assert graded == [(1, 2), (2, 2), (2, 0)]
