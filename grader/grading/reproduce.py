@@ -7,10 +7,14 @@ example, it runs in a fresh interpreter against the student's engine and against
 reference (whose output is the expected one). If the two differ, the example stands. If not,
 either the example does not print what went wrong (a structure, a gradient it does not show)
 or the failure needs what came before it: a new worker asked only this example's requests
-tells which. In the second case the test's earlier examples are run first (1, 2, 4, ... of
-them) and the shortest sequence that goes wrong is shown instead; if none does, the feedback
-says the failure depends on state kept between calls. Only the example shown and that note
-change: never a score or a status, and a run that hangs or crashes changes nothing.
+tells which. In the first case (or where the new worker cannot tell) the example stands and
+its feedback says that, run alone, it prints what the reference prints: a student who runs it
+sees why. A failure that went wrong where a new object took a freed one's id within the
+example's own requests is one of them: the snippet's objects are laid out otherwise. In the
+second case the test's earlier examples are run first (1, 2, 4, ... of them) and the shortest
+sequence that goes wrong is shown instead; if none does, the feedback says the failure depends
+on state kept between calls. Only the example shown and those notes change: never a score or
+a status, and a run that hangs or crashes changes nothing.
 
 A sequence is shown only if it also goes wrong when nothing its earlier examples made is
 freed (``FreshRuns.run(keep=True)``). One that goes right then went wrong only because a new
@@ -46,6 +50,11 @@ CAUSES = "a module-level list or set, a mutable default argument, a class attrib
 STATE_NOTE = (
     f"This failure depends on state kept between calls (e.g. {CAUSES}): running the example "
     "alone gives the right answer."
+)
+PRINTS_ALIKE_NOTE = (
+    "Run alone as shown, this example prints what the reference solution prints: what went "
+    "wrong is in something it does not print (print every value it builds), or needs what ran "
+    "before it (state kept between calls, or a new object reusing a freed one's id())."
 )
 SEQUENCE_NOTE = (
     "Run alone, this example gives the right answer: it goes wrong after the test's earlier "
@@ -94,7 +103,10 @@ def settle(
     if expected is None or expected.raised:
         return False  # no expected output to compare with: the example stands
     alone = student.run([snippet])
-    if alone is None or not alone.same(expected) or alike(shown) is not False:
+    if alone is None or not alone.same(expected):
+        return False
+    if alike(shown) is not False:
+        shown.outcome.details = [*shown.outcome.details, PRINTS_ALIKE_NOTE]
         return False
     outcome = shown.outcome
     for count in sorted({min(c, len(shown.earlier)) for c in EARLIER} - {0}):

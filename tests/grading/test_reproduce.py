@@ -24,6 +24,7 @@ from grader.checks.session import FIRST_EXAMPLES, Examples, GradingSession
 from grader.grading import rubric as rubric_module
 from grader.grading import scoring
 from grader.grading.reproduce import (
+    PRINTS_ALIKE_NOTE,
     SEQUENCE_NOTE,
     STATE_NOTE,
     Shown,
@@ -307,13 +308,18 @@ def test_an_example_right_after_every_sequence_tried_carries_the_state_note():
 
 
 @pytest.mark.parametrize("alike", [True, None], ids=["answered-alike", "unknown"])
-def test_an_example_that_fails_afresh_all_the_same_stands(alike):
+def test_an_example_that_fails_afresh_all_the_same_stands_and_says_it_prints_alike(alike):
     """Right alone, yet a new worker gives the grade's answers (or cannot tell): the example
-    does not print what went wrong, and nothing says state is to blame."""
+    does not print what went wrong, and says so (a student who runs it sees the reference's
+    output); nothing says state is to blame."""
     first, second = shown(), shown(snippet="other")
     student = Stub(lambda sources: RIGHT)
     replay_shown([first, second], student, Stub(lambda sources: RIGHT), lambda one: alike)
-    assert (first.outcome.snippet, first.outcome.details) == ("failing", ["detail"])
+    assert (first.outcome.snippet, first.outcome.details) == (
+        "failing",
+        ["detail", PRINTS_ALIKE_NOTE],
+    )
+    assert (second.outcome.snippet, second.outcome.details) == ("other", ["detail"])
     assert student.runs == [["failing"]]
 
 
