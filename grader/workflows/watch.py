@@ -146,54 +146,63 @@ def run(options: GradeOptions, upload: Upload, console: Console) -> None:
     a file that is not carried) re-grades nothing."""
     rubric = rubric_module.load(options.rubric)
     course = selected_assignments(options, rubric)  # as grade: only what is graded is found
+    with Lanes(max(1, len(course)), options.sandbox) as lanes:
+        verify_reference(options, rubric, lanes)
+        _watch(options, upload, course, console, lanes)
+
+
+def _watch(
+    options: GradeOptions,
+    upload: Upload,
+    course: Sequence[Assignment],
+    console: Console,
+    lanes: Lanes,
+) -> None:
+    """``run``'s loop: every grade forked by ``lanes``."""
     order = [a.name for a in course]
     items: Items | None = None
     notes: list[str] = []
     before: Fingerprints = {}
     folder, watch_filter, recursive = watch_target(upload)
-    with Lanes(max(1, len(course)), options.sandbox) as lanes:
-        verify_reference(options, rubric, lanes)
-        for changes in watchfiles.watch(
-            folder,
-            watch_filter=watch_filter,
-            recursive=recursive,
-            rust_timeout=TICK_MS,
-            yield_on_timeout=True,
-            raise_interrupt=True,
-        ):
-            if items is not None and not changes:
-                continue
-            with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
-                after = fingerprints(found.folder, course)
-                if items is None:
-                    items, notes, before = (
-                        _first_grade(options, found, course, console, lanes),
-                        found.notes,
-                        after,
-                    )
-                    continue
-                if found.notes != notes:
-                    _print_notes(found.notes, console)
-                    notes = found.notes
-                watched = sorted({i.assignment for i in items.values()}, key=order.index)
-                assignments = changed_assignments(before, after, watched)
-                before = after
-                if not assignments:
-                    continue
-                saved = ", ".join(sorted(Path(p).name for _, p in changes))
-                console.print(
-                    f"[dim]{escape(saved)} saved: re-grading {', '.join(assignments)}[/dim]"
+    for changes in watchfiles.watch(
+        folder,
+        watch_filter=watch_filter,
+        recursive=recursive,
+        rust_timeout=TICK_MS,
+        yield_on_timeout=True,
+        raise_interrupt=True,
+    ):
+        if items is not None and not changes:
+            continue
+        with prepared(upload, course, sandbox=options.sandbox, slot=options.slot) as found:
+            after = fingerprints(found.folder, course)
+            if items is None:
+                items, notes, before = (
+                    _first_grade(options, found, course, console, lanes),
+                    found.notes,
+                    after,
                 )
-                try:
-                    graded = _grade(options, found.folder, _scope(assignments), lanes)
-                except GraderFailure as exc:
-                    console.print(f"[red]grader failure (not your fault):[/red] {escape(str(exc))}")
-                    continue
-            lines = diff(items, graded) or ["no item changed"]
-            items.update(graded)
-            for line in lines:
-                console.print(f"  {line}")
-            console.print(f"[bold]{totals(items, assignments)}[/bold]")
+                continue
+            if found.notes != notes:
+                _print_notes(found.notes, console)
+                notes = found.notes
+            watched = sorted({i.assignment for i in items.values()}, key=order.index)
+            assignments = changed_assignments(before, after, watched)
+            before = after
+            if not assignments:
+                continue
+            saved = ", ".join(sorted(Path(p).name for _, p in changes))
+            console.print(f"[dim]{escape(saved)} saved: re-grading {', '.join(assignments)}[/dim]")
+            try:
+                graded = _grade(options, found.folder, _scope(assignments), lanes)
+            except GraderFailure as exc:
+                console.print(f"[red]grader failure (not your fault):[/red] {escape(str(exc))}")
+                continue
+        lines = diff(items, graded) or ["no item changed"]
+        items.update(graded)
+        for line in lines:
+            console.print(f"  {line}")
+        console.print(f"[bold]{totals(items, assignments)}[/bold]")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
