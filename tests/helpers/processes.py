@@ -1,5 +1,6 @@
-"""Processes a test starts: a snippet run as a student runs it, and those found by a token on
-their command line, so that whatever the machine's speed a test can say none of them is left."""
+"""Processes a test starts: a snippet run as a student runs it (and whether a shown example
+replays so), and those found by a token on their command line, so that whatever the machine's
+speed a test can say none of them is left."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
+
+from grader.grading.reproduce import PRINTS_ALIKE_NOTE
 
 
 def processes_with(token: str) -> list[int]:
@@ -53,3 +56,15 @@ def as_a_student(snippet: str, folder: Path) -> tuple[int | None, str]:
     except subprocess.TimeoutExpired:
         return None, ""
     return done.returncode, done.stdout
+
+
+def unexplained(snippet: str, details: list[str], engine: Path, reference: Path) -> str | None:
+    """What is wrong with a shown example, run as a student runs it in ``engine``'s folder and
+    in ``reference``'s: it must print something else than the reference prints exactly where
+    its feedback does not say it prints alike (``reproduce.PRINTS_ALIKE_NOTE``). None: right."""
+    says_alike = PRINTS_ALIKE_NOTE in details
+    if (as_a_student(snippet, engine) != as_a_student(snippet, reference)) != says_alike:
+        return None
+    if says_alike:
+        return "its example says it prints what the reference prints"
+    return "its example prints what the reference prints, and does not say so"
